@@ -1,0 +1,17 @@
+# syntax=docker/dockerfile:1
+# Static-ish release build on Debian, run as non-root on distroless.
+FROM rust:1-bookworm AS build
+WORKDIR /src
+COPY Cargo.toml Cargo.lock ./
+COPY src src
+COPY deploy/examples deploy/examples
+RUN --mount=type=cache,target=/usr/local/cargo/registry \
+    --mount=type=cache,target=/src/target \
+    cargo build --release --locked && cp target/release/kruise-webhook /kruise-webhook
+
+FROM gcr.io/distroless/cc-debian12:nonroot
+COPY --from=build /kruise-webhook /usr/local/bin/kruise-webhook
+USER 65532:65532
+EXPOSE 9443 9090
+ENTRYPOINT ["/usr/local/bin/kruise-webhook"]
+CMD ["serve", "--cert-dir", "/tmp/certs"]

@@ -1,0 +1,166 @@
+//! The admission shell: HTTP request → AdmissionReview → pure decision → AdmissionReview answer.
+//!
+//! Error mapping: a body that is not an AdmissionReview at all gets a 4xx (the apiserver never
+//! sends one; its `failurePolicy` then decides). Anything with a readable `uid` gets an
+//! AdmissionReview that keeps the uid, `allowed: false` and a message naming the problem.
+
+pub mod patch;
+pub mod pod;
+pub mod review;
+pub mod sidecarset;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+
+use crate::api::keys;
+use crate::inject::launch_priority::random_name_suffix;
+use crate::metrics::{AdmissionResult, Metrics};
+use crate::source::SharedCatalogue;
+use review::{AdmissionResponse, RequestEnvelope, decode_envelope, encode_review};
+
+/// Largest accepted request body. An UPDATE review carries two objects of up to 3 MiB each
+/// (the apiserver's own limit); controller-runtime uses the same bound.
+pub const MAX_BODY_BYTES: usize = 7 * 1024 * 1024;
+
+/// Path of the benchmark baseline: decodes the review and allows it, nothing else.
+pub const PATH_BASELINE: &str = "/baseline-allow";
+
+/// What the admission handlers share.
+#[derive(Clone)]
+pub struct AdmissionState {
+    pub catalogue: SharedCatalogue,
+    pub metrics: Arc<Metrics>,
+    /// OpenKruise's `EnableSortSidecarContainerByName` feature gate.
+    pub sort_sidecars_by_name: bool,
+}
+
+/// The HTTPS router: OpenKruise's webhook paths (the apiserver's `?timeout=` query is ignored by
+/// path routing), optionally the benchmark baseline.
+pub fn router(state: AdmissionState, with_baseline: bool) -> Router {
+    let mut router = Router::new()
+        .route(keys::PATH_MUTATE_POD, post(mutate_pod))
+        .route(keys::PATH_MUTATE_SIDECARSET, post(mutate_sidecarset));
+    if with_baseline {
+        router = router.route(PATH_BASELINE, post(baseline_allow));
+    }
+    router
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
+async fn mutate_pod(State(state): State<AdmissionState>, headers: HeaderMap, body: Bytes) -> Response {
+    handle(&state, "mutate-pod", &headers, &body, |request| {
+        let catalogue = state.catalogue.load();
+        let now = jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+        let suffix = random_name_suffix();
+        pod::mutate_pod(
+            request,
+            &pod::PodMutation {
+                catalogue: &catalogue,
+                now: &now,
+                name_suffix: &suffix,
+                sort_sidecars_by_name: state.sort_sidecars_by_name,
+            },
+        )
+    })
+}
+
+async fn mutate_sidecarset(
+    State(state): State<AdmissionState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    handle(&state, "mutate-sidecarset", &headers, &body, sidecarset::mutate_sidecarset)
+}
+
+async fn baseline_allow(State(state): State<AdmissionState>, headers: HeaderMap, body: Bytes) -> Response {
+    handle(&state, "baseline", &headers, &body, |request| AdmissionResponse::allow(&request.uid))
+}
+
+async fn not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        "no webhook at this path; served: /mutate-pod, /mutate-apps-kruise-io-sidecarset\n",
+    )
+        .into_response()
+}
+
+/// The common envelope handling around one webhook's decision function.
+fn handle(
+    state: &AdmissionState,
+    webhook: &'static str,
+    headers: &HeaderMap,
+    body: &[u8],
+    decide: impl FnOnce(&RequestEnvelope<'_>) -> AdmissionResponse,
+) -> Response {
+    let started = Instant::now();
+    if !is_json(headers) {
+        state
+            .metrics
+            .observe_admission(webhook, "", AdmissionResult::Error, started.elapsed());
+        return plain_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Content-Type must be application/json",
+        );
+    }
+    let (api_version, request) = match decode_envelope(body) {
+        Ok(decoded) => decoded,
+        Err(e) => {
+            tracing::debug!(webhook, error = %e, "undecodable admission request");
+            state
+                .metrics
+                .observe_admission(webhook, "", AdmissionResult::Error, started.elapsed());
+            return plain_error(StatusCode::BAD_REQUEST, &e.to_string());
+        }
+    };
+    let response = decide(&request);
+    let result = if !response.allowed {
+        match response.status.as_ref().map(|s| s.code) {
+            Some(code) if code >= 500 => AdmissionResult::Error,
+            _ => AdmissionResult::Denied,
+        }
+    } else if response.patch.is_some() {
+        AdmissionResult::Patched
+    } else {
+        AdmissionResult::Allowed
+    };
+    if !response.allowed {
+        tracing::info!(
+            webhook,
+            uid = %request.uid,
+            operation = %request.operation,
+            namespace = request.namespace.as_deref().unwrap_or(""),
+            name = request.name.as_deref().unwrap_or(""),
+            message = response.status.as_ref().map(|s| s.message.as_str()).unwrap_or(""),
+            "admission request refused"
+        );
+    }
+    state
+        .metrics
+        .observe_admission(webhook, &request.operation, result, started.elapsed());
+    let mut http = encode_review(&api_version, &response).into_response();
+    http.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    http
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// A 4xx for requests that are not AdmissionReviews; the body says why.
+fn plain_error(status: StatusCode, message: &str) -> Response {
+    (status, format!("{message}\n")).into_response()
+}

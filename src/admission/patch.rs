@@ -1,0 +1,286 @@
+//! RFC 6902 patch between two JSON documents, built so that the patch touches as little of the
+//! original as possible.
+//!
+//! The admission response is applied by the apiserver to the object *as it sent it*, which can
+//! carry fields our Rust types do not know. A patch computed from typed-before to typed-after only
+//! touches what changed, so those fields survive — provided array edits are expressed as inserts
+//! and removals rather than as index-by-index replacements. Arrays are therefore aligned with a
+//! longest-common-subsequence match on element identity (the `name` field where elements have one,
+//! as containers, env vars, volumes and mounts do; whole-value equality otherwise).
+
+use json_patch::{AddOperation, PatchOperation, RemoveOperation, ReplaceOperation};
+use jsonptr::PointerBuf;
+use serde_json::Value;
+
+/// Above this many element comparisons an array is diffed position by position instead (still a
+/// correct patch, just a larger one).
+const MAX_ALIGNMENT_CELLS: usize = 1 << 20;
+
+/// Operations turning `before` into `after`.
+pub fn diff(before: &Value, after: &Value) -> Vec<PatchOperation> {
+    let mut ops = Vec::new();
+    diff_at(&mut PointerBuf::root(), before, after, &mut ops);
+    ops
+}
+
+fn diff_at(path: &mut PointerBuf, before: &Value, after: &Value, ops: &mut Vec<PatchOperation>) {
+    match (before, after) {
+        (Value::Object(old), Value::Object(new)) => {
+            for key in old.keys().filter(|k| !new.contains_key(*k)) {
+                ops.push(PatchOperation::Remove(RemoveOperation {
+                    path: child(path, key.as_str()),
+                }));
+            }
+            for (key, new_value) in new {
+                match old.get(key) {
+                    None => ops.push(PatchOperation::Add(AddOperation {
+                        path: child(path, key.as_str()),
+                        value: new_value.clone(),
+                    })),
+                    Some(old_value) if old_value != new_value => {
+                        path.push_back(key.as_str());
+                        diff_at(path, old_value, new_value, ops);
+                        path.pop_back();
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        (Value::Array(old), Value::Array(new)) => diff_array(path, old, new, ops),
+        _ if before != after => ops.push(PatchOperation::Replace(ReplaceOperation {
+            path: path.clone(),
+            value: after.clone(),
+        })),
+        _ => {}
+    }
+}
+
+fn child<'t>(path: &PointerBuf, token: impl Into<jsonptr::Token<'t>>) -> PointerBuf {
+    let mut child = path.clone();
+    child.push_back(token);
+    child
+}
+
+/// What identifies an array element across the two versions.
+fn same_element(a: &Value, b: &Value) -> bool {
+    match (element_name(a), element_name(b)) {
+        (Some(a), Some(b)) => a == b,
+        (None, None) => a == b,
+        _ => false,
+    }
+}
+
+fn element_name(value: &Value) -> Option<&str> {
+    value.as_object()?.get("name")?.as_str()
+}
+
+/// One step of an array alignment.
+enum Step {
+    /// Old element `i` corresponds to new element `j`.
+    Keep(usize, usize),
+    Remove,
+    Insert(usize),
+}
+
+fn diff_array(path: &mut PointerBuf, old: &[Value], new: &[Value], ops: &mut Vec<PatchOperation>) {
+    let mut position = 0usize;
+    for step in align(old, new) {
+        match step {
+            Step::Keep(i, j) => {
+                if old[i] != new[j] {
+                    path.push_back(position);
+                    diff_at(path, &old[i], &new[j], ops);
+                    path.pop_back();
+                }
+                position += 1;
+            }
+            Step::Remove => ops.push(PatchOperation::Remove(RemoveOperation {
+                path: child(path, position),
+            })),
+            Step::Insert(j) => {
+                ops.push(PatchOperation::Add(AddOperation {
+                    path: child(path, position),
+                    value: new[j].clone(),
+                }));
+                position += 1;
+            }
+        }
+    }
+}
+
+/// Aligns two arrays: common prefix and suffix, then an LCS over the middle. Unmatched elements
+/// without a name between two matches are paired positionally (so `["a","b"]` → `["a","c"]` is
+/// one replace), named ones become removals and insertions.
+fn align(old: &[Value], new: &[Value]) -> Vec<Step> {
+    let prefix = old
+        .iter()
+        .zip(new)
+        .take_while(|(a, b)| same_element(a, b))
+        .count();
+    let suffix = old[prefix..]
+        .iter()
+        .rev()
+        .zip(new[prefix..].iter().rev())
+        .take_while(|(a, b)| same_element(a, b))
+        .count();
+    let (old_mid, new_mid) = (
+        prefix..old.len() - suffix,
+        prefix..new.len() - suffix,
+    );
+
+    let mut steps: Vec<Step> = (0..prefix).map(|i| Step::Keep(i, i)).collect();
+    let matches = if old_mid.len().saturating_mul(new_mid.len()) <= MAX_ALIGNMENT_CELLS {
+        lcs(&old[old_mid.clone()], &new[new_mid.clone()])
+    } else {
+        Vec::new()
+    };
+    let (mut i, mut j) = (old_mid.start, new_mid.start);
+    let anchors = matches
+        .into_iter()
+        .map(|(a, b)| (a + old_mid.start, b + new_mid.start))
+        .chain(std::iter::once((old_mid.end, new_mid.end)));
+    for (anchor_old, anchor_new) in anchors {
+        // The gap before this anchor: pair unnamed elements, then remove and insert the rest.
+        while i < anchor_old
+            && j < anchor_new
+            && element_name(&old[i]).is_none()
+            && element_name(&new[j]).is_none()
+        {
+            steps.push(Step::Keep(i, j));
+            i += 1;
+            j += 1;
+        }
+        steps.extend((i..anchor_old).map(|_| Step::Remove));
+        steps.extend((j..anchor_new).map(Step::Insert));
+        if anchor_old < old_mid.end {
+            steps.push(Step::Keep(anchor_old, anchor_new));
+        }
+        i = anchor_old + 1;
+        j = anchor_new + 1;
+    }
+    let suffix_start = (old.len() - suffix, new.len() - suffix);
+    steps.extend((0..suffix).map(|k| Step::Keep(suffix_start.0 + k, suffix_start.1 + k)));
+    steps
+}
+
+/// Longest common subsequence of matching elements, as index pairs in increasing order.
+fn lcs(old: &[Value], new: &[Value]) -> Vec<(usize, usize)> {
+    let (n, m) = (old.len(), new.len());
+    if n == 0 || m == 0 {
+        return Vec::new();
+    }
+    // lengths[i][j] = LCS length of old[i..] and new[j..].
+    let width = m + 1;
+    let mut lengths = vec![0u32; (n + 1) * width];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lengths[i * width + j] = if same_element(&old[i], &new[j]) {
+                lengths[(i + 1) * width + j + 1] + 1
+            } else {
+                lengths[(i + 1) * width + j].max(lengths[i * width + j + 1])
+            };
+        }
+    }
+    let mut pairs = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < n && j < m {
+        if same_element(&old[i], &new[j]) {
+            pairs.push((i, j));
+            i += 1;
+            j += 1;
+        } else if lengths[(i + 1) * width + j] >= lengths[i * width + j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    pairs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn apply(doc: &Value, ops: &[PatchOperation]) -> Value {
+        let mut doc = doc.clone();
+        json_patch::patch(&mut doc, ops).expect("patch applies");
+        doc
+    }
+
+    #[test]
+    fn equal_documents_give_no_operations() {
+        let doc = json!({"a": [1, {"name": "x"}], "b": {"c": null}});
+        assert!(diff(&doc, &doc).is_empty());
+    }
+
+    #[test]
+    fn inserting_a_named_element_keeps_its_neighbours_untouched() {
+        let before = json!({"containers": [{"name": "app", "image": "a"}]});
+        let after = json!({"containers": [{"name": "sidecar"}, {"name": "app", "image": "a", "env": [1]}]});
+        let ops = diff(&before, &after);
+        let paths: Vec<String> = ops.iter().map(|op| op.path().to_string()).collect();
+        assert_eq!(paths, vec!["/containers/0", "/containers/1/env"]);
+        // Applied to a raw object with a field the typed model does not know, it survives.
+        let raw = json!({"containers": [{"name": "app", "image": "a", "futureField": true}]});
+        let patched = apply(&raw, &ops);
+        assert_eq!(patched["containers"][1]["futureField"], json!(true));
+        assert_eq!(patched["containers"][0], json!({"name": "sidecar"}));
+    }
+
+    #[test]
+    fn keys_are_escaped() {
+        let before = json!({"annotations": {}});
+        let after = json!({"annotations": {"kruise.io/sidecarset-hash": "x", "a~b": "y"}});
+        let ops = diff(&before, &after);
+        let paths: Vec<String> = ops.iter().map(|op| op.path().to_string()).collect();
+        assert!(paths.contains(&"/annotations/kruise.io~1sidecarset-hash".to_string()));
+        assert!(paths.contains(&"/annotations/a~0b".to_string()));
+        assert_eq!(apply(&before, &ops), after);
+    }
+
+    #[test]
+    fn unnamed_elements_are_replaced_in_place() {
+        let before = json!(["a", "b", "c"]);
+        let after = json!(["a", "x", "c", "d"]);
+        let ops = diff(&before, &after);
+        assert_eq!(ops.len(), 2, "{ops:?}");
+        assert_eq!(apply(&before, &ops), after);
+    }
+
+    fn arbitrary_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            (0i64..5).prop_map(|n| json!(n)),
+            "[a-c]{0,2}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map("(name|[a-c/~]{1,2})", inner, 0..5)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn patch_turns_before_into_after(before in arbitrary_json(), after in arbitrary_json()) {
+            let ops = diff(&before, &after);
+            prop_assert_eq!(apply(&before, &ops), after);
+        }
+
+        #[test]
+        fn patch_of_a_mutation_is_exact(before in arbitrary_json(), after_leaf in arbitrary_json()) {
+            // Small edits of one document (the common case) also round-trip.
+            let mut after = before.clone();
+            if let Value::Array(items) = &mut after { items.insert(0, after_leaf.clone()); }
+            if let Value::Object(map) = &mut after { map.insert("new".into(), after_leaf); }
+            let ops = diff(&before, &after);
+            prop_assert_eq!(apply(&before, &ops), after);
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! AdmissionReview (`admission.k8s.io/v1` and `v1beta1`) decoding and encoding.
+//!
+//! The request is decoded in two steps: first the envelope, borrowing the embedded objects as raw
+//! JSON, so a request whose object is malformed still yields its `uid` and can be answered with a
+//! denial that names the problem; then the object into its typed form.
+
+use base64::Engine;
+use json_patch::PatchOperation;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+pub const API_VERSION_V1: &str = "admission.k8s.io/v1";
+pub const API_VERSION_V1BETA1: &str = "admission.k8s.io/v1beta1";
+
+#[derive(Deserialize, Debug)]
+pub struct ReviewEnvelope<'a> {
+    #[serde(rename = "apiVersion", default)]
+    pub api_version: Option<String>,
+    #[serde(default)]
+    pub kind: Option<String>,
+    #[serde(borrow, default)]
+    pub request: Option<RequestEnvelope<'a>>,
+}
+
+#[derive(Deserialize, Debug, Default, Clone, PartialEq, Eq)]
+pub struct GroupVersionKind {
+    #[serde(default)]
+    pub group: String,
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub kind: String,
+}
+
+#[derive(Deserialize, Debug, Default, Clone, PartialEq, Eq)]
+pub struct GroupVersionResource {
+    #[serde(default)]
+    pub group: String,
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub resource: String,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestEnvelope<'a> {
+    pub uid: String,
+    #[serde(default)]
+    pub kind: GroupVersionKind,
+    #[serde(default)]
+    pub resource: GroupVersionResource,
+    #[serde(default)]
+    pub sub_resource: Option<String>,
+    #[serde(default)]
+    pub operation: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub namespace: Option<String>,
+    #[serde(default)]
+    pub dry_run: Option<bool>,
+    #[serde(borrow, default)]
+    pub object: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub old_object: Option<&'a RawValue>,
+}
+
+/// A request that cannot be answered with an AdmissionReview naming its uid.
+#[derive(Debug, thiserror::Error)]
+pub enum ReviewError {
+    #[error("request body is not a JSON AdmissionReview: {0}")]
+    NotJson(String),
+    #[error(
+        "unsupported AdmissionReview apiVersion {0:?}: supported: \"admission.k8s.io/v1\", \"admission.k8s.io/v1beta1\""
+    )]
+    UnsupportedVersion(String),
+    #[error("AdmissionReview has no request")]
+    MissingRequest,
+}
+
+/// Decodes the envelope and checks it is an AdmissionReview request we can answer.
+pub fn decode_envelope(body: &[u8]) -> Result<(String, RequestEnvelope<'_>), ReviewError> {
+    let envelope: ReviewEnvelope<'_> =
+        serde_json::from_slice(body).map_err(|e| ReviewError::NotJson(e.to_string()))?;
+    let api_version = envelope.api_version.unwrap_or_default();
+    if api_version != API_VERSION_V1 && api_version != API_VERSION_V1BETA1 {
+        return Err(ReviewError::UnsupportedVersion(api_version));
+    }
+    if envelope.kind.as_deref() != Some("AdmissionReview") {
+        return Err(ReviewError::NotJson(format!(
+            "kind is {:?}, expected \"AdmissionReview\"",
+            envelope.kind.unwrap_or_default()
+        )));
+    }
+    let request = envelope.request.ok_or(ReviewError::MissingRequest)?;
+    Ok((api_version, request))
+}
+
+/// Decodes an embedded object, naming the field (`request.object`) in the error.
+pub fn decode_object<T: DeserializeOwned>(
+    raw: Option<&RawValue>,
+    field: &str,
+) -> Result<T, String> {
+    let raw = raw.ok_or_else(|| format!("{field}: Required value: the request carries no object"))?;
+    let mut deserializer = serde_json::Deserializer::from_str(raw.get());
+    serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
+        let path = e.path().to_string();
+        let location = if path == "." { field.to_string() } else { format!("{field}.{path}") };
+        format!("{location}: Invalid value: {}", e.inner())
+    })
+}
+
+/// The response half of an AdmissionReview, in the wire shape the apiserver reads.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct AdmissionResponse {
+    pub uid: String,
+    pub allowed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<ResponseStatus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct ResponseStatus {
+    pub code: u16,
+    pub message: String,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub reason: &'static str,
+}
+
+impl AdmissionResponse {
+    pub fn allow(uid: &str) -> Self {
+        AdmissionResponse {
+            uid: uid.to_string(),
+            allowed: true,
+            status: None,
+            patch: None,
+            patch_type: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Refuses the request; `code` follows OpenKruise (400 bad object, 403 policy, 500 fault).
+    pub fn deny(uid: &str, code: u16, message: impl Into<String>) -> Self {
+        let reason = match code {
+            400 => "BadRequest",
+            403 => "Forbidden",
+            422 => "Invalid",
+            _ => "InternalError",
+        };
+        AdmissionResponse {
+            status: Some(ResponseStatus {
+                code,
+                message: message.into(),
+                reason,
+            }),
+            allowed: false,
+            ..AdmissionResponse::allow(uid)
+        }
+    }
+
+    /// Allows with a JSON patch; an empty patch is a plain allow.
+    pub fn with_patch(mut self, ops: &[PatchOperation]) -> Self {
+        if ops.is_empty() {
+            return self;
+        }
+        // Serializing patch operations (pointers and JSON values) cannot fail.
+        let json = serde_json::to_vec(ops).unwrap_or_default();
+        self.patch = Some(base64::engine::general_purpose::STANDARD.encode(json));
+        self.patch_type = Some("JSONPatch");
+        self
+    }
+
+    /// The decoded patch, if any.
+    pub fn patch_operations(&self) -> Option<Vec<PatchOperation>> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(self.patch.as_ref()?)
+            .ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct ResponseReview<'a> {
+    pub api_version: &'a str,
+    pub kind: &'static str,
+    pub response: &'a AdmissionResponse,
+}
+
+/// The full AdmissionReview answer, in the version the request used.
+pub fn encode_review(api_version: &str, response: &AdmissionResponse) -> Vec<u8> {
+    let review = ResponseReview {
+        api_version,
+        kind: "AdmissionReview",
+        response,
+    };
+    serde_json::to_vec(&review).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelope_keeps_uid_when_object_is_bad() {
+        let body = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
+            "request":{"uid":"u1","kind":{"group":"","version":"v1","kind":"Pod"},
+            "operation":"CREATE","object":{"spec":{"containers":"oops"}}}}"#;
+        let (version, request) = decode_envelope(body).unwrap();
+        assert_eq!(version, API_VERSION_V1);
+        assert_eq!(request.uid, "u1");
+        let err = decode_object::<k8s_openapi::api::core::v1::Pod>(request.object, "request.object")
+            .unwrap_err();
+        assert!(
+            err.starts_with("request.object.spec.containers: Invalid value: invalid type: string"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn null_object_is_missing() {
+        let body = br#"{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview",
+            "request":{"uid":"u2","operation":"CREATE","object":null}}"#;
+        let (version, request) = decode_envelope(body).unwrap();
+        assert_eq!(version, API_VERSION_V1BETA1);
+        assert!(request.object.is_none());
+    }
+
+    #[test]
+    fn envelope_errors() {
+        assert!(matches!(decode_envelope(b"not json"), Err(ReviewError::NotJson(_))));
+        assert!(matches!(
+            decode_envelope(br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#),
+            Err(ReviewError::MissingRequest)
+        ));
+        assert!(matches!(
+            decode_envelope(br#"{"apiVersion":"v1","kind":"Pod"}"#),
+            Err(ReviewError::UnsupportedVersion(_))
+        ));
+    }
+
+    #[test]
+    fn response_shape() {
+        let response = AdmissionResponse::deny("u", 500, "boom");
+        let json: serde_json::Value =
+            serde_json::from_slice(&encode_review(API_VERSION_V1, &response)).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
+                "response":{"uid":"u","allowed":false,"status":{"code":500,"message":"boom","reason":"InternalError"}}})
+        );
+    }
+}

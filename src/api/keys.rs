@@ -1,0 +1,78 @@
+//! Every well-known string of the OpenKruise wire contract, in one place.
+//!
+//! These values are the compatibility surface: pods and manifests written for OpenKruise carry them,
+//! so none of them may change.
+
+/// API group of every custom resource this project serves.
+pub const GROUP: &str = "apps.kruise.io";
+
+/// Pod annotation: SidecarSet name → upgrade spec (hash, sidecar list, revision).
+pub const SIDECARSET_HASH: &str = "kruise.io/sidecarset-hash";
+/// Pod annotation: as [`SIDECARSET_HASH`] with the hash computed without images.
+pub const SIDECARSET_HASH_WITHOUT_IMAGE: &str = "kruise.io/sidecarset-hash-without-image";
+/// Pod annotation: comma-joined, sorted names of the SidecarSets injected into the pod.
+pub const SIDECARSET_INJECTED_LIST: &str = "kruise.io/sidecarset-injected-list";
+/// Pod annotation: hot-upgrade sidecar name → the copy currently doing the work.
+pub const SIDECARSET_WORKING_HOTUPGRADE_CONTAINER: &str =
+    "kruise.io/sidecarset-working-hotupgrade-container";
+/// Pod annotation prefix for the hot-upgrade version of a copy (`version.sidecarset.kruise.io/<copy>`).
+pub const SIDECARSET_VERSION_PREFIX: &str = "version.sidecarset.kruise.io/";
+/// Pod annotation prefix for the alternate hot-upgrade version of a copy.
+pub const SIDECARSET_VERSION_ALT_PREFIX: &str = "versionalt.sidecarset.kruise.io/";
+/// Pod annotation written by the SidecarSet controller (listed so nothing else collides with it).
+pub const SIDECARSET_INPLACE_UPDATE_STATE: &str = "kruise.io/sidecarset-inplace-update-state";
+
+/// SidecarSet annotation marking a canary SidecarSet (value `"true"`).
+pub const SIDECARSET_CANARY: &str = "apps.kruise.io/sidecarset-canary";
+/// SidecarSet annotation naming the base SidecarSet a canary overrides.
+pub const SIDECARSET_BASE: &str = "apps.kruise.io/sidecarset-base";
+/// SidecarSet label stating the custom version (v1alpha1).
+pub const SIDECARSET_CUSTOM_VERSION: &str = "apps.kruise.io/sidecarset-custom-version";
+
+/// Pod annotation: `Ordered` makes the container order the launch order.
+pub const CONTAINER_LAUNCH_PRIORITY: &str = "apps.kruise.io/container-launch-priority";
+/// The only meaningful value of [`CONTAINER_LAUNCH_PRIORITY`].
+pub const CONTAINER_LAUNCH_PRIORITY_ORDERED: &str = "Ordered";
+/// Pod annotation set by the launch-priority controller once every barrier key is written.
+pub const CONTAINER_LAUNCH_PRIORITY_COMPLETED: &str =
+    "apps.kruise.io/container-launch-priority-completed";
+
+/// Env var appended to every injected container.
+pub const ENV_IS_INJECTED: &str = "IS_INJECTED";
+/// Env var on hot-upgrade copies: the copy's version.
+pub const ENV_SIDECARSET_VERSION: &str = "SIDECARSET_VERSION";
+/// Env var on hot-upgrade copies: the other copy's version.
+pub const ENV_SIDECARSET_VERSION_ALT: &str = "SIDECARSET_VERSION_ALT";
+/// Env var a user sets on a container to give it a launch priority (decimal integer).
+pub const ENV_CONTAINER_PRIORITY: &str = "KRUISE_CONTAINER_PRIORITY";
+/// Env var the webhook appends: a configMapKeyRef on the pod's barrier ConfigMap.
+pub const ENV_CONTAINER_BARRIER: &str = "KRUISE_CONTAINER_BARRIER";
+/// Suffix of the per-pod barrier ConfigMap name (`<pod>-barrier`).
+pub const BARRIER_CONFIGMAP_SUFFIX: &str = "-barrier";
+/// Prefix of a barrier ConfigMap key (`p_<priority>`).
+pub const BARRIER_KEY_PREFIX: &str = "p_";
+
+/// Label every Namespace carries on Kubernetes ≥ 1.21; v1alpha1 `spec.namespace` is matched on it.
+pub const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
+
+/// `podInjectPolicy` values.
+pub const BEFORE_APP_CONTAINER: &str = "BeforeAppContainer";
+pub const AFTER_APP_CONTAINER: &str = "AfterAppContainer";
+/// `upgradeStrategy.upgradeType` values.
+pub const COLD_UPGRADE: &str = "ColdUpgrade";
+pub const HOT_UPGRADE: &str = "HotUpgrade";
+/// `shareVolumePolicy.type` values (lower case on the wire).
+pub const SHARE_VOLUME_ENABLED: &str = "enabled";
+pub const SHARE_VOLUME_DISABLED: &str = "disabled";
+/// `patchPodMetadata[].patchPolicy` values.
+pub const PATCH_POLICY_RETAIN: &str = "Retain";
+pub const PATCH_POLICY_OVERWRITE: &str = "Overwrite";
+pub const PATCH_POLICY_MERGE_PATCH_JSON: &str = "MergePatchJson";
+/// `updateStrategy.type` values.
+pub const ROLLING_UPDATE: &str = "RollingUpdate";
+pub const NOT_UPDATE: &str = "NotUpdate";
+
+/// Admission webhook paths (OpenKruise's).
+pub const PATH_MUTATE_POD: &str = "/mutate-pod";
+pub const PATH_MUTATE_SIDECARSET: &str = "/mutate-apps-kruise-io-sidecarset";
+pub const PATH_VALIDATE_SIDECARSET: &str = "/validate-apps-kruise-io-sidecarset";

@@ -1,0 +1,245 @@
+//! Process wiring: what `serve` and `inject` do, from parsed arguments to running tasks.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::admin::{Readiness, admin_router};
+use crate::admission::{AdmissionState, router};
+use crate::cli::{InjectArgs, ServeArgs};
+use crate::metrics::Metrics;
+use crate::source::dir::{self, EMBEDDED_EXAMPLES, LoadError};
+use crate::source::{self, Catalogue};
+use crate::tls::certgen::ensure_cert_dir;
+use crate::tls::resolver::{ReloadableCert, server_config, spawn_reloader};
+
+/// Lifetime of a certificate generated for local use.
+const LOCAL_CERT_VALIDITY: Duration = Duration::from_secs(365 * 24 * 3600);
+
+pub async fn serve(args: ServeArgs) -> Result<(), String> {
+    let metrics = Arc::new(Metrics::new());
+    let readiness = Arc::new(Readiness::default());
+    let shutdown = CancellationToken::new();
+
+    // Certificates: reuse what the directory holds while valid, otherwise generate.
+    let mut ips: Vec<IpAddr> = vec![Ipv4Addr::LOCALHOST.into(), Ipv6Addr::LOCALHOST.into()];
+    ips.extend(args.tls_ips.iter().copied());
+    let files = ensure_cert_dir(
+        &args.cert_dir,
+        &args.certificate_dns_names(),
+        &ips,
+        LOCAL_CERT_VALIDITY,
+    )
+    .map_err(|e| format!("certificates in {}: {e}", args.cert_dir.display()))?;
+    let certificate = Arc::new(
+        ReloadableCert::from_files(&files.cert, &files.key)
+            .map_err(|e| format!("loading {}: {e}", files.cert.display()))?,
+    );
+    metrics.set_certificate_not_after(certificate.not_after());
+    readiness.set_cert_loaded(true);
+    tracing::info!(cert = %files.cert.display(), ca = %files.ca.display(), "serving certificate loaded");
+    {
+        let metrics = metrics.clone();
+        spawn_reloader(
+            certificate.clone(),
+            files.cert.clone(),
+            files.key.clone(),
+            args.reload_interval,
+            shutdown.clone(),
+            move |outcome| metrics.record_certificate_reload(outcome),
+        );
+    }
+
+    // SidecarSets: a directory that is watched, or the embedded examples.
+    let (catalogue, errors, initial_files) = match &args.sidecarsets {
+        Some(directory) => {
+            let files = dir::read_directory(directory)
+                .map_err(|e| format!("reading SidecarSets from {}: {e}", directory.display()))?;
+            let (catalogue, errors) = dir::load(&files).into_catalogue();
+            (catalogue, errors, Some(files))
+        }
+        None => {
+            let files: Vec<(String, String)> = EMBEDDED_EXAMPLES
+                .iter()
+                .map(|(name, content)| (name.to_string(), content.to_string()))
+                .collect();
+            let (catalogue, errors) = dir::load(&files).into_catalogue();
+            (catalogue, errors, None)
+        }
+    };
+    report_load(&metrics, &catalogue, &errors);
+    let catalogue = source::shared(catalogue);
+    readiness.set_catalogue_loaded(true);
+    if let (Some(directory), Some(files)) = (&args.sidecarsets, initial_files) {
+        let metrics = metrics.clone();
+        dir::spawn_watcher(
+            directory.clone(),
+            args.reload_interval,
+            files,
+            catalogue.clone(),
+            move |catalogue, errors| report_load(&metrics, catalogue, errors),
+            shutdown.clone(),
+        );
+    }
+
+    let state = AdmissionState {
+        catalogue,
+        metrics: metrics.clone(),
+        sort_sidecars_by_name: args.sort_sidecars_by_name,
+    };
+    let https = TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| format!("binding {}: {e}", args.listen))?;
+    let admin = TcpListener::bind(args.admin_listen)
+        .await
+        .map_err(|e| format!("binding {}: {e}", args.admin_listen))?;
+    tracing::info!(
+        webhooks = %args.listen,
+        admin = %args.admin_listen,
+        "serving /mutate-pod and /mutate-apps-kruise-io-sidecarset over HTTPS; /livez /readyz /metrics over HTTP"
+    );
+    let https_task = tokio::spawn(crate::server::serve_https(
+        https,
+        server_config(certificate),
+        router(state, args.baseline_route),
+        shutdown.clone(),
+    ));
+    let admin_task = tokio::spawn(crate::server::serve_http(
+        admin,
+        admin_router(metrics, readiness.clone()),
+        shutdown.clone(),
+    ));
+
+    wait_for_signal().await;
+    tracing::info!("shutting down: finishing in-flight requests, closing idle connections");
+    readiness.set_draining();
+    shutdown.cancel();
+    for task in [https_task, admin_task] {
+        match task.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(format!("server: {e}")),
+            Err(e) => return Err(format!("server task: {e}")),
+        }
+    }
+    Ok(())
+}
+
+fn report_load(metrics: &Metrics, catalogue: &Catalogue, errors: &[LoadError]) {
+    for error in errors {
+        tracing::warn!(%error, "SidecarSet skipped");
+    }
+    metrics.set_sidecarsets_loaded(catalogue.sidecarsets().len());
+    metrics.add_sidecarset_load_errors(errors.len());
+    let names: Vec<&str> = catalogue.sidecarsets().iter().map(|s| s.name()).collect();
+    tracing::info!(sidecarsets = ?names, skipped = errors.len(), "SidecarSet catalogue loaded");
+}
+
+async fn wait_for_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(signal) => signal,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+/// `kruise-webhook inject`: the pod webhook on one file, offline; prints the patched pod.
+pub fn inject_offline(args: &InjectArgs) -> Result<(), String> {
+    let files = match &args.sidecarsets {
+        Some(directory) => dir::read_directory(directory)
+            .map_err(|e| format!("reading {}: {e}", directory.display()))?,
+        None => EMBEDDED_EXAMPLES
+            .iter()
+            .map(|(name, content)| (name.to_string(), content.to_string()))
+            .collect(),
+    };
+    let (catalogue, errors) = dir::load(&files).into_catalogue();
+    for error in &errors {
+        eprintln!("skipped: {error}");
+    }
+    let input = read_input(&args.input)?;
+    let (review, object) = review_for(&input)?;
+    let (_, request) = crate::admission::review::decode_envelope(review.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let now = jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let suffix = crate::inject::launch_priority::random_name_suffix();
+    let response = crate::admission::pod::mutate_pod(
+        &request,
+        &crate::admission::pod::PodMutation {
+            catalogue: &catalogue,
+            now: &now,
+            name_suffix: &suffix,
+            sort_sidecars_by_name: false,
+        },
+    );
+    if !response.allowed {
+        let message = response.status.map(|s| s.message).unwrap_or_default();
+        return Err(format!("denied: {message}"));
+    }
+    let mut pod = object;
+    if let Some(ops) = response.patch_operations() {
+        json_patch::patch(&mut pod, &ops).map_err(|e| format!("applying the patch: {e}"))?;
+    }
+    let text = serde_json::to_string_pretty(&pod).map_err(|e| e.to_string())?;
+    println!("{text}");
+    Ok(())
+}
+
+fn read_input(path: &Path) -> Result<String, String> {
+    if path == Path::new("-") {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| format!("reading standard input: {e}"))?;
+        Ok(text)
+    } else {
+        std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))
+    }
+}
+
+/// An AdmissionReview for `input` (used as is when it already is one) and the raw pod in it.
+fn review_for(input: &str) -> Result<(String, serde_json::Value), String> {
+    let value: serde_json::Value = serde_yaml::from_str(input)
+        .map_err(|e| format!("input is neither JSON nor YAML: {e}"))?;
+    if value.get("kind").and_then(|k| k.as_str()) == Some("AdmissionReview") {
+        let object = value
+            .pointer("/request/object")
+            .cloned()
+            .ok_or("the AdmissionReview has no request.object")?;
+        return Ok((input.to_string(), object));
+    }
+    let namespace = value
+        .pointer("/metadata/namespace")
+        .cloned()
+        .unwrap_or_else(|| "default".into());
+    let review = serde_json::json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "offline",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "operation": "CREATE",
+            "namespace": namespace,
+            "object": value,
+        }
+    });
+    Ok((review.to_string(), value))
+}

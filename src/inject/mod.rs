@@ -1,0 +1,10 @@
+//! The pure core: SidecarSet defaults and hashes, sidecar injection, container launch priority.
+//! Nothing in here performs I/O.
+
+pub mod defaults;
+pub mod gojson;
+pub mod hash;
+pub mod launch_priority;
+pub mod quantity;
+pub mod selector;
+pub mod sidecar;

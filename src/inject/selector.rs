@@ -1,0 +1,150 @@
+//! Kubernetes label-selector matching (`metav1.LabelSelector` semantics).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+
+/// A selector that cannot be evaluated, e.g. an unknown operator.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct SelectorError {
+    pub field: String,
+    pub message: String,
+}
+
+pub type Labels = BTreeMap<String, String>;
+
+/// True when neither `matchLabels` nor `matchExpressions` has an entry.
+pub fn is_empty(selector: &LabelSelector) -> bool {
+    selector.match_labels.as_ref().is_none_or(|m| m.is_empty())
+        && selector
+            .match_expressions
+            .as_ref()
+            .is_none_or(|e| e.is_empty())
+}
+
+/// Does `selector` select `labels`? An empty selector selects everything (callers that want
+/// "empty matches nothing" check [`is_empty`] first). `field` names the selector in errors.
+pub fn matches(
+    selector: &LabelSelector,
+    labels: Option<&Labels>,
+    field: &str,
+) -> Result<bool, SelectorError> {
+    let get = |key: &str| labels.and_then(|l| l.get(key)).map(String::as_str);
+    if let Some(match_labels) = &selector.match_labels {
+        for (key, value) in match_labels {
+            if get(key) != Some(value.as_str()) {
+                return Ok(false);
+            }
+        }
+    }
+    for (index, requirement) in selector
+        .match_expressions
+        .iter()
+        .flatten()
+        .enumerate()
+    {
+        if !requirement_matches(requirement, get(&requirement.key)).map_err(|message| {
+            SelectorError {
+                field: format!("{field}.matchExpressions[{index}].operator"),
+                message,
+            }
+        })? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+fn requirement_matches(
+    requirement: &LabelSelectorRequirement,
+    value: Option<&str>,
+) -> Result<bool, String> {
+    let values = requirement.values.as_deref().unwrap_or(&[]);
+    let contains = |v: &str| values.iter().any(|candidate| candidate == v);
+    match requirement.operator.as_str() {
+        "In" => Ok(value.is_some_and(contains)),
+        "NotIn" => Ok(!value.is_some_and(contains)),
+        "Exists" => Ok(value.is_some()),
+        "DoesNotExist" => Ok(value.is_none()),
+        other => Err(format!(
+            "Unsupported value: {other:?}: supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\""
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> Labels {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn expr(key: &str, op: &str, values: &[&str]) -> LabelSelectorRequirement {
+        LabelSelectorRequirement {
+            key: key.into(),
+            operator: op.into(),
+            values: Some(values.iter().map(|v| v.to_string()).collect()),
+        }
+    }
+
+    #[test]
+    fn match_labels_and_expressions() {
+        let selector = LabelSelector {
+            match_labels: Some(labels(&[("app", "web")])),
+            match_expressions: Some(vec![
+                expr("tier", "In", &["a", "b"]),
+                expr("canary", "DoesNotExist", &[]),
+            ]),
+        };
+        let pod = labels(&[("app", "web"), ("tier", "b")]);
+        assert_eq!(matches(&selector, Some(&pod), "spec.selector"), Ok(true));
+        let pod = labels(&[("app", "web"), ("tier", "c")]);
+        assert_eq!(matches(&selector, Some(&pod), "spec.selector"), Ok(false));
+        let pod = labels(&[("app", "web"), ("tier", "a"), ("canary", "x")]);
+        assert_eq!(matches(&selector, Some(&pod), "spec.selector"), Ok(false));
+        assert_eq!(matches(&selector, None, "spec.selector"), Ok(false));
+    }
+
+    #[test]
+    fn not_in_and_exists() {
+        let selector = LabelSelector {
+            match_expressions: Some(vec![expr("env", "NotIn", &["prod"]), expr("app", "Exists", &[])]),
+            ..Default::default()
+        };
+        assert_eq!(matches(&selector, Some(&labels(&[("app", "x")])), "s"), Ok(true));
+        assert_eq!(
+            matches(&selector, Some(&labels(&[("app", "x"), ("env", "prod")])), "s"),
+            Ok(false)
+        );
+        assert_eq!(matches(&selector, Some(&labels(&[])), "s"), Ok(false));
+    }
+
+    #[test]
+    fn unknown_operator_is_an_error_naming_the_field() {
+        let selector = LabelSelector {
+            match_expressions: Some(vec![expr("a", "Near", &[])]),
+            ..Default::default()
+        };
+        let err = matches(&selector, Some(&labels(&[("a", "b")])), "spec.selector").unwrap_err();
+        assert_eq!(err.field, "spec.selector.matchExpressions[0].operator");
+        assert!(err.message.contains("\"Near\""), "{err}");
+    }
+
+    #[test]
+    fn emptiness() {
+        assert!(is_empty(&LabelSelector::default()));
+        assert!(is_empty(&LabelSelector {
+            match_labels: Some(Default::default()),
+            match_expressions: Some(vec![])
+        }));
+        assert!(!is_empty(&LabelSelector {
+            match_labels: Some(labels(&[("a", "b")])),
+            ..Default::default()
+        }));
+    }
+}

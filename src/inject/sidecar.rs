@@ -1,0 +1,812 @@
+//! SidecarSet injection into a pod at CREATE, with OpenKruise's semantics.
+//!
+//! The entry point [`inject_sidecars`] mutates an owned pod and reports whether anything changed.
+//! Everything it looks at on the pod (shared mounts, transferEnv sources) is read from the pod as
+//! it was *before* any SidecarSet of this request was applied: sidecars added by one SidecarSet are
+//! invisible to the next, exactly as upstream.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::{Arc, LazyLock};
+
+use k8s_openapi::api::core::v1::{
+    Container, EnvVar, EnvVarSource, LocalObjectReference, ObjectFieldSelector, Pod, Volume,
+    VolumeDevice, VolumeMount,
+};
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+use super::selector::{self, Labels, SelectorError};
+use crate::api::{SidecarContainer, SidecarSet, TransferEnvVar, keys};
+
+/// Everything injection needs besides the pod. Borrowed, so a request never copies the catalogue.
+pub struct InjectionContext<'a> {
+    /// SidecarSets in catalogue order (namespace-pinned first, then by name).
+    pub sidecarsets: &'a [Arc<SidecarSet>],
+    /// Labels of the pod's Namespace object, if the Namespace is known.
+    pub namespace_labels: Option<&'a Labels>,
+    /// Admission time as RFC 3339 UTC with second precision, written into the hash annotations.
+    pub now: &'a str,
+    /// OpenKruise's `EnableSortSidecarContainerByName` gate: sort injected containers by name.
+    pub sort_sidecars_by_name: bool,
+}
+
+/// Why a pod cannot be injected. Each message names the object and field at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum InjectError {
+    #[error("sidecarset {sidecarset}: {source}")]
+    Selector {
+        sidecarset: String,
+        source: SelectorError,
+    },
+    #[error("pod({pod}) invalid annotations[{key}] value {value}, unmarshal failed: {message}")]
+    InvalidHashAnnotation {
+        pod: String,
+        key: &'static str,
+        value: String,
+        message: String,
+    },
+    #[error(
+        "sidecarset {sidecarset}: spec.patchPodMetadata: cannot merge annotation {key}: {message}"
+    )]
+    PatchPodMetadata {
+        sidecarset: String,
+        key: String,
+        message: String,
+    },
+    #[error(
+        "sidecarset {sidecarset}: spec.injectionStrategy.revision: ControllerRevision {revision} not found, cannot inject a historical revision"
+    )]
+    RevisionNotFound {
+        sidecarset: String,
+        revision: String,
+    },
+}
+
+/// One entry of the `kruise.io/sidecarset-hash[-without-image]` annotations. Field order is the
+/// wire order OpenKruise writes.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct UpgradeSpec {
+    #[serde(rename = "updateTimestamp", default)]
+    pub update_timestamp: Option<String>,
+    #[serde(default)]
+    pub hash: String,
+    #[serde(rename = "sidecarSetName", default)]
+    pub sidecar_set_name: String,
+    #[serde(rename = "sidecarList", default)]
+    pub sidecar_list: Option<Vec<String>>,
+    #[serde(
+        rename = "controllerRevision",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub controller_revision: String,
+}
+
+/// Parses a hash annotation in the current object format or the legacy `{"<set>":"<hash>"}` one.
+pub fn parse_upgrade_specs(value: &str) -> Result<BTreeMap<String, UpgradeSpec>, String> {
+    match serde_json::from_str::<BTreeMap<String, UpgradeSpec>>(value) {
+        Ok(specs) => Ok(specs),
+        Err(object_error) => match serde_json::from_str::<BTreeMap<String, String>>(value) {
+            Ok(legacy) => Ok(legacy
+                .into_iter()
+                .map(|(name, hash)| {
+                    let spec = UpgradeSpec {
+                        hash,
+                        sidecar_set_name: name.clone(),
+                        ..Default::default()
+                    };
+                    (name, spec)
+                })
+                .collect()),
+            Err(_) => Err(object_error.to_string()),
+        },
+    }
+}
+
+/// Is the pod still running or about to run? Finished and terminating pods are left alone.
+fn is_active(pod: &Pod) -> bool {
+    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+    !matches!(phase, Some("Succeeded" | "Failed")) && pod.metadata.deletion_timestamp.is_none()
+}
+
+/// Namespace used for matching: the pod's, or `default` when the request left it empty.
+fn pod_namespace(pod: &Pod) -> &str {
+    match pod.metadata.namespace.as_deref() {
+        Some(ns) if !ns.is_empty() => ns,
+        _ => "default",
+    }
+}
+
+/// The SidecarSets that apply to `pod`, in catalogue order, canary bases removed.
+pub fn matching_sidecarsets<'a>(
+    pod: &Pod,
+    ctx: &InjectionContext<'a>,
+) -> Result<Vec<&'a SidecarSet>, InjectError> {
+    let namespace = pod_namespace(pod);
+    let mut kept = Vec::new();
+    for set in ctx.sidecarsets {
+        if set.injection_paused() || !namespace_matches(set, namespace, ctx.namespace_labels)? {
+            continue;
+        }
+        let Some(pod_selector) = &set.spec.selector else {
+            continue;
+        };
+        if selector::is_empty(pod_selector) {
+            continue;
+        }
+        let selected = selector::matches(pod_selector, pod.metadata.labels.as_ref(), "spec.selector")
+            .map_err(|source| InjectError::Selector {
+                sidecarset: set.name().to_string(),
+                source,
+            })?;
+        if !selected {
+            continue;
+        }
+        if let Some(revision) = requested_revision(set) {
+            // Historical revisions live in ControllerRevisions, which this server does not hold;
+            // upstream rejects the pod when the revision cannot be found, and so do we.
+            return Err(InjectError::RevisionNotFound {
+                sidecarset: set.name().to_string(),
+                revision,
+            });
+        }
+        kept.push(set.as_ref());
+    }
+    let bases: HashSet<&str> = kept.iter().filter_map(|s| s.canary_base()).collect();
+    kept.retain(|s| !bases.contains(s.name()));
+    Ok(kept)
+}
+
+/// `spec.namespace` (v1alpha1) wins over `namespaceSelector` and, as in OpenKruise's conversion to
+/// v1beta1, means `namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: <ns>}}`: the
+/// Namespace must be known and carry that label. A `namespaceSelector` needs the Namespace's labels
+/// to be known.
+fn namespace_matches(
+    set: &SidecarSet,
+    namespace: &str,
+    namespace_labels: Option<&Labels>,
+) -> Result<bool, InjectError> {
+    if let Some(pinned) = set.spec.namespace.as_deref().filter(|n| !n.is_empty()) {
+        return Ok(pinned == namespace
+            && namespace_labels
+                .and_then(|labels| labels.get(keys::NAMESPACE_NAME_LABEL))
+                .is_some_and(|name| name == pinned));
+    }
+    let Some(namespace_selector) = &set.spec.namespace_selector else {
+        return Ok(true);
+    };
+    let Some(labels) = namespace_labels else {
+        return Ok(false);
+    };
+    selector::matches(namespace_selector, Some(labels), "spec.namespaceSelector").map_err(
+        |source| InjectError::Selector {
+            sidecarset: set.name().to_string(),
+            source,
+        },
+    )
+}
+
+fn requested_revision(set: &SidecarSet) -> Option<String> {
+    let revision = set.spec.injection_strategy.as_ref()?.revision.as_ref()?;
+    revision
+        .revision_name
+        .clone()
+        .or_else(|| revision.custom_version.clone())
+}
+
+/// Injects every matching SidecarSet into `pod`. Returns whether the pod changed.
+pub fn inject_sidecars(pod: &mut Pod, ctx: &InjectionContext<'_>) -> Result<bool, InjectError> {
+    if !is_active(pod) {
+        return Ok(false);
+    }
+    let sets = matching_sidecarsets(pod, ctx)?;
+    if sets.is_empty() {
+        return Ok(false);
+    }
+    let metadata_changed = apply_patch_pod_metadata(pod, &sets)?;
+    let plan = plan_injection(pod, &sets, ctx.now)?;
+    if plan.containers.is_empty() && plan.init_containers.is_empty() {
+        return Ok(metadata_changed);
+    }
+    plan.apply(pod, ctx.sort_sidecars_by_name);
+    Ok(true)
+}
+
+// ---------------------------------------------------------------------------------------------
+// patchPodMetadata
+
+fn apply_patch_pod_metadata(pod: &mut Pod, sets: &[&SidecarSet]) -> Result<bool, InjectError> {
+    let mut changed = false;
+    for set in sets {
+        for patch in set.spec.patch_pod_metadata.iter().flatten() {
+            let policy = patch
+                .patch_policy
+                .as_deref()
+                .unwrap_or(keys::PATCH_POLICY_RETAIN);
+            for (key, value) in patch.annotations.iter().flatten() {
+                let annotations = pod.metadata.annotations.get_or_insert_with(BTreeMap::new);
+                let existing = annotations.get(key);
+                let new_value = match policy {
+                    "" | keys::PATCH_POLICY_RETAIN if existing.is_none() => value.clone(),
+                    keys::PATCH_POLICY_OVERWRITE => value.clone(),
+                    keys::PATCH_POLICY_MERGE_PATCH_JSON => match existing {
+                        Some(old) if !old.is_empty() => {
+                            merge_json_annotation(old, value).map_err(|message| {
+                                InjectError::PatchPodMetadata {
+                                    sidecarset: set.name().to_string(),
+                                    key: key.clone(),
+                                    message,
+                                }
+                            })?
+                        }
+                        // The first value is stored verbatim, as upstream does.
+                        _ => value.clone(),
+                    },
+                    _ => continue,
+                };
+                if existing != Some(&new_value) {
+                    annotations.insert(key.clone(), new_value);
+                    changed = true;
+                }
+            }
+        }
+    }
+    Ok(changed)
+}
+
+/// RFC 7386 merge of two JSON documents held in annotation strings, re-serialized compactly with
+/// sorted keys.
+fn merge_json_annotation(existing: &str, patch: &str) -> Result<String, String> {
+    let mut target: serde_json::Value = serde_json::from_str(existing)
+        .map_err(|e| format!("existing value is not JSON: {e}"))?;
+    let patch: serde_json::Value =
+        serde_json::from_str(patch).map_err(|e| format!("patch value is not JSON: {e}"))?;
+    json_patch::merge(&mut target, &patch);
+    serde_json::to_string(&target).map_err(|e| e.to_string())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Planning: what each SidecarSet contributes, computed against the untouched pod.
+
+#[derive(Default)]
+struct InjectionPlan {
+    containers: Vec<(Container, bool)>,
+    init_containers: Vec<(Container, bool)>,
+    volumes: Vec<Volume>,
+    image_pull_secrets: Vec<LocalObjectReference>,
+    annotations: BTreeMap<String, String>,
+}
+
+/// Where a sidecar goes when the pod has no container of the same name.
+fn goes_before(sidecar: &SidecarContainer) -> bool {
+    sidecar.pod_inject_policy() == keys::BEFORE_APP_CONTAINER
+}
+
+fn plan_injection(
+    pod: &Pod,
+    sets: &[&SidecarSet],
+    now: &str,
+) -> Result<InjectionPlan, InjectError> {
+    let pod_id = format!(
+        "{}/{}",
+        pod_namespace(pod),
+        pod.metadata
+            .name
+            .as_deref()
+            .or(pod.metadata.generate_name.as_deref())
+            .unwrap_or("")
+    );
+    let annotation = |key: &str| {
+        pod.metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(key))
+            .map(String::as_str)
+    };
+    let parse_hashes = |key: &'static str| match annotation(key) {
+        None => Ok(BTreeMap::new()),
+        Some(value) => parse_upgrade_specs(value).map_err(|message| {
+            InjectError::InvalidHashAnnotation {
+                pod: pod_id.clone(),
+                key,
+                value: value.to_string(),
+                message,
+            }
+        }),
+    };
+    let mut hashes = parse_hashes(keys::SIDECARSET_HASH)?;
+    let mut hashes_without_image = parse_hashes(keys::SIDECARSET_HASH_WITHOUT_IMAGE)?;
+    let mut hot_upgrade_working: BTreeMap<String, String> = annotation(
+        keys::SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
+    )
+    .and_then(|v| serde_json::from_str(v).ok())
+    .unwrap_or_default();
+    let mut injected_names: BTreeSet<String> = annotation(keys::SIDECARSET_INJECTED_LIST)
+        .map(|list| list.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+
+    let app = AppContainers::new(pod);
+    let mut plan = InjectionPlan::default();
+    let mut hot_upgrade_injected = false;
+
+    for set in sets {
+        injected_names.insert(set.name().to_string());
+        let mut sidecar_names = Vec::new();
+        let mut injecting = false;
+
+        for sidecar in set.init_containers() {
+            if sidecar.is_native_sidecar() {
+                sidecar_names.push(sidecar.name().to_string());
+            }
+            let built = build_sidecar(sidecar, set, &app, &mut plan.volumes);
+            let copies = if sidecar.is_native_sidecar() && sidecar.is_hot_upgrade() {
+                hot_upgrade_injected = true;
+                hot_upgrade_pair(built, sidecar, &mut plan.annotations, &mut hot_upgrade_working)
+            } else {
+                vec![built]
+            };
+            let before = goes_before(sidecar);
+            plan.init_containers
+                .extend(copies.into_iter().map(|c| (c, before)));
+            injecting = true;
+        }
+        plan.image_pull_secrets
+            .extend(set.spec.image_pull_secrets.iter().flatten().cloned());
+
+        for sidecar in set.containers() {
+            sidecar_names.push(sidecar.name().to_string());
+            let built = build_sidecar(sidecar, set, &app, &mut plan.volumes);
+            let copies = if sidecar.is_hot_upgrade() {
+                hot_upgrade_injected = true;
+                hot_upgrade_pair(built, sidecar, &mut plan.annotations, &mut hot_upgrade_working)
+            } else {
+                vec![built]
+            };
+            let before = goes_before(sidecar);
+            plan.containers
+                .extend(copies.into_iter().map(|c| (c, before)));
+            injecting = true;
+        }
+
+        if injecting {
+            sidecar_names.sort();
+            sidecar_names.dedup();
+            let entry = |hash_key: &str, revision: String| UpgradeSpec {
+                update_timestamp: Some(now.to_string()),
+                hash: set.annotation(hash_key).unwrap_or("").to_string(),
+                sidecar_set_name: set.name().to_string(),
+                sidecar_list: Some(sidecar_names.clone()),
+                controller_revision: revision,
+            };
+            let latest_revision = set
+                .status
+                .as_ref()
+                .and_then(|s| s.latest_revision.clone())
+                .unwrap_or_default();
+            record_upgrade_spec(&mut hashes, entry(keys::SIDECARSET_HASH, latest_revision));
+            record_upgrade_spec(
+                &mut hashes_without_image,
+                entry(keys::SIDECARSET_HASH_WITHOUT_IMAGE, String::new()),
+            );
+        }
+    }
+
+    plan.annotations
+        .insert(keys::SIDECARSET_HASH.to_string(), compact_json(&hashes));
+    plan.annotations.insert(
+        keys::SIDECARSET_HASH_WITHOUT_IMAGE.to_string(),
+        compact_json(&hashes_without_image),
+    );
+    plan.annotations.insert(
+        keys::SIDECARSET_INJECTED_LIST.to_string(),
+        injected_names.into_iter().collect::<Vec<_>>().join(","),
+    );
+    if hot_upgrade_injected {
+        plan.annotations.insert(
+            keys::SIDECARSET_WORKING_HOTUPGRADE_CONTAINER.to_string(),
+            compact_json(&hot_upgrade_working),
+        );
+    }
+    Ok(plan)
+}
+
+/// Stores the entry of one SidecarSet. An entry that differs only by its timestamp is kept as it
+/// is, so that running the webhook again on its own output (reinvocation) changes nothing.
+fn record_upgrade_spec(specs: &mut BTreeMap<String, UpgradeSpec>, spec: UpgradeSpec) {
+    if let Some(existing) = specs.get(&spec.sidecar_set_name) {
+        let same_but_time = UpgradeSpec {
+            update_timestamp: existing.update_timestamp.clone(),
+            ..spec.clone()
+        };
+        if existing.update_timestamp.is_some() && same_but_time == *existing {
+            return;
+        }
+    }
+    specs.insert(spec.sidecar_set_name.clone(), spec);
+}
+
+/// Compact JSON of an annotation map. Maps with string keys and plain values cannot fail to
+/// serialize, so there is no error to report.
+fn compact_json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+/// The pod's own containers as sources for shared mounts and transferred env.
+struct AppContainers<'p> {
+    pod: &'p Pod,
+    /// `spec.containers` that were not themselves injected (no `IS_INJECTED=true`).
+    sharing: Vec<&'p Container>,
+    /// `"<container>/<env>"` → env var, over every `spec.containers` entry (last one wins).
+    env_sources: BTreeMap<(String, String), &'p EnvVar>,
+}
+
+impl<'p> AppContainers<'p> {
+    fn new(pod: &'p Pod) -> Self {
+        let containers = pod.spec.as_ref().map(|s| s.containers.as_slice()).unwrap_or(&[]);
+        let sharing = containers
+            .iter()
+            .filter(|c| !was_injected(c))
+            .collect();
+        let env_sources = containers
+            .iter()
+            .flat_map(|c| {
+                c.env
+                    .iter()
+                    .flatten()
+                    .map(move |e| ((c.name.clone(), e.name.clone()), e))
+            })
+            .collect();
+        AppContainers {
+            pod,
+            sharing,
+            env_sources,
+        }
+    }
+}
+
+/// A previously injected sidecar carries `IS_INJECTED=true` (its first such env entry decides).
+fn was_injected(container: &Container) -> bool {
+    container
+        .env
+        .iter()
+        .flatten()
+        .find(|e| e.name == keys::ENV_IS_INJECTED)
+        .is_some_and(|e| e.value.as_deref() == Some("true"))
+}
+
+static SUBPATH_VAR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)").expect("static regex compiles")
+});
+
+/// Builds the container that `sidecar` becomes in `pod`, collecting the SidecarSet volumes it
+/// references into `volumes`.
+fn build_sidecar(
+    sidecar: &SidecarContainer,
+    set: &SidecarSet,
+    app: &AppContainers<'_>,
+    volumes: &mut Vec<Volume>,
+) -> Container {
+    let mut container = sidecar.container.clone();
+    // OpenKruise's Container.Resources is a struct, so every injected container carries at least
+    // `resources: {}` whatever the SidecarSet says (spec §7.7, §13.0).
+    container.resources.get_or_insert_with(Default::default);
+
+    // Shared mounts and the env their subPathExpr needs.
+    let mut shared_mounts: Vec<&VolumeMount> = Vec::new();
+    let mut subpath_envs: Vec<EnvVar> = Vec::new();
+    if sidecar.shares_volumes() {
+        for app_container in &app.sharing {
+            for mount in app_container.volume_mounts.iter().flatten() {
+                shared_mounts.push(mount);
+                for var in mount
+                    .sub_path_expr
+                    .as_deref()
+                    .map(|expr| SUBPATH_VAR.captures_iter(expr))
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(env) = app_container
+                        .env
+                        .iter()
+                        .flatten()
+                        .find(|e| e.name == var[1])
+                    {
+                        subpath_envs.push(env.clone());
+                    }
+                }
+            }
+        }
+    }
+    let transferred = transfer_env(sidecar.transfer_env.as_deref().unwrap_or(&[]), app);
+
+    // Volumes for the sidecar's own mounts, then its own devices.
+    let own_volume_names = container
+        .volume_mounts
+        .iter()
+        .flatten()
+        .map(|m| m.name.as_str())
+        .chain(container.volume_devices.iter().flatten().map(|d| d.name.as_str()));
+    for name in own_volume_names {
+        if let Some(volume) = set.volumes().iter().find(|v| v.name == name) {
+            volumes.push(volume.clone());
+        }
+    }
+
+    // Mounts: own first, then shared ones whose path is still free.
+    if !shared_mounts.is_empty() {
+        let mut taken: HashSet<String> = container
+            .volume_mounts
+            .iter()
+            .flatten()
+            .map(|m| m.mount_path.clone())
+            .chain(
+                container
+                    .volume_devices
+                    .iter()
+                    .flatten()
+                    .map(|d| d.device_path.clone()),
+            )
+            .collect();
+        let mounts = container.volume_mounts.get_or_insert_with(Vec::new);
+        for mount in shared_mounts {
+            if taken.insert(mount.mount_path.clone()) {
+                mounts.push(mount.clone());
+            }
+        }
+    }
+
+    // Env: own, IS_INJECTED, then transferred and subPathExpr env whose names are still free.
+    let env = container.env.get_or_insert_with(Vec::new);
+    env.push(literal_env(keys::ENV_IS_INJECTED, "true"));
+    let transferred_names: HashSet<&str> = transferred.iter().map(|e| e.name.as_str()).collect();
+    let extra: Vec<EnvVar> = subpath_envs
+        .into_iter()
+        .filter(|e| !transferred_names.contains(e.name.as_str()))
+        .collect();
+    let mut present: HashSet<String> = env.iter().map(|e| e.name.clone()).collect();
+    for var in transferred.into_iter().chain(extra) {
+        if present.insert(var.name.clone()) {
+            env.push(var);
+        }
+    }
+
+    // Devices: own first, then shared ones whose path is still free.
+    if sidecar.shares_volume_devices() {
+        let mut taken: HashSet<String> = container
+            .volume_devices
+            .iter()
+            .flatten()
+            .map(|d| d.device_path.clone())
+            .chain(
+                container
+                    .volume_mounts
+                    .iter()
+                    .flatten()
+                    .map(|m| m.mount_path.clone()),
+            )
+            .collect();
+        let shared: Vec<VolumeDevice> = app
+            .sharing
+            .iter()
+            .flat_map(|c| c.volume_devices.iter().flatten())
+            .filter(|d| taken.insert(d.device_path.clone()))
+            .cloned()
+            .collect();
+        if !shared.is_empty() {
+            container
+                .volume_devices
+                .get_or_insert_with(Vec::new)
+                .extend(shared);
+        }
+    }
+    container
+}
+
+fn literal_env(name: &str, value: &str) -> EnvVar {
+    EnvVar {
+        name: name.to_string(),
+        value: Some(value.to_string()),
+        value_from: None,
+    }
+}
+
+/// Env vars copied from pod containers by `transferEnv`, in entry order, names sorted per entry.
+fn transfer_env(entries: &[TransferEnvVar], app: &AppContainers<'_>) -> Vec<EnvVar> {
+    let mut result = Vec::new();
+    for entry in entries {
+        let source = match entry
+            .source_container_name_from
+            .as_ref()
+            .and_then(|from| from.field_ref.as_ref())
+        {
+            Some(field_ref) => match source_name_from_field(field_ref, app.pod) {
+                Some(name) => name,
+                None => continue,
+            },
+            None => entry.source_container_name.clone().unwrap_or_default(),
+        };
+        let names: BTreeSet<&str> = entry
+            .env_name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .into_iter()
+            .chain(entry.env_names.iter().flatten().map(String::as_str))
+            .collect();
+        for name in names {
+            if let Some(var) = app.env_sources.get(&(source.clone(), name.to_string())) {
+                result.push((*var).clone());
+            }
+        }
+    }
+    result
+}
+
+/// Resolves `sourceContainerNameFrom.fieldRef` against the pod's labels or annotations.
+/// Unsupported paths (including `metadata.name`) resolve to nothing, and the entry is skipped.
+fn source_name_from_field(field_ref: &ObjectFieldSelector, pod: &Pod) -> Option<String> {
+    let (kind, key) = parse_subscripted_field_path(&field_ref.field_path)?;
+    let map = match kind {
+        "metadata.annotations" if is_qualified_name(&key.to_lowercase()) => {
+            pod.metadata.annotations.as_ref()
+        }
+        "metadata.labels" if is_qualified_name(&key) => pod.metadata.labels.as_ref(),
+        _ => return None,
+    };
+    Some(map.and_then(|m| m.get(&key)).cloned().unwrap_or_default())
+}
+
+/// Splits `metadata.labels['key']` into `("metadata.labels", "key")`.
+pub fn parse_subscripted_field_path(path: &str) -> Option<(&str, String)> {
+    let open = path.find("['")?;
+    let rest = path.get(open + 2..)?.strip_suffix("']")?;
+    Some((&path[..open], rest.to_string()))
+}
+
+/// Kubernetes' qualified name: an optional DNS-subdomain prefix and `/`, then a name of at most
+/// 63 alphanumerics, `-`, `_` or `.`, starting and ending alphanumeric.
+pub fn is_qualified_name(value: &str) -> bool {
+    static NAME: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$").expect("static regex compiles")
+    });
+    static SUBDOMAIN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+            .expect("static regex compiles")
+    });
+    let (prefix, name) = match value.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, value),
+    };
+    if let Some(prefix) = prefix
+        && (prefix.is_empty() || prefix.len() > 253 || !SUBDOMAIN.is_match(prefix))
+    {
+        return false;
+    }
+    !name.is_empty() && name.len() <= 63 && NAME.is_match(name)
+}
+
+/// The two copies of a hot-upgrade sidecar: `<name>-1` working, `<name>-2` idle.
+fn hot_upgrade_pair(
+    built: Container,
+    sidecar: &SidecarContainer,
+    annotations: &mut BTreeMap<String, String>,
+    working: &mut BTreeMap<String, String>,
+) -> Vec<Container> {
+    let name = sidecar.name();
+    let empty_image = sidecar
+        .upgrade_strategy
+        .as_ref()
+        .and_then(|s| s.hot_upgrade_empty_image.clone());
+    let mut copies = Vec::with_capacity(2);
+    for (suffix, image, version, alt) in [("-1", built.image.clone(), "1", "0"), ("-2", empty_image, "0", "1")] {
+        let mut copy = built.clone();
+        copy.name = format!("{name}{suffix}");
+        copy.image = image;
+        let env = copy.env.get_or_insert_with(Vec::new);
+        for (env_name, prefix) in [
+            (keys::ENV_SIDECARSET_VERSION, keys::SIDECARSET_VERSION_PREFIX),
+            (keys::ENV_SIDECARSET_VERSION_ALT, keys::SIDECARSET_VERSION_ALT_PREFIX),
+        ] {
+            env.push(EnvVar {
+                name: env_name.to_string(),
+                value: None,
+                value_from: Some(EnvVarSource {
+                    field_ref: Some(ObjectFieldSelector {
+                        api_version: None,
+                        field_path: format!("metadata.annotations['{prefix}{}']", copy.name),
+                    }),
+                    ..Default::default()
+                }),
+            });
+        }
+        annotations.insert(format!("{}{}", keys::SIDECARSET_VERSION_PREFIX, copy.name), version.into());
+        annotations.insert(format!("{}{}", keys::SIDECARSET_VERSION_ALT_PREFIX, copy.name), alt.into());
+        copies.push(copy);
+    }
+    working.insert(name.to_string(), format!("{name}-1"));
+    copies
+}
+
+// ---------------------------------------------------------------------------------------------
+// Applying the plan
+
+impl InjectionPlan {
+    fn apply(mut self, pod: &mut Pod, sort_sidecars_by_name: bool) {
+        let spec = pod.spec.get_or_insert_with(Default::default);
+
+        self.init_containers
+            .sort_by(|a, b| a.0.name.cmp(&b.0.name));
+        if !self.init_containers.is_empty() {
+            let existing = spec.init_containers.take().unwrap_or_default();
+            spec.init_containers = Some(merge_containers(existing, self.init_containers));
+        }
+        if sort_sidecars_by_name {
+            self.containers.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+        }
+        if !self.containers.is_empty() {
+            let existing = std::mem::take(&mut spec.containers);
+            spec.containers = merge_containers(existing, self.containers);
+        }
+
+        // Pod volumes win; between SidecarSets the first collected wins.
+        let mut volume_names: HashSet<String> = spec
+            .volumes
+            .iter()
+            .flatten()
+            .map(|v| v.name.clone())
+            .collect();
+        let new_volumes: Vec<Volume> = self
+            .volumes
+            .into_iter()
+            .filter(|v| volume_names.insert(v.name.clone()))
+            .collect();
+        if !new_volumes.is_empty() {
+            spec.volumes.get_or_insert_with(Vec::new).extend(new_volumes);
+        }
+
+        if let Some(secrets) = merge_pull_secrets(spec.image_pull_secrets.take(), self.image_pull_secrets) {
+            spec.image_pull_secrets = Some(secrets);
+        }
+
+        pod.metadata
+            .annotations
+            .get_or_insert_with(BTreeMap::new)
+            .extend(self.annotations);
+    }
+}
+
+/// Same-name pod containers are replaced in place; the rest go before or after the pod's own.
+fn merge_containers(mut existing: Vec<Container>, sidecars: Vec<(Container, bool)>) -> Vec<Container> {
+    let mut before = Vec::new();
+    let mut after = Vec::new();
+    for (sidecar, goes_before) in sidecars {
+        if let Some(slot) = existing.iter_mut().find(|c| c.name == sidecar.name) {
+            *slot = sidecar;
+        } else if goes_before {
+            before.push(sidecar);
+        } else {
+            after.push(sidecar);
+        }
+    }
+    before.extend(existing);
+    before.extend(after);
+    before
+}
+
+/// The pod's secrets deduplicated by name, then the SidecarSets' new ones. `None` keeps an absent
+/// field absent.
+fn merge_pull_secrets(
+    pod_secrets: Option<Vec<LocalObjectReference>>,
+    added: Vec<LocalObjectReference>,
+) -> Option<Vec<LocalObjectReference>> {
+    if pod_secrets.is_none() && added.is_empty() {
+        return None;
+    }
+    let mut seen = HashSet::new();
+    let merged: Vec<LocalObjectReference> = pod_secrets
+        .into_iter()
+        .flatten()
+        .chain(added)
+        .filter(|s| seen.insert(s.name.clone()))
+        .collect();
+    Some(merged)
+}

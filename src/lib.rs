@@ -1,0 +1,17 @@
+//! kruise-webhook: OpenKruise-compatible admission webhooks (SidecarSet injection, container launch
+//! priority, SidecarSet defaulting) in one small binary.
+//!
+//! Data flows one way: bytes → AdmissionReview → typed object → pure function → new object → JSON
+//! patch → response. The pure core (`inject`) never sees sockets, clients or files.
+
+pub mod admin;
+pub mod admission;
+pub mod api;
+pub mod app;
+pub mod cli;
+pub mod inject;
+pub mod metrics;
+pub mod server;
+pub mod source;
+pub mod tls;
+pub mod validate;

@@ -1,0 +1,38 @@
+use std::process::ExitCode;
+
+use clap::Parser;
+use kruise_webhook::cli::{Cli, Command, LogFormat};
+
+fn main() -> ExitCode {
+    // One crypto provider for the whole process, before any TLS object exists.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let cli = Cli::parse();
+    init_tracing(cli.log_format, &cli.log);
+    let outcome = match cli.command {
+        Command::Serve(args) => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+            .and_then(|runtime| runtime.block_on(kruise_webhook::app::serve(args))),
+        Command::Inject(args) => kruise_webhook::app::inject_offline(&args),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("kruise-webhook: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing(format: LogFormat, filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Plain => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}

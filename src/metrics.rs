@@ -1,0 +1,333 @@
+//! Prometheus metrics (OpenMetrics text) for the admission server and its certificate and SidecarSet
+//! sources.
+//!
+//! Every label value is a `&'static str` or a small enum, so a recorded request costs two
+//! read-locked hash lookups and no allocation once its label set has been seen, and a client cannot
+//! grow the label space by sending odd operations. Labelled families are only encoded once they
+//! have a sample (prometheus-client skips empty families).
+
+use std::fmt::Write as _;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::{Registry, Unit};
+
+/// Upper bounds of the admission latency histogram. Injection is pure CPU work on one object, so
+/// most answers take well under a millisecond; the top buckets catch stalls.
+const ADMISSION_DURATION_BUCKETS: [f64; 12] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
+];
+
+/// How an admission request ended.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+pub enum AdmissionResult {
+    /// Allowed without changes.
+    Allowed,
+    /// Allowed with a JSON patch.
+    Patched,
+    /// Refused by policy.
+    Denied,
+    /// The webhook could not decide (malformed review, internal failure).
+    Error,
+}
+
+impl AdmissionResult {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AdmissionResult::Allowed => "allowed",
+            AdmissionResult::Patched => "patched",
+            AdmissionResult::Denied => "denied",
+            AdmissionResult::Error => "error",
+        }
+    }
+}
+
+impl EncodeLabelValue for AdmissionResult {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> std::fmt::Result {
+        encoder.write_str(self.as_str())
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct AdmissionLabels {
+    webhook: &'static str,
+    operation: &'static str,
+    result: AdmissionResult,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookLabels {
+    webhook: &'static str,
+}
+
+type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+
+fn admission_duration_histogram() -> Histogram {
+    Histogram::new(ADMISSION_DURATION_BUCKETS)
+}
+
+/// Maps the AdmissionReview operation onto a fixed set so label values stay bounded.
+fn operation_label(operation: &str) -> &'static str {
+    match operation {
+        "CREATE" => "CREATE",
+        "UPDATE" => "UPDATE",
+        "DELETE" => "DELETE",
+        "CONNECT" => "CONNECT",
+        _ => "other",
+    }
+}
+
+/// All metrics of the process, registered once; share it as `Arc<Metrics>`.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    admission_requests: Family<AdmissionLabels, Counter>,
+    admission_duration: HistogramFamily<WebhookLabels>,
+    certificate_not_after: Gauge,
+    certificate_reloads: Counter,
+    certificate_reload_failures: Counter,
+    sidecarsets_loaded: Gauge,
+    sidecarset_load_errors: Counter,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let admission_requests = Family::<AdmissionLabels, Counter>::default();
+        let admission_duration =
+            HistogramFamily::<WebhookLabels>::new_with_constructor(admission_duration_histogram);
+        let certificate_not_after = Gauge::default();
+        let certificate_reloads = Counter::default();
+        let certificate_reload_failures = Counter::default();
+        let sidecarsets_loaded = Gauge::default();
+        let sidecarset_load_errors = Counter::default();
+
+        // prometheus-client appends `_total` to counters and the unit suffix itself, so names are
+        // registered without them.
+        let mut registry = Registry::default();
+        registry.register(
+            "admission_requests",
+            "Admission requests answered, by webhook, operation and result",
+            admission_requests.clone(),
+        );
+        registry.register_with_unit(
+            "admission_duration",
+            "Time spent answering an admission request, by webhook",
+            Unit::Seconds,
+            admission_duration.clone(),
+        );
+        registry.register_with_unit(
+            "tls_certificate_not_after",
+            "Expiry of the serving certificate, as a Unix timestamp",
+            Unit::Seconds,
+            certificate_not_after.clone(),
+        );
+        registry.register(
+            "tls_certificate_reloads",
+            "Serving certificate reloads that took effect",
+            certificate_reloads.clone(),
+        );
+        registry.register(
+            "tls_certificate_reload_failures",
+            "Serving certificate reloads refused (unreadable, mismatched or expired pair)",
+            certificate_reload_failures.clone(),
+        );
+        registry.register(
+            "sidecarsets_loaded",
+            "SidecarSets in the current catalogue snapshot",
+            sidecarsets_loaded.clone(),
+        );
+        registry.register(
+            "sidecarset_load_errors",
+            "SidecarSets skipped because they could not be decoded",
+            sidecarset_load_errors.clone(),
+        );
+
+        Metrics {
+            registry,
+            admission_requests,
+            admission_duration,
+            certificate_not_after,
+            certificate_reloads,
+            certificate_reload_failures,
+            sidecarsets_loaded,
+            sidecarset_load_errors,
+        }
+    }
+
+    /// Records one answered admission request. `operation` is the review's `request.operation`;
+    /// anything outside CREATE/UPDATE/DELETE/CONNECT is counted as `other`.
+    pub fn observe_admission(
+        &self,
+        webhook: &'static str,
+        operation: &str,
+        result: AdmissionResult,
+        elapsed: Duration,
+    ) {
+        let labels = AdmissionLabels {
+            webhook,
+            operation: operation_label(operation),
+            result,
+        };
+        self.admission_requests.get_or_create(&labels).inc();
+        self.admission_duration
+            .get_or_create(&WebhookLabels { webhook })
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Publishes the expiry of the certificate now being served.
+    pub fn set_certificate_not_after(&self, not_after: SystemTime) {
+        let seconds = match not_after.duration_since(UNIX_EPOCH) {
+            Ok(since_epoch) => i64::try_from(since_epoch.as_secs()).unwrap_or(i64::MAX),
+            Err(_) => 0,
+        };
+        self.certificate_not_after.set(seconds);
+    }
+
+    /// Records the outcome of a certificate reload: a swap counts as a reload and publishes the new
+    /// expiry; an error counts as a failure (the old certificate stays in service).
+    pub fn record_certificate_reload<E>(&self, outcome: Result<SystemTime, E>) {
+        match outcome {
+            Ok(not_after) => {
+                self.certificate_reloads.inc();
+                self.set_certificate_not_after(not_after);
+            }
+            Err(_) => {
+                self.certificate_reload_failures.inc();
+            }
+        }
+    }
+
+    pub fn set_sidecarsets_loaded(&self, count: usize) {
+        self.sidecarsets_loaded
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
+
+    pub fn record_sidecarset_load_error(&self) {
+        self.sidecarset_load_errors.inc();
+    }
+
+    /// Adds the SidecarSets skipped by one load of the catalogue.
+    pub fn add_sidecarset_load_errors(&self, count: usize) {
+        self.sidecarset_load_errors
+            .inc_by(u64::try_from(count).unwrap_or(u64::MAX));
+    }
+
+    /// Renders every metric in the OpenMetrics text format (ends with `# EOF`).
+    pub fn encode(&self) -> String {
+        let mut text = String::with_capacity(4096);
+        if let Err(error) = prometheus_client::encoding::text::encode(&mut text, &self.registry) {
+            // Writing into a String cannot fail; an error means a metric refused to encode.
+            tracing::warn!(%error, "encoding metrics failed");
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoding_contains_every_family() {
+        let metrics = Metrics::new();
+        // Labelled families appear once they have a sample; the plain metrics are there from start.
+        let text = metrics.encode();
+        assert!(!text.contains("admission_requests"), "{text}");
+        assert!(text.contains("sidecarsets_loaded 0\n"), "{text}");
+
+        metrics.observe_admission(
+            "mutate-pod",
+            "CREATE",
+            AdmissionResult::Allowed,
+            Duration::from_micros(50),
+        );
+        let text = metrics.encode();
+        for family in [
+            "# TYPE admission_requests counter",
+            "# TYPE admission_duration_seconds histogram",
+            "# UNIT admission_duration_seconds seconds",
+            "# TYPE tls_certificate_not_after_seconds gauge",
+            "# TYPE tls_certificate_reloads counter",
+            "# TYPE tls_certificate_reload_failures counter",
+            "# TYPE sidecarsets_loaded gauge",
+            "# TYPE sidecarset_load_errors counter",
+        ] {
+            assert!(text.contains(family), "missing {family:?} in:\n{text}");
+        }
+        assert!(text.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn admission_observations_are_labelled_and_bucketed() {
+        let metrics = Metrics::new();
+        metrics.observe_admission(
+            "mutate-pod",
+            "CREATE",
+            AdmissionResult::Patched,
+            Duration::from_micros(300),
+        );
+        metrics.observe_admission(
+            "mutate-pod",
+            "CREATE",
+            AdmissionResult::Patched,
+            Duration::from_micros(80),
+        );
+        metrics.observe_admission(
+            "mutate-pod",
+            "bogus",
+            AdmissionResult::Error,
+            Duration::from_millis(2),
+        );
+        let text = metrics.encode();
+
+        assert!(text.contains(
+            r#"admission_requests_total{webhook="mutate-pod",operation="CREATE",result="patched"} 2"#
+        ));
+        assert!(text.contains(
+            r#"admission_requests_total{webhook="mutate-pod",operation="other",result="error"} 1"#
+        ));
+        assert!(text.contains(r#"admission_duration_seconds_count{webhook="mutate-pod"} 3"#));
+        // 80 µs lands in the first bucket; 300 µs in the 0.0005 bucket (cumulative: 2).
+        assert!(
+            text.contains(
+                r#"admission_duration_seconds_bucket{le="0.0001",webhook="mutate-pod"} 1"#
+            )
+        );
+        assert!(
+            text.contains(
+                r#"admission_duration_seconds_bucket{le="0.0005",webhook="mutate-pod"} 2"#
+            )
+        );
+    }
+
+    #[test]
+    fn setters_show_up_in_the_encoding() {
+        let metrics = Metrics::new();
+        metrics.set_certificate_not_after(UNIX_EPOCH + Duration::from_secs(1_800_000_000));
+        metrics
+            .record_certificate_reload::<()>(Ok(UNIX_EPOCH + Duration::from_secs(1_900_000_000)));
+        metrics.record_certificate_reload(Err("mismatched pair"));
+        metrics.record_certificate_reload(Err("unreadable"));
+        metrics.set_sidecarsets_loaded(7);
+        metrics.record_sidecarset_load_error();
+        metrics.add_sidecarset_load_errors(2);
+        let text = metrics.encode();
+
+        // A successful reload publishes the new expiry; failures leave it alone.
+        assert!(text.contains("tls_certificate_not_after_seconds 1900000000\n"));
+        assert!(text.contains("tls_certificate_reloads_total 1\n"));
+        assert!(text.contains("tls_certificate_reload_failures_total 2\n"));
+        assert!(text.contains("sidecarsets_loaded 7\n"));
+        assert!(text.contains("sidecarset_load_errors_total 3\n"));
+    }
+}

@@ -1,0 +1,393 @@
+//! SidecarSets (and optionally Namespaces) read from a directory of YAML/JSON files: the
+//! no-cluster mode.
+//!
+//! Each SidecarSet goes through exactly what the SidecarSet webhooks would do to it (defaults,
+//! hash annotations, validation). A file or document that fails is reported by file name and
+//! field and skipped; the others keep serving. The directory is polled and compared by content,
+//! which also works for ConfigMap volumes (kubelet swaps a `..data` symlink, so per-file inotify
+//! watches go stale).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Namespace;
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+use super::{Catalogue, SharedCatalogue};
+use crate::api::SidecarSet;
+use crate::inject::defaults::default_and_hash;
+use crate::inject::selector::Labels;
+use crate::validate::field::aggregate;
+use crate::validate::sidecarset::validate_sidecarset;
+
+/// The example SidecarSets compiled into the binary: what `serve` uses when it is given neither
+/// a directory nor a cluster.
+pub const EMBEDDED_EXAMPLES: &[(&str, &str)] = &[
+    (
+        "embedded:deploy/examples/log-agent.yaml",
+        include_str!("../../deploy/examples/log-agent.yaml"),
+    ),
+    (
+        "embedded:deploy/examples/proxy.yaml",
+        include_str!("../../deploy/examples/proxy.yaml"),
+    ),
+];
+
+/// A document that could not be loaded, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadError {
+    pub file: String,
+    /// 1-based position of the YAML document in the file.
+    pub document: usize,
+    /// `SidecarSet "name"` when the document got that far.
+    pub object: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: document {}", self.file, self.document)?;
+        if let Some(object) = &self.object {
+            write!(f, " ({object})")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// The outcome of loading a set of files.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub sidecarsets: Vec<Arc<SidecarSet>>,
+    pub namespaces: HashMap<String, Labels>,
+    pub errors: Vec<LoadError>,
+}
+
+impl Loaded {
+    pub fn into_catalogue(self) -> (Catalogue, Vec<LoadError>) {
+        (
+            Catalogue::new(self.sidecarsets, self.namespaces, true),
+            self.errors,
+        )
+    }
+}
+
+/// Parses, defaults, hashes and validates the objects in `files` (`(name, content)` pairs).
+/// Pure: the caller reads the files.
+pub fn load(files: &[(String, String)]) -> Loaded {
+    let mut loaded = Loaded::default();
+    let mut candidates: Vec<(SidecarSet, String, usize)> = Vec::new();
+    for (file, content) in files {
+        for (index, document) in documents(file, content).into_iter().enumerate() {
+            let document_number = index + 1;
+            let error = |object: Option<String>, message: String| LoadError {
+                file: file.clone(),
+                document: document_number,
+                object,
+                message,
+            };
+            let value = match document {
+                Ok(serde_json::Value::Null) => continue,
+                Ok(value) => value,
+                Err(message) => {
+                    loaded.errors.push(error(None, message));
+                    continue;
+                }
+            };
+            for item in list_items(value) {
+                match classify(item) {
+                    Ok(Object::SidecarSet(mut set)) => {
+                        default_and_hash(&mut set);
+                        candidates.push((set, file.clone(), document_number));
+                    }
+                    Ok(Object::Namespace(namespace)) => {
+                        let name = namespace.metadata.name.clone().unwrap_or_default();
+                        let mut labels = namespace.metadata.labels.unwrap_or_default();
+                        labels
+                            .entry(crate::api::keys::NAMESPACE_NAME_LABEL.to_string())
+                            .or_insert_with(|| name.clone());
+                        loaded.namespaces.insert(name, labels);
+                    }
+                    Err((object, message)) => loaded.errors.push(error(object, message)),
+                }
+            }
+        }
+    }
+
+    // Validate in name order against the ones already accepted, so that of two conflicting
+    // SidecarSets the same one always wins, whatever the file order.
+    candidates.sort_by(|a, b| a.0.name().cmp(b.0.name()));
+    let mut defined_in: HashMap<String, String> = HashMap::new();
+    for (set, file, document) in candidates {
+        let object = Some(format!("SidecarSet {:?}", set.name()));
+        if let Some(first) = defined_in.get(set.name()) {
+            loaded.errors.push(LoadError {
+                file,
+                document,
+                object,
+                message: format!("metadata.name: Duplicate value: {:?}: already defined in {first}", set.name()),
+            });
+            continue;
+        }
+        let errors = validate_sidecarset(&set, None, &loaded.sidecarsets);
+        if errors.is_empty() {
+            defined_in.insert(set.name().to_string(), file);
+            loaded.sidecarsets.push(Arc::new(set));
+        } else {
+            loaded.errors.push(LoadError {
+                file,
+                document,
+                object,
+                message: aggregate(&errors),
+            });
+        }
+    }
+    loaded
+}
+
+/// The documents of a file as JSON values: one for a `.json` file, one per `---` for YAML.
+fn documents(file: &str, content: &str) -> Vec<Result<serde_json::Value, String>> {
+    if file.ends_with(".json") {
+        return vec![serde_json::from_str(content).map_err(|e| format!("invalid JSON: {e}"))];
+    }
+    serde_yaml::Deserializer::from_str(content)
+        .map(|document| {
+            let value = <serde_yaml::Value as serde::Deserialize>::deserialize(document)
+                .map_err(|e| format!("invalid YAML: {e}"))?;
+            serde_json::to_value(value).map_err(|e| format!("not representable as JSON: {e}"))
+        })
+        .collect()
+}
+
+/// A `kind: List` document stands for its items.
+fn list_items(value: serde_json::Value) -> Vec<serde_json::Value> {
+    if value.get("kind").and_then(|k| k.as_str()) == Some("List")
+        && let Some(serde_json::Value::Array(items)) = value.get("items")
+    {
+        return items.clone();
+    }
+    vec![value]
+}
+
+enum Object {
+    SidecarSet(SidecarSet),
+    Namespace(Namespace),
+}
+
+fn classify(value: serde_json::Value) -> Result<Object, (Option<String>, String)> {
+    let text = |key: &str| value.get(key).and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let (api_version, kind) = (text("apiVersion"), text("kind"));
+    let name = value
+        .pointer("/metadata/name")
+        .and_then(|v| v.as_str())
+        .map(|n| format!("{kind} {n:?}"));
+    match (api_version.as_str(), kind.as_str()) {
+        ("apps.kruise.io/v1alpha1" | "apps.kruise.io/v1beta1", "SidecarSet") => {
+            decode(value).map(Object::SidecarSet).map_err(|e| (name, e))
+        }
+        ("v1", "Namespace") => decode(value).map(Object::Namespace).map_err(|e| (name, e)),
+        _ => Err((
+            name,
+            format!(
+                "unsupported object apiVersion {api_version:?} kind {kind:?}: expected a SidecarSet (apps.kruise.io/v1alpha1) or a Namespace (v1)"
+            ),
+        )),
+    }
+}
+
+/// Decodes with the path of the offending field in the message.
+pub fn decode<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            e.inner().to_string()
+        } else {
+            format!("{path}: {}", e.inner())
+        }
+    })
+}
+
+/// Reads every `.yaml`, `.yml` and `.json` file of `dir` (not recursing, skipping hidden names
+/// such as ConfigMap volumes' `..data`), sorted by name.
+pub fn read_directory(dir: &Path) -> std::io::Result<Vec<(String, String)>> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| {
+            let hidden = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_none_or(|n| n.starts_with('.'));
+            let wanted = matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("yaml" | "yml" | "json")
+            );
+            !hidden && wanted && path.is_file()
+        })
+        .collect();
+    paths.sort();
+    let mut files = Vec::with_capacity(paths.len());
+    for path in paths {
+        let display = path.display().to_string();
+        match std::fs::read(&path) {
+            // Invalid UTF-8 shows up as replacement characters, which then fail to parse or
+            // validate and are reported against this file.
+            Ok(bytes) => files.push((display, String::from_utf8_lossy(&bytes).into_owned())),
+            // A file removed between listing and reading is simply gone.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(files)
+}
+
+/// Polls `dir` every `interval`, rebuilding and publishing the catalogue when any file's
+/// content changed. `on_load` sees each rebuild's errors (for logs and metrics).
+pub fn spawn_watcher(
+    dir: PathBuf,
+    interval: Duration,
+    mut last: Vec<(String, String)>,
+    catalogue: SharedCatalogue,
+    on_load: impl Fn(&Catalogue, &[LoadError]) + Send + 'static,
+    shutdown: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tokio::time::sleep(interval) => {}
+            }
+            let read = {
+                let dir = dir.clone();
+                tokio::task::spawn_blocking(move || read_directory(&dir)).await
+            };
+            let files = match read {
+                Ok(Ok(files)) => files,
+                Ok(Err(e)) => {
+                    tracing::warn!(dir = %dir.display(), error = %e, "cannot read SidecarSet directory; keeping the last catalogue");
+                    continue;
+                }
+                Err(_) => continue,
+            };
+            if files == last {
+                continue;
+            }
+            let (next, errors) = load(&files).into_catalogue();
+            on_load(&next, &errors);
+            catalogue.store(Arc::new(next));
+            last = files;
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::keys;
+
+    fn file(name: &str, content: &str) -> (String, String) {
+        (name.to_string(), content.to_string())
+    }
+
+    #[test]
+    fn embedded_examples_load_cleanly() {
+        let files: Vec<_> = EMBEDDED_EXAMPLES.iter().map(|(n, c)| file(n, c)).collect();
+        let loaded = load(&files);
+        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+        let names: Vec<_> = loaded.sidecarsets.iter().map(|s| s.name().to_string()).collect();
+        assert_eq!(names, vec!["log-agent", "proxy"]);
+        for set in &loaded.sidecarsets {
+            assert_eq!(set.annotation(keys::SIDECARSET_HASH).map(str::len), Some(64));
+            assert_eq!(set.annotation(keys::SIDECARSET_HASH_WITHOUT_IMAGE).map(str::len), Some(64));
+            assert_eq!(set.containers()[0].share_volume_policy.as_ref().unwrap().type_.is_some(), true);
+        }
+    }
+
+    #[test]
+    fn multi_document_and_bad_documents_are_reported_by_file_and_field() {
+        let content = r#"
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata: {name: good}
+spec:
+  selector: {matchLabels: {app: a}}
+  containers: [{name: s, image: busybox:1}]
+---
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata: {name: bad-type}
+spec:
+  selector: {matchLabels: {app: b}}
+  containers: [{name: s, image: busybox:1, ports: [{containerPort: "eighty"}]}]
+---
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata: {name: no-selector}
+spec:
+  containers: [{name: t, image: busybox:1}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: stray}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: shop, labels: {env: prod}}
+"#;
+        let loaded = load(&[file("sets.yaml", content)]);
+        let names: Vec<_> = loaded.sidecarsets.iter().map(|s| s.name()).collect();
+        assert_eq!(names, vec!["good"]);
+        let messages: Vec<String> = loaded.errors.iter().map(|e| e.to_string()).collect();
+        assert_eq!(messages.len(), 3, "{messages:#?}");
+        assert!(messages[0].starts_with("sets.yaml: document 2 (SidecarSet \"bad-type\"): spec.containers[0].ports[0].containerPort"), "{}", messages[0]);
+        assert!(messages[1].contains("document 4 (ConfigMap \"stray\")"), "{}", messages[1]);
+        assert!(messages[2].contains("document 3 (SidecarSet \"no-selector\")") && messages[2].contains("spec.selector"), "{}", messages[2]);
+        assert_eq!(loaded.namespaces["shop"]["env"], "prod");
+        assert_eq!(loaded.namespaces["shop"][keys::NAMESPACE_NAME_LABEL], "shop");
+    }
+
+    #[test]
+    fn conflicting_sidecarsets_keep_the_first_by_name() {
+        let set = |name: &str| {
+            format!(
+                "{{\"apiVersion\":\"apps.kruise.io/v1alpha1\",\"kind\":\"SidecarSet\",\"metadata\":{{\"name\":\"{name}\"}},\
+                 \"spec\":{{\"selector\":{{\"matchLabels\":{{\"app\":\"x\"}}}},\"containers\":[{{\"name\":\"same\",\"image\":\"i\"}}]}}}}"
+            )
+        };
+        let loaded = load(&[file("b.json", &set("zeta")), file("a.json", &set("alpha"))]);
+        let names: Vec<_> = loaded.sidecarsets.iter().map(|s| s.name()).collect();
+        assert_eq!(names, vec!["alpha"]);
+        assert_eq!(loaded.errors.len(), 1);
+        assert!(loaded.errors[0].to_string().contains("already exist in alpha"), "{}", loaded.errors[0]);
+    }
+
+    #[test]
+    fn duplicate_names_are_refused() {
+        let doc = "apiVersion: apps.kruise.io/v1alpha1\nkind: SidecarSet\nmetadata: {name: one}\nspec: {selector: {matchLabels: {a: b}}, containers: [{name: c, image: i}]}\n";
+        let loaded = load(&[file("1.yaml", doc), file("2.yaml", doc)]);
+        assert_eq!(loaded.sidecarsets.len(), 1);
+        assert!(loaded.errors[0].message.contains("Duplicate value: \"one\": already defined in 1.yaml"), "{:?}", loaded.errors);
+    }
+
+    #[test]
+    fn invalid_yaml_and_json() {
+        let loaded = load(&[file("x.yaml", "a: [unclosed"), file("y.json", "{nope")]);
+        assert_eq!(loaded.errors.len(), 2);
+        assert!(loaded.errors[0].message.starts_with("invalid YAML"));
+        assert!(loaded.errors[1].message.starts_with("invalid JSON"));
+    }
+
+    #[test]
+    fn reads_directory_skipping_hidden_and_other_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("b.yaml"), "b").unwrap();
+        std::fs::write(dir.path().join("a.json"), "a").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "n").unwrap();
+        std::fs::write(dir.path().join(".hidden.yaml"), "h").unwrap();
+        let files = read_directory(dir.path()).unwrap();
+        let names: Vec<_> = files.iter().map(|(n, _)| Path::new(n).file_name().unwrap().to_str().unwrap().to_string()).collect();
+        assert_eq!(names, vec!["a.json", "b.yaml"]);
+    }
+}

@@ -1,0 +1,136 @@
+//! Every AdmissionReview fixture, through the webhook that serves it, with the example
+//! SidecarSets: the patch applies to the raw request object, the result decodes, and running the
+//! webhook again on its own output gives no patch (reinvocation safety).
+
+use std::path::Path;
+
+use k8s_openapi::api::core::v1::Pod;
+use kruise_webhook::admission::pod::{PodMutation, mutate_pod};
+use kruise_webhook::admission::review::{AdmissionResponse, decode_envelope};
+use kruise_webhook::admission::sidecarset::mutate_sidecarset;
+use kruise_webhook::api::SidecarSet;
+use kruise_webhook::source::Catalogue;
+use kruise_webhook::source::dir::{self, EMBEDDED_EXAMPLES};
+use serde_json::Value;
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+
+fn example_catalogue() -> Catalogue {
+    let files: Vec<(String, String)> = EMBEDDED_EXAMPLES
+        .iter()
+        .map(|(n, c)| (n.to_string(), c.to_string()))
+        .collect();
+    let (catalogue, errors) = dir::load(&files).into_catalogue();
+    assert!(errors.is_empty(), "{errors:?}");
+    catalogue
+}
+
+fn answer(review: &Value, catalogue: &Catalogue) -> AdmissionResponse {
+    let bytes = serde_json::to_vec(review).unwrap();
+    let (_, request) = decode_envelope(&bytes).expect("fixture is an AdmissionReview");
+    if request.kind.kind == "SidecarSet" {
+        return mutate_sidecarset(&request);
+    }
+    mutate_pod(
+        &request,
+        &PodMutation {
+            catalogue,
+            now: "2026-11-22T10:00:00Z",
+            name_suffix: "x2b4z",
+            sort_sidecars_by_name: false,
+        },
+    )
+}
+
+fn apply(object: &Value, response: &AdmissionResponse) -> Value {
+    let mut object = object.clone();
+    if let Some(ops) = response.patch_operations() {
+        json_patch::patch(&mut object, &ops).expect("the patch applies to the raw object");
+    }
+    object
+}
+
+#[test]
+fn every_fixture_round_trips_and_is_reinvocation_safe() {
+    let catalogue = example_catalogue();
+    let mut seen = 0;
+    let mut entries: Vec<_> = std::fs::read_dir(FIXTURES).unwrap().map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for path in entries.iter().filter(|p| p.extension().is_some_and(|e| e == "json")) {
+        let name = path.file_name().unwrap().to_string_lossy();
+        let review: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let first = answer(&review, &catalogue);
+        assert_eq!(first.uid, review["request"]["uid"].as_str().unwrap(), "{name}");
+        if !first.allowed {
+            // Denials are their own tests; they must carry a reason.
+            assert!(first.status.as_ref().is_some_and(|s| !s.message.is_empty()), "{name}");
+            seen += 1;
+            continue;
+        }
+        let object = apply(&review["request"]["object"], &first);
+        if review["request"]["kind"]["kind"] == "Pod" {
+            serde_json::from_value::<Pod>(object.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        } else {
+            serde_json::from_value::<SidecarSet>(object.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        let mut again = review.clone();
+        again["request"]["object"] = object;
+        let second = answer(&again, &catalogue);
+        assert!(second.allowed, "{name}");
+        assert_eq!(second.patch_operations(), None, "{name}: reinvocation must not patch again");
+        seen += 1;
+    }
+    assert!(seen >= 8, "only {seen} fixtures found in {}", Path::new(FIXTURES).display());
+}
+
+#[test]
+fn fixture_expectations() {
+    let catalogue = example_catalogue();
+    let load = |name: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(Path::new(FIXTURES).join(name)).unwrap()).unwrap()
+    };
+
+    // The proxy example: injected before the app, and started first through launch priority.
+    let review = load("pod-shop-proxy-priority.json");
+    let pod: Pod = serde_json::from_value(apply(&review["request"]["object"], &answer(&review, &catalogue))).unwrap();
+    let spec = pod.spec.unwrap();
+    let order: Vec<_> = spec.containers.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(order, vec!["proxy", "checkout"]);
+    let barrier = |i: usize| {
+        let env = spec.containers[i].env.as_ref().unwrap().last().unwrap();
+        assert_eq!(env.name, "KRUISE_CONTAINER_BARRIER");
+        let key_ref = env.value_from.as_ref().unwrap().config_map_key_ref.as_ref().unwrap();
+        (key_ref.name.clone(), key_ref.key.clone())
+    };
+    assert_eq!(barrier(0), ("checkout-0-barrier".into(), "p_100".into()));
+    assert_eq!(barrier(1), ("checkout-0-barrier".into(), "p_0".into()));
+
+    // Ordered: a name is assigned from generateName, priorities follow container order.
+    let review = load("pod-ordered-launch.json");
+    let pod: Pod = serde_json::from_value(apply(&review["request"]["object"], &answer(&review, &catalogue))).unwrap();
+    assert_eq!(pod.metadata.name.as_deref(), Some("batch-x2b4z"));
+    let keys: Vec<String> = pod
+        .spec
+        .unwrap()
+        .containers
+        .iter()
+        .map(|c| {
+            let env = c.env.as_ref().unwrap().last().unwrap();
+            env.value_from.as_ref().unwrap().config_map_key_ref.as_ref().unwrap().key.clone()
+        })
+        .collect();
+    assert_eq!(keys, vec!["p_0", "p_-1", "p_-2"]);
+
+    // No SidecarSet matches and no priority: allowed, no patch.
+    let review = load("pod-no-match.json");
+    let response = answer(&review, &catalogue);
+    assert!(response.allowed && response.patch.is_none());
+
+    // A bad priority is refused with the container named.
+    let review = load("pod-bad-priority.json");
+    let response = answer(&review, &catalogue);
+    assert!(!response.allowed);
+    let status = response.status.unwrap();
+    assert_eq!(status.code, 500);
+    assert!(status.message.contains("container \"helper\""), "{}", status.message);
+}
