@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::admin::{Readiness, admin_router};
 use crate::admission::{AdmissionState, router};
-use crate::cli::{InjectArgs, ServeArgs};
+use crate::cli::{CrdsArgs, InjectArgs, ServeArgs};
 use crate::metrics::Metrics;
 use crate::source::dir::{self, EMBEDDED_EXAMPLES, LoadError};
 use crate::source::{self, Catalogue};
@@ -242,4 +242,21 @@ fn review_for(input: &str) -> Result<(String, serde_json::Value), String> {
         }
     });
     Ok((review.to_string(), value))
+}
+
+/// `kruise-webhook crds`: writes (or prints) the generated CRDs.
+pub fn crds(args: &CrdsArgs) -> Result<(), String> {
+    match &args.output_dir {
+        Some(dir) => {
+            for name in crate::crds::write_all(dir)? {
+                eprintln!("wrote {}", dir.join(name).display());
+            }
+        }
+        None => {
+            for crd in crate::crds::all() {
+                print!("---\n{}", crate::crds::render(&crd).map_err(|e| e.to_string())?);
+            }
+        }
+    }
+    Ok(())
 }

@@ -35,6 +35,15 @@ pub enum Command {
     Serve(ServeArgs),
     /// Run one AdmissionReview file through the pod webhook offline and print the patched pod.
     Inject(InjectArgs),
+    /// Write the CustomResourceDefinitions generated from the Rust types.
+    Crds(CrdsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CrdsArgs {
+    /// Directory to write `<plural>.apps.kruise.io.yaml` files into; without it, print them.
+    #[arg(long)]
+    pub output_dir: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

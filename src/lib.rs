@@ -9,6 +9,7 @@ pub mod admission;
 pub mod api;
 pub mod app;
 pub mod cli;
+pub mod crds;
 pub mod inject;
 pub mod metrics;
 pub mod server;

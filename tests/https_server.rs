@@ -404,16 +404,31 @@ async fn sidecarset_directory_changes_apply_without_restart() {
     }
 }
 
-#[tokio::test]
+// Multi-threaded, so the clients' connection tasks keep running (and answer HTTP/2 pings) while
+// the test thread waits for the server to exit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn certificates_are_reused_and_sigterm_exits_cleanly() {
     let certs = tempfile::tempdir().unwrap();
     let server = Server::start_in(certs.path());
     let cert = std::fs::read(certs.path().join("tls.crt")).unwrap();
-    // An idle keep-alive connection must not hold the shutdown up.
-    let client = server.client();
-    post_review(&client, &server.url("/mutate-pod"), &fixture("pod-no-match.json")).await;
+    // Idle keep-alive connections (HTTP/2 and HTTP/1.1) must not hold the shutdown up.
+    let h2 = server.client();
+    post_review(&h2, &server.url("/mutate-pod"), &fixture("pod-no-match.json")).await;
+    let http1 = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(&std::fs::read(server.ca()).unwrap()).unwrap())
+        .resolve("localhost", server.https)
+        .http1_only()
+        .build()
+        .unwrap();
+    post_review(&http1, &server.url("/mutate-pod"), &fixture("pod-no-match.json")).await;
+    let started = Instant::now();
     let status = server.terminate();
     assert!(status.success(), "exit status {status:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "shutdown took {:?} with idle keep-alive connections open",
+        started.elapsed()
+    );
     let again = Server::start_in(certs.path());
     let reused = std::fs::read(certs.path().join("tls.crt")).unwrap();
     assert_eq!(cert, reused, "a valid certificate is reused on restart");

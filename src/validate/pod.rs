@@ -991,7 +991,10 @@ fn validate_env_from(sources: &[EnvFromSource], path: &Path) -> Vec<FieldError> 
                 errors.push(FieldError::required(&name_path, ""));
             } else {
                 // Kubernetes validates these names as prefixes, which tolerates a trailing '-'.
-                let candidate = format!("{name}a");
+                let candidate = match name.strip_suffix('-') {
+                    Some(stem) if !stem.is_empty() => format!("{stem}a"),
+                    _ => name.to_string(),
+                };
                 for message in dns1123_subdomain_errors(&candidate) {
                     errors.push(FieldError::invalid(&name_path, name, message));
                 }
@@ -2037,6 +2040,51 @@ mod tests {
             "spec.containers[0].env[5].valueFrom.configMapKeyRef.key: Required value"
         );
         assert!(errors[4].starts_with("spec.containers[0].env[6].valueFrom.fieldRef.fieldPath: Unsupported value: \"spec.schedulerName\": supported values: \"metadata.name\""));
+    }
+
+    #[test]
+    fn env_from_sources() {
+        use k8s_openapi::api::core::v1::{ConfigMapEnvSource, SecretEnvSource};
+        let config_map = |name: &str| EnvFromSource {
+            config_map_ref: Some(ConfigMapEnvSource {
+                name: name.into(),
+                optional: None,
+            }),
+            ..Default::default()
+        };
+        let mut a = container("a");
+        a.env_from = Some(vec![
+            config_map("trailing-dash-"),
+            EnvFromSource {
+                prefix: Some("1X_".into()),
+                ..config_map("ok")
+            },
+            config_map("Bad"),
+            EnvFromSource::default(),
+            EnvFromSource {
+                secret_ref: Some(SecretEnvSource {
+                    name: "s".into(),
+                    optional: None,
+                }),
+                ..config_map("c")
+            },
+        ]);
+        let errors = validate(&[], &[a], &[]);
+        assert_eq!(errors.len(), 4, "{errors:#?}");
+        assert!(
+            errors[0].starts_with("spec.containers[0].envFrom[1].prefix: Invalid value: \"1X_\"")
+        );
+        assert!(errors[1].starts_with(
+            "spec.containers[0].envFrom[2].configMapRef.name: Invalid value: \"Bad\""
+        ));
+        assert_eq!(
+            errors[2],
+            "spec.containers[0].envFrom: Invalid value: \"\": must specify one of: `configMapRef` or `secretRef`"
+        );
+        assert_eq!(
+            errors[3],
+            "spec.containers[0].envFrom: Invalid value: \"\": may not have more than one field specified at a time"
+        );
     }
 
     #[test]

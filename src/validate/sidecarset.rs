@@ -231,12 +231,9 @@ fn validate_selector(selector: &LabelSelector, path: &Path) -> Vec<FieldError> {
             "empty selector is not valid for sidecarset.",
         ));
     }
-    if let Some(conversion) = label_selector_conversion_error(selector) {
-        errors.push(FieldError::invalid(
-            &path.child("selector"),
-            rendered(),
-            conversion,
-        ));
+    // Upstream reports the failed conversion without its reason.
+    if label_selector_conversion_error(selector).is_some() {
+        errors.push(FieldError::invalid(&path.child("selector"), rendered(), ""));
     }
     errors
 }
@@ -1037,7 +1034,7 @@ mod expression {
             }
         }
 
-        fn expect(&mut self, symbol: u8) -> Result<(), String> {
+        fn require(&mut self, symbol: u8) -> Result<(), String> {
             if self.eat(symbol) {
                 Ok(())
             } else {
@@ -1083,7 +1080,7 @@ mod expression {
                     if self.eat(b',') {
                         arguments.push(self.expression()?);
                     }
-                    self.expect(b')')?;
+                    self.require(b')')?;
                     call(&name, &arguments)
                 }
                 Some(Token::Ident(name)) => {
@@ -1095,7 +1092,7 @@ mod expression {
                 }
                 Some(Token::Symbol(b'(')) => {
                     let value = self.expression()?;
-                    self.expect(b')')?;
+                    self.require(b')')?;
                     Ok(value)
                 }
                 Some(Token::Symbol(b'-')) => Ok(negate(self.factor()?)),
