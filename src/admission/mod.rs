@@ -46,7 +46,8 @@ pub struct AdmissionState {
 pub fn router(state: AdmissionState, with_baseline: bool) -> Router {
     let mut router = Router::new()
         .route(keys::PATH_MUTATE_POD, post(mutate_pod))
-        .route(keys::PATH_MUTATE_SIDECARSET, post(mutate_sidecarset));
+        .route(keys::PATH_MUTATE_SIDECARSET, post(mutate_sidecarset))
+        .route(keys::PATH_VALIDATE_SIDECARSET, post(validate_sidecarset));
     if with_baseline {
         router = router.route(PATH_BASELINE, post(baseline_allow));
     }
@@ -81,6 +82,17 @@ async fn mutate_sidecarset(
     handle(&state, "mutate-sidecarset", &headers, &body, sidecarset::mutate_sidecarset)
 }
 
+async fn validate_sidecarset(
+    State(state): State<AdmissionState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    handle(&state, "validate-sidecarset", &headers, &body, |request| {
+        let catalogue = state.catalogue.load();
+        sidecarset::validate_sidecarset_request(request, catalogue.sidecarsets())
+    })
+}
+
 async fn baseline_allow(State(state): State<AdmissionState>, headers: HeaderMap, body: Bytes) -> Response {
     handle(&state, "baseline", &headers, &body, |request| AdmissionResponse::allow(&request.uid))
 }
@@ -88,7 +100,7 @@ async fn baseline_allow(State(state): State<AdmissionState>, headers: HeaderMap,
 async fn not_found() -> Response {
     (
         StatusCode::NOT_FOUND,
-        "no webhook at this path; served: /mutate-pod, /mutate-apps-kruise-io-sidecarset\n",
+        "no webhook at this path; served: /mutate-pod, /mutate-apps-kruise-io-sidecarset, /validate-apps-kruise-io-sidecarset\n",
     )
         .into_response()
 }

@@ -1,10 +1,13 @@
 //! `/mutate-apps-kruise-io-sidecarset`: SidecarSet defaults and the two hash annotations, on
-//! CREATE and UPDATE.
+//! CREATE and UPDATE; `/validate-apps-kruise-io-sidecarset`: every SidecarSet rule, including
+//! conflicts with the other SidecarSets.
 
 use super::patch::diff;
 use super::review::{AdmissionResponse, RequestEnvelope, decode_object};
 use crate::api::{SidecarSet, keys};
 use crate::inject::defaults::default_and_hash;
+use crate::validate::field::aggregate;
+use crate::validate::sidecarset::validate_sidecarset;
 
 /// Decides the answer to one SidecarSet mutation request. No I/O.
 pub fn mutate_sidecarset(request: &RequestEnvelope<'_>) -> AdmissionResponse {
@@ -38,4 +41,74 @@ pub fn mutate_sidecarset(request: &RequestEnvelope<'_>) -> AdmissionResponse {
         Ok(after) => AdmissionResponse::allow(uid).with_patch(&diff(&before, &after)),
         Err(e) => AdmissionResponse::deny(uid, 500, format!("re-encoding: {e}")),
     }
+}
+
+/// Decides the answer to one SidecarSet validation request against the other SidecarSets the
+/// server knows. No I/O. Refusals use code 500, as OpenKruise does for SidecarSets.
+pub fn validate_sidecarset_request(
+    request: &RequestEnvelope<'_>,
+    others: &[std::sync::Arc<SidecarSet>],
+) -> AdmissionResponse {
+    let uid = request.uid.as_str();
+    if request.kind.kind != "SidecarSet" || request.kind.group != keys::GROUP {
+        return AdmissionResponse::deny(
+            uid,
+            400,
+            format!(
+                "request.kind: Unsupported value: \"{}.{}\": this webhook validates SidecarSets ({}) only",
+                request.kind.kind,
+                request.kind.group,
+                keys::GROUP
+            ),
+        );
+    }
+    let old = match request.operation.as_str() {
+        "CREATE" => None,
+        "UPDATE" => match decode_object::<SidecarSet>(request.old_object, "request.oldObject") {
+            Ok(old) => Some(old),
+            Err(message) => return AdmissionResponse::deny(uid, 400, message),
+        },
+        _ => return AdmissionResponse::allow(uid),
+    };
+    let set: SidecarSet = match decode_object(request.object, "request.object") {
+        Ok(set) => set,
+        Err(message) => return AdmissionResponse::deny(uid, 400, message),
+    };
+    let errors = validate_sidecarset(&set, old.as_ref(), others);
+    if !errors.is_empty() {
+        return AdmissionResponse::deny(uid, 500, aggregate(&errors));
+    }
+    let mut response = AdmissionResponse::allow(uid);
+    response.warnings = sidecarset_warnings(&set);
+    response
+}
+
+/// Accepted, but probably not what the author meant.
+fn sidecarset_warnings(set: &SidecarSet) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let unrestricted = set.spec.namespace.as_deref().unwrap_or("").is_empty()
+        && set.spec.namespace_selector.is_none();
+    if unrestricted {
+        warnings.push(
+            "spec: neither namespace nor namespaceSelector is set: matching pods in every namespace (kube-system included) get these sidecars"
+                .to_string(),
+        );
+    }
+    let max_unavailable = set
+        .spec
+        .update_strategy
+        .as_ref()
+        .and_then(|s| s.max_unavailable.as_ref());
+    if let Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(percent)) =
+        max_unavailable
+        && percent
+            .trim_end_matches('%')
+            .parse::<u32>()
+            .is_ok_and(|p| p >= 100)
+    {
+        warnings.push(format!(
+            "spec.updateStrategy.maxUnavailable: {percent} lets a rollout take every matched pod's sidecars down at once"
+        ));
+    }
+    warnings
 }

@@ -1,6 +1,9 @@
 //! The Kubernetes types this project owns, and the well-known keys of its wire contract.
 
+pub mod cloneset;
+pub mod daemonset;
 pub mod keys;
 pub mod sidecarset;
+pub mod statefulset;
 
 pub use sidecarset::*;

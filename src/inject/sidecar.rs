@@ -134,11 +134,12 @@ pub fn matching_sidecarsets<'a>(
         if selector::is_empty(pod_selector) {
             continue;
         }
-        let selected = selector::matches(pod_selector, pod.metadata.labels.as_ref(), "spec.selector")
-            .map_err(|source| InjectError::Selector {
-                sidecarset: set.name().to_string(),
-                source,
-            })?;
+        let selected =
+            selector::matches(pod_selector, pod.metadata.labels.as_ref(), "spec.selector")
+                .map_err(|source| InjectError::Selector {
+                    sidecarset: set.name().to_string(),
+                    source,
+                })?;
         if !selected {
             continue;
         }
@@ -226,24 +227,22 @@ fn apply_patch_pod_metadata(pod: &mut Pod, sets: &[&SidecarSet]) -> Result<bool,
             for (key, value) in patch.annotations.iter().flatten() {
                 let annotations = pod.metadata.annotations.get_or_insert_with(BTreeMap::new);
                 let existing = annotations.get(key);
-                let new_value = match policy {
-                    "" | keys::PATCH_POLICY_RETAIN if existing.is_none() => value.clone(),
-                    keys::PATCH_POLICY_OVERWRITE => value.clone(),
-                    keys::PATCH_POLICY_MERGE_PATCH_JSON => match existing {
-                        Some(old) if !old.is_empty() => {
-                            merge_json_annotation(old, value).map_err(|message| {
-                                InjectError::PatchPodMetadata {
+                let new_value =
+                    match policy {
+                        "" | keys::PATCH_POLICY_RETAIN if existing.is_none() => value.clone(),
+                        keys::PATCH_POLICY_OVERWRITE => value.clone(),
+                        keys::PATCH_POLICY_MERGE_PATCH_JSON => match existing {
+                            Some(old) if !old.is_empty() => merge_json_annotation(old, value)
+                                .map_err(|message| InjectError::PatchPodMetadata {
                                     sidecarset: set.name().to_string(),
                                     key: key.clone(),
                                     message,
-                                }
-                            })?
-                        }
-                        // The first value is stored verbatim, as upstream does.
-                        _ => value.clone(),
-                    },
-                    _ => continue,
-                };
+                                })?,
+                            // The first value is stored verbatim, as upstream does.
+                            _ => value.clone(),
+                        },
+                        _ => continue,
+                    };
                 if existing != Some(&new_value) {
                     annotations.insert(key.clone(), new_value);
                     changed = true;
@@ -257,8 +256,8 @@ fn apply_patch_pod_metadata(pod: &mut Pod, sets: &[&SidecarSet]) -> Result<bool,
 /// RFC 7386 merge of two JSON documents held in annotation strings, re-serialized compactly with
 /// sorted keys.
 fn merge_json_annotation(existing: &str, patch: &str) -> Result<String, String> {
-    let mut target: serde_json::Value = serde_json::from_str(existing)
-        .map_err(|e| format!("existing value is not JSON: {e}"))?;
+    let mut target: serde_json::Value =
+        serde_json::from_str(existing).map_err(|e| format!("existing value is not JSON: {e}"))?;
     let patch: serde_json::Value =
         serde_json::from_str(patch).map_err(|e| format!("patch value is not JSON: {e}"))?;
     json_patch::merge(&mut target, &patch);
@@ -305,22 +304,21 @@ fn plan_injection(
     };
     let parse_hashes = |key: &'static str| match annotation(key) {
         None => Ok(BTreeMap::new()),
-        Some(value) => parse_upgrade_specs(value).map_err(|message| {
-            InjectError::InvalidHashAnnotation {
+        Some(value) => {
+            parse_upgrade_specs(value).map_err(|message| InjectError::InvalidHashAnnotation {
                 pod: pod_id.clone(),
                 key,
                 value: value.to_string(),
                 message,
-            }
-        }),
+            })
+        }
     };
     let mut hashes = parse_hashes(keys::SIDECARSET_HASH)?;
     let mut hashes_without_image = parse_hashes(keys::SIDECARSET_HASH_WITHOUT_IMAGE)?;
-    let mut hot_upgrade_working: BTreeMap<String, String> = annotation(
-        keys::SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
-    )
-    .and_then(|v| serde_json::from_str(v).ok())
-    .unwrap_or_default();
+    let mut hot_upgrade_working: BTreeMap<String, String> =
+        annotation(keys::SIDECARSET_WORKING_HOTUPGRADE_CONTAINER)
+            .and_then(|v| serde_json::from_str(v).ok())
+            .unwrap_or_default();
     let mut injected_names: BTreeSet<String> = annotation(keys::SIDECARSET_INJECTED_LIST)
         .map(|list| list.split(',').map(str::to_string).collect())
         .unwrap_or_default();
@@ -341,7 +339,12 @@ fn plan_injection(
             let built = build_sidecar(sidecar, set, &app, &mut plan.volumes);
             let copies = if sidecar.is_native_sidecar() && sidecar.is_hot_upgrade() {
                 hot_upgrade_injected = true;
-                hot_upgrade_pair(built, sidecar, &mut plan.annotations, &mut hot_upgrade_working)
+                hot_upgrade_pair(
+                    built,
+                    sidecar,
+                    &mut plan.annotations,
+                    &mut hot_upgrade_working,
+                )
             } else {
                 vec![built]
             };
@@ -358,7 +361,12 @@ fn plan_injection(
             let built = build_sidecar(sidecar, set, &app, &mut plan.volumes);
             let copies = if sidecar.is_hot_upgrade() {
                 hot_upgrade_injected = true;
-                hot_upgrade_pair(built, sidecar, &mut plan.annotations, &mut hot_upgrade_working)
+                hot_upgrade_pair(
+                    built,
+                    sidecar,
+                    &mut plan.annotations,
+                    &mut hot_upgrade_working,
+                )
             } else {
                 vec![built]
             };
@@ -442,11 +450,12 @@ struct AppContainers<'p> {
 
 impl<'p> AppContainers<'p> {
     fn new(pod: &'p Pod) -> Self {
-        let containers = pod.spec.as_ref().map(|s| s.containers.as_slice()).unwrap_or(&[]);
-        let sharing = containers
-            .iter()
-            .filter(|c| !was_injected(c))
-            .collect();
+        let containers = pod
+            .spec
+            .as_ref()
+            .map(|s| s.containers.as_slice())
+            .unwrap_or(&[]);
+        let sharing = containers.iter().filter(|c| !was_injected(c)).collect();
         let env_sources = containers
             .iter()
             .flat_map(|c| {
@@ -525,7 +534,13 @@ fn build_sidecar(
         .iter()
         .flatten()
         .map(|m| m.name.as_str())
-        .chain(container.volume_devices.iter().flatten().map(|d| d.name.as_str()));
+        .chain(
+            container
+                .volume_devices
+                .iter()
+                .flatten()
+                .map(|d| d.name.as_str()),
+        );
     for name in own_volume_names {
         if let Some(volume) = set.volumes().iter().find(|v| v.name == name) {
             volumes.push(volume.clone());
@@ -697,14 +712,23 @@ fn hot_upgrade_pair(
         .as_ref()
         .and_then(|s| s.hot_upgrade_empty_image.clone());
     let mut copies = Vec::with_capacity(2);
-    for (suffix, image, version, alt) in [("-1", built.image.clone(), "1", "0"), ("-2", empty_image, "0", "1")] {
+    for (suffix, image, version, alt) in [
+        ("-1", built.image.clone(), "1", "0"),
+        ("-2", empty_image, "0", "1"),
+    ] {
         let mut copy = built.clone();
         copy.name = format!("{name}{suffix}");
         copy.image = image;
         let env = copy.env.get_or_insert_with(Vec::new);
         for (env_name, prefix) in [
-            (keys::ENV_SIDECARSET_VERSION, keys::SIDECARSET_VERSION_PREFIX),
-            (keys::ENV_SIDECARSET_VERSION_ALT, keys::SIDECARSET_VERSION_ALT_PREFIX),
+            (
+                keys::ENV_SIDECARSET_VERSION,
+                keys::SIDECARSET_VERSION_PREFIX,
+            ),
+            (
+                keys::ENV_SIDECARSET_VERSION_ALT,
+                keys::SIDECARSET_VERSION_ALT_PREFIX,
+            ),
         ] {
             env.push(EnvVar {
                 name: env_name.to_string(),
@@ -718,8 +742,14 @@ fn hot_upgrade_pair(
                 }),
             });
         }
-        annotations.insert(format!("{}{}", keys::SIDECARSET_VERSION_PREFIX, copy.name), version.into());
-        annotations.insert(format!("{}{}", keys::SIDECARSET_VERSION_ALT_PREFIX, copy.name), alt.into());
+        annotations.insert(
+            format!("{}{}", keys::SIDECARSET_VERSION_PREFIX, copy.name),
+            version.into(),
+        );
+        annotations.insert(
+            format!("{}{}", keys::SIDECARSET_VERSION_ALT_PREFIX, copy.name),
+            alt.into(),
+        );
         copies.push(copy);
     }
     working.insert(name.to_string(), format!("{name}-1"));
@@ -733,8 +763,7 @@ impl InjectionPlan {
     fn apply(mut self, pod: &mut Pod, sort_sidecars_by_name: bool) {
         let spec = pod.spec.get_or_insert_with(Default::default);
 
-        self.init_containers
-            .sort_by(|a, b| a.0.name.cmp(&b.0.name));
+        self.init_containers.sort_by(|a, b| a.0.name.cmp(&b.0.name));
         if !self.init_containers.is_empty() {
             let existing = spec.init_containers.take().unwrap_or_default();
             spec.init_containers = Some(merge_containers(existing, self.init_containers));
@@ -760,10 +789,14 @@ impl InjectionPlan {
             .filter(|v| volume_names.insert(v.name.clone()))
             .collect();
         if !new_volumes.is_empty() {
-            spec.volumes.get_or_insert_with(Vec::new).extend(new_volumes);
+            spec.volumes
+                .get_or_insert_with(Vec::new)
+                .extend(new_volumes);
         }
 
-        if let Some(secrets) = merge_pull_secrets(spec.image_pull_secrets.take(), self.image_pull_secrets) {
+        if let Some(secrets) =
+            merge_pull_secrets(spec.image_pull_secrets.take(), self.image_pull_secrets)
+        {
             spec.image_pull_secrets = Some(secrets);
         }
 
@@ -775,7 +808,10 @@ impl InjectionPlan {
 }
 
 /// Same-name pod containers are replaced in place; the rest go before or after the pod's own.
-fn merge_containers(mut existing: Vec<Container>, sidecars: Vec<(Container, bool)>) -> Vec<Container> {
+fn merge_containers(
+    mut existing: Vec<Container>,
+    sidecars: Vec<(Container, bool)>,
+) -> Vec<Container> {
     let mut before = Vec::new();
     let mut after = Vec::new();
     for (sidecar, goes_before) in sidecars {

@@ -153,13 +153,21 @@ fn documents(file: &str, content: &str) -> Vec<Result<serde_json::Value, String>
     if file.ends_with(".json") {
         return vec![serde_json::from_str(content).map_err(|e| format!("invalid JSON: {e}"))];
     }
-    serde_yaml::Deserializer::from_str(content)
-        .map(|document| {
-            let value = <serde_yaml::Value as serde::Deserialize>::deserialize(document)
-                .map_err(|e| format!("invalid YAML: {e}"))?;
-            serde_json::to_value(value).map_err(|e| format!("not representable as JSON: {e}"))
-        })
-        .collect()
+    let mut documents = Vec::new();
+    for document in serde_yaml::Deserializer::from_str(content) {
+        match <serde_yaml::Value as serde::Deserialize>::deserialize(document) {
+            Ok(value) => documents.push(
+                serde_json::to_value(value).map_err(|e| format!("not representable as JSON: {e}")),
+            ),
+            // A syntax error leaves the parser where it cannot find the next document: report it
+            // and stop reading this file (the iterator would otherwise repeat the error forever).
+            Err(e) => {
+                documents.push(Err(format!("invalid YAML: {e}")));
+                break;
+            }
+        }
+    }
+    documents
 }
 
 /// A `kind: List` document stands for its items.
@@ -341,7 +349,15 @@ metadata: {name: shop, labels: {env: prod}}
         assert_eq!(names, vec!["good"]);
         let messages: Vec<String> = loaded.errors.iter().map(|e| e.to_string()).collect();
         assert_eq!(messages.len(), 3, "{messages:#?}");
-        assert!(messages[0].starts_with("sets.yaml: document 2 (SidecarSet \"bad-type\"): spec.containers[0].ports[0].containerPort"), "{}", messages[0]);
+        // The path stops at the container: its core fields are decoded through `serde(flatten)`,
+        // which does not report deeper paths; the message still quotes the bad value.
+        assert!(
+            messages[0].starts_with(
+                "sets.yaml: document 2 (SidecarSet \"bad-type\"): spec.containers[0]: invalid type: string \"eighty\", expected i32"
+            ),
+            "{}",
+            messages[0]
+        );
         assert!(messages[1].contains("document 4 (ConfigMap \"stray\")"), "{}", messages[1]);
         assert!(messages[2].contains("document 3 (SidecarSet \"no-selector\")") && messages[2].contains("spec.selector"), "{}", messages[2]);
         assert_eq!(loaded.namespaces["shop"]["env"], "prod");

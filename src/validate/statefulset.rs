@@ -1,0 +1,972 @@
+//! Advanced StatefulSet validation: every rejection of OpenKruise's StatefulSet validating
+//! webhook (spec §3.2), as Kubernetes-style field errors, in OpenKruise's order. `v1alpha1`
+//! objects are validated by converting them to `v1beta1`, as OpenKruise does.
+//!
+//! On UPDATE, the spec rules and the update rules both run and their errors are concatenated;
+//! only when both pass is the `InPlaceOnly` template check made. OpenKruise answers that one with
+//! a bare message (HTTP 422, no field path); here it is a Forbidden error on
+//! `spec.template.spec` whose detail is that message ([`statefulset_in_place_only_error`] gives
+//! the bare message).
+//!
+//! Unlike CloneSet, the pod spec is *not* validated: Kubernetes' StatefulSet template check only
+//! looks at labels, annotations and the selector, and OpenKruise adds the restart policy and
+//! active deadline rules.
+//!
+//! Not implemented: rule 12, the volume-claim-template resize checks, which need the cluster's
+//! StorageClasses and only run behind OpenKruise's `StatefulSetAutoResizePVCGate` (off by default).
+
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::field::{
+    FieldError, GoRepr, Path, dns1123_subdomain_errors, go_int_or_string, go_label_selector,
+    go_quote, validate_annotations, validate_labels, validate_nonnegative, validate_object_meta,
+    validate_positive_int_or_percent,
+};
+use super::workload::{
+    IN_PLACE_UPDATE_READY, PatchOp, Selector, contains_container_image_path, deletion_protection,
+    differs, legacy_scaled_value, pod_spec_patch, priority_strategy_error,
+    template_labels_mismatch, template_pod_spec, validate_object_meta_update,
+    validate_workload_selector, validate_workload_template_policies,
+};
+use crate::api::cloneset::{IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY, RECREATE};
+use crate::api::statefulset::{
+    DELETE, ON_DELETE, ORDERED_READY, PARALLEL, RETAIN, ROLLING_UPDATE,
+    RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetPersistentVolumeClaimRetentionPolicy,
+    StatefulSetSpec, StatefulSetUpdateStrategy, v1alpha1,
+};
+
+/// Upper bound of `rollingUpdate.minReadySeconds`.
+const MAX_MIN_READY_SECONDS: i32 = 300;
+
+/// Every reason to reject `new` (CREATE: `old` is `None`; UPDATE: the stored object).
+pub fn validate_statefulset(new: &StatefulSet, old: Option<&StatefulSet>) -> Vec<FieldError> {
+    let mut errors = validate_object_meta(
+        &new.metadata,
+        true,
+        dns1123_subdomain_errors,
+        &Path::new("metadata"),
+    );
+    errors.extend(validate_spec(&new.spec, &Path::new("spec")));
+    let Some(old) = old else {
+        return errors;
+    };
+    errors.extend(validate_update(new, old));
+    if errors.is_empty()
+        && let Some(message) = statefulset_in_place_only_error(new, old)
+    {
+        errors.push(FieldError::forbidden(
+            &Path::new("spec").child("template").child("spec"),
+            message,
+        ));
+    }
+    errors
+}
+
+/// [`validate_statefulset`] for `v1alpha1` objects, through their `v1beta1` form.
+pub fn validate_statefulset_v1alpha1(
+    new: &v1alpha1::StatefulSet,
+    old: Option<&v1alpha1::StatefulSet>,
+) -> Vec<FieldError> {
+    let new = StatefulSet::from(new.clone());
+    let old = old.map(|old| StatefulSet::from(old.clone()));
+    validate_statefulset(&new, old.as_ref())
+}
+
+/// OpenKruise's message when an `InPlaceOnly` update changes more than images. Its check is
+/// loose: any replace whose path *contains* `/containers/<n>/image` passes, so
+/// `imagePullPolicy` changes slip through, as upstream.
+pub fn statefulset_in_place_only_error(new: &StatefulSet, old: &StatefulSet) -> Option<String> {
+    if new.pod_update_policy() != IN_PLACE_ONLY {
+        return None;
+    }
+    let PatchOp { op, path } = pod_spec_patch(
+        &template_pod_spec(&old.spec.template),
+        &template_pod_spec(&new.spec.template),
+    )
+    .into_iter()
+    .find(|op| op.op != "replace" || !contains_container_image_path(&op.path))?;
+    Some(format!(
+        "invalid template modified with InPlaceOnly strategy: {op} {path}, currently only image update is allowed for InPlaceOnly"
+    ))
+}
+
+/// Why deleting `set` is refused (HTTP 403), if it is.
+pub fn statefulset_deletion_protection(set: &StatefulSet) -> Option<String> {
+    deletion_protection(
+        set.metadata.labels.as_ref(),
+        set.spec.replicas,
+        set.metadata.deletion_timestamp.is_some(),
+    )
+}
+
+/// Accepted but probably not what the author meant.
+pub fn statefulset_warnings(set: &StatefulSet) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let replicas = set.spec.replicas.unwrap_or(super::workload::DEFAULT_REPLICAS);
+    if let Some(rolling) = &set.spec.update_strategy.rolling_update {
+        let partition = rolling.partition.unwrap_or(0);
+        // Ordered updates compare ordinals with the partition; unordered ones count pods.
+        let start = set.spec.ordinals.as_ref().map_or(0, |o| o.start);
+        let untouched_from = if rolling.unordered_update.is_some() {
+            i64::from(replicas)
+        } else {
+            i64::from(start) + i64::from(replicas)
+        };
+        let reserves_none = set.spec.reserve_ordinals.as_ref().is_none_or(Vec::is_empty);
+        if replicas > 0 && reserves_none && i64::from(partition) >= untouched_from {
+            warnings.push(format!(
+                "spec.updateStrategy.rollingUpdate.partition {partition} covers all {replicas} pods: template changes will not roll out"
+            ));
+        }
+        if rolling.paused == Some(true) {
+            warnings.push(
+                "spec.updateStrategy.rollingUpdate.paused is true: no pod is updated until it is unset".into(),
+            );
+        }
+    }
+    if let Some(policy) = &set.spec.persistent_volume_claim_retention_policy {
+        if policy.when_deleted.as_deref() == Some(DELETE) {
+            warnings.push(
+                "spec.persistentVolumeClaimRetentionPolicy.whenDeleted is Delete: deleting the StatefulSet deletes its PVCs and their data"
+                    .into(),
+            );
+        }
+        if policy.when_scaled.as_deref() == Some(DELETE) {
+            warnings.push(
+                "spec.persistentVolumeClaimRetentionPolicy.whenScaled is Delete: scaling down deletes the PVCs of the removed pods"
+                    .into(),
+            );
+        }
+    }
+    warnings
+}
+
+// ---------------------------------------------------------------------------------------------
+// Spec rules
+
+fn validate_spec(spec: &StatefulSetSpec, path: &Path) -> Vec<FieldError> {
+    let policy = spec.pod_management_policy.as_deref().unwrap_or("");
+    let mut errors = Vec::new();
+    let policy_path = path.child("podManagementPolicy");
+    match policy {
+        "" => errors.push(FieldError::required(&policy_path, "")),
+        ORDERED_READY | PARALLEL => {}
+        other => errors.push(FieldError::invalid(
+            &policy_path,
+            other,
+            format!("must be '{ORDERED_READY}' or '{PARALLEL}'"),
+        )),
+    }
+    errors.extend(validate_reserve_ordinals(spec.reserve_ordinals.as_deref(), path));
+    if let Some(max_unavailable) = spec.scale_strategy.as_ref().and_then(|s| s.max_unavailable.as_ref()) {
+        errors.extend(validate_max_unavailable(
+            max_unavailable,
+            policy,
+            &path.child("scaleStrategy").child("maxUnavailable"),
+        ));
+    }
+    errors.extend(validate_update_strategy(spec, policy, path));
+    errors.extend(validate_retention_policy(
+        spec.persistent_volume_claim_retention_policy.as_ref(),
+        &path.child("persistentVolumeClaimRetentionPolicy"),
+    ));
+    errors.extend(validate_nonnegative(
+        i64::from(spec.replicas.unwrap_or(super::workload::DEFAULT_REPLICAS)),
+        &path.child("replicas"),
+    ));
+
+    let selector_path = path.child("selector");
+    match &spec.selector {
+        None => errors.push(FieldError::required(&selector_path, "")),
+        Some(selector) => errors.extend(validate_workload_selector(selector, "statefulset", &selector_path)),
+    }
+    match Selector::convert(spec.selector.as_ref()) {
+        Err(_) => errors.push(FieldError::invalid(
+            &selector_path,
+            GoRepr(spec.selector.as_ref().map_or_else(|| "null".into(), go_label_selector)),
+            "",
+        )),
+        Ok(selector) => errors.extend(validate_template_for_statefulset(selector, &spec.template, path)),
+    }
+    errors.extend(validate_workload_template_policies(&spec.template, true, "StatefulSet", path));
+    errors
+}
+
+/// Kubernetes' `ValidatePodTemplateSpecForStatefulSet`: the selector matches the labels, and the
+/// labels and annotations are valid. The pod spec itself is not checked.
+fn validate_template_for_statefulset(selector: Selector<'_>, template: &PodTemplateSpec, spec: &Path) -> Vec<FieldError> {
+    let template_path = spec.child("template");
+    let meta = template.metadata.as_ref();
+    let mut errors: Vec<FieldError> = template_labels_mismatch(selector, template, spec).into_iter().collect();
+    errors.extend(validate_labels(meta.and_then(|m| m.labels.as_ref()), &template_path.child("labels")));
+    errors.extend(validate_annotations(
+        meta.and_then(|m| m.annotations.as_ref()),
+        &template_path.child("annotations"),
+    ));
+    errors
+}
+
+/// `reserveOrdinals`: non-negative ints and `"start-end"` ranges with start ≤ end. Upstream
+/// reports these on `spec` itself, with the whole list as the value.
+fn validate_reserve_ordinals(ordinals: Option<&[IntOrString]>, spec: &Path) -> Vec<FieldError> {
+    let ordinals = ordinals.unwrap_or(&[]);
+    let shown = || {
+        let items: Vec<String> = ordinals.iter().map(go_int_or_string).collect();
+        GoRepr(format!("[]intstr.IntOrString{{{}}}", items.join(", ")))
+    };
+    let mut errors = Vec::new();
+    for (i, ordinal) in ordinals.iter().enumerate() {
+        match ordinal {
+            IntOrString::String(range) => {
+                if !is_range_syntax(range) {
+                    errors.push(FieldError::invalid(
+                        spec,
+                        shown(),
+                        format!("{i} th reserve ordinal is not a valid range: {range}"),
+                    ));
+                }
+                if let Err(cause) = parse_range(range) {
+                    errors.push(FieldError::invalid(
+                        spec,
+                        shown(),
+                        format!("{i} th reserve ordinal is invalid: {range}, err = {cause}"),
+                    ));
+                }
+            }
+            IntOrString::Int(n) if *n < 0 => errors.push(FieldError::invalid(
+                spec,
+                shown(),
+                format!("{i} th reserve ordinal is negative: {n}"),
+            )),
+            IntOrString::Int(_) => {}
+        }
+    }
+    errors
+}
+
+/// `^\d+-\d+$`
+fn is_range_syntax(range: &str) -> bool {
+    range.split_once('-').is_some_and(|(start, end)| {
+        [start, end]
+            .iter()
+            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+/// `start-end` → (start, end), start ≤ end.
+fn parse_range(range: &str) -> Result<(i64, i64), String> {
+    let (start, end) = range
+        .split_once('-')
+        .ok_or_else(|| format!("invalid range {}: want start-end", go_quote(range)))?;
+    let number = |part: &str| {
+        part.parse::<i64>()
+            .map_err(|_| format!("invalid range {}: {} is not a number", go_quote(range), go_quote(part)))
+    };
+    let (start, end) = (number(start)?, number(end)?);
+    if start > end {
+        return Err(format!("invalid range {}: start {start} is greater than end {end}", go_quote(range)));
+    }
+    Ok((start, end))
+}
+
+/// maxUnavailable (rolling update or scale strategy): a valid int/percentage, at least 1 once
+/// scaled on a total of 1 (so `0` and `"0%"` fail, `"1%"` passes), and exactly 1 unless pods
+/// are managed in parallel.
+fn validate_max_unavailable(value: &IntOrString, policy: &str, path: &Path) -> Vec<FieldError> {
+    let mut errors = validate_positive_int_or_percent(value, path);
+    match legacy_scaled_value(value, 1, true) {
+        // Upstream shows the scaled int here (0 after a failure), not the field.
+        Err(cause) => errors.push(FieldError::invalid(
+            path,
+            0i64,
+            format!("getValueFromIntOrPercent error: {cause}"),
+        )),
+        Ok(scaled) if scaled < 1 => errors.push(FieldError::invalid(path, scaled, "should not be less than 1")),
+        Ok(_) => {}
+    }
+    if policy != PARALLEL && *value != IntOrString::Int(1) {
+        errors.push(FieldError::invalid(
+            path,
+            GoRepr(go_int_or_string(value)),
+            "can only work with Parallel PodManagementPolicyType",
+        ));
+    }
+    errors
+}
+
+fn validate_update_strategy(spec: &StatefulSetSpec, policy: &str, path: &Path) -> Vec<FieldError> {
+    let strategy = &spec.update_strategy;
+    let strategy_path = path.child("updateStrategy");
+    let rolling_path = strategy_path.child("rollingUpdate");
+    match strategy.type_.as_deref().unwrap_or("") {
+        "" => vec![FieldError::required(&strategy_path, "")],
+        ON_DELETE => match &strategy.rolling_update {
+            Some(rolling) => vec![FieldError::invalid(
+                &rolling_path,
+                go_rolling_update(rolling),
+                format!("only allowed for updateStrategy '{ROLLING_UPDATE}'"),
+            )],
+            None => Vec::new(),
+        },
+        ROLLING_UPDATE => match &strategy.rolling_update {
+            Some(rolling) => validate_rolling_update(rolling, &spec.template, policy, path),
+            None => Vec::new(),
+        },
+        _ => vec![FieldError::invalid(
+            &strategy_path,
+            go_update_strategy(strategy),
+            format!("must be '{ROLLING_UPDATE}' or '{ON_DELETE}'"),
+        )],
+    }
+}
+
+/// The rolling-update knobs. Unset partition and minReadySeconds count as their defaults (0).
+fn validate_rolling_update(
+    rolling: &RollingUpdateStatefulSetStrategy,
+    template: &PodTemplateSpec,
+    policy: &str,
+    spec: &Path,
+) -> Vec<FieldError> {
+    let path = spec.child("updateStrategy").child("rollingUpdate");
+    let mut errors = validate_nonnegative(i64::from(rolling.partition.unwrap_or(0)), &path.child("partition"));
+    let min_ready_path = path.child("minReadySeconds");
+    let min_ready = rolling.min_ready_seconds.unwrap_or(0);
+    errors.extend(validate_nonnegative(i64::from(min_ready), &min_ready_path));
+    if min_ready > MAX_MIN_READY_SECONDS {
+        errors.push(FieldError::invalid(&min_ready_path, min_ready, "must be no more than 300 seconds"));
+    }
+    let max_unavailable_path = path.child("maxUnavailable");
+    match &rolling.max_unavailable {
+        None => errors.push(FieldError::required(&max_unavailable_path, "")),
+        Some(value) => errors.extend(validate_max_unavailable(value, policy, &max_unavailable_path)),
+    }
+
+    let update_policy_path = path.child("podUpdatePolicy");
+    match rolling.pod_update_policy.as_deref().unwrap_or("") {
+        "" => errors.push(FieldError::required(&update_policy_path, "")),
+        RECREATE => {}
+        in_place @ (IN_PLACE_IF_POSSIBLE | IN_PLACE_ONLY) => {
+            let gates = template.spec.as_ref().and_then(|s| s.readiness_gates.as_deref());
+            if !gates.unwrap_or(&[]).iter().any(|g| g.condition_type == IN_PLACE_UPDATE_READY) {
+                errors.push(FieldError::invalid(
+                    &spec.child("template").child("spec").child("readinessGates"),
+                    go_readiness_gates(gates),
+                    format!("must contains {IN_PLACE_UPDATE_READY} when podUpdatePolicy is {in_place}"),
+                ));
+            }
+        }
+        other => errors.push(FieldError::invalid(
+            &update_policy_path,
+            other,
+            format!("must be '{RECREATE}', {IN_PLACE_IF_POSSIBLE} or '{IN_PLACE_ONLY}'"),
+        )),
+    }
+
+    if let Some(unordered) = &rolling.unordered_update {
+        let unordered_path = path.child("unorderedUpdate");
+        if policy != PARALLEL {
+            errors.push(FieldError::required(
+                &unordered_path,
+                "unorderedUpdate can only work with Parallel PodManagementPolicyType",
+            ));
+        }
+        if let Some(message) = unordered.priority_strategy.as_ref().and_then(priority_strategy_error) {
+            errors.push(FieldError::required(&unordered_path.child("priorityStrategy"), message));
+        }
+    }
+    errors
+}
+
+/// Both retention policies must be `Retain` or `Delete`; unset is refused (the defaulting
+/// webhook fills them in).
+fn validate_retention_policy(
+    policy: Option<&StatefulSetPersistentVolumeClaimRetentionPolicy>,
+    path: &Path,
+) -> Vec<FieldError> {
+    let Some(policy) = policy else {
+        return Vec::new();
+    };
+    [("whenDeleted", &policy.when_deleted), ("whenScaled", &policy.when_scaled)]
+        .into_iter()
+        .filter_map(|(field, value)| {
+            let value = value.as_deref().unwrap_or("");
+            (value != RETAIN && value != DELETE)
+                .then(|| FieldError::not_supported(&path.child(field), value, &[RETAIN, DELETE]))
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Update rules
+
+fn validate_update(new: &StatefulSet, old: &StatefulSet) -> Vec<FieldError> {
+    let mut errors = validate_object_meta_update(&new.metadata, &old.metadata, &Path::new("metadata"));
+    if changes_immutable_fields(&new.spec, &old.spec) {
+        errors.push(FieldError::forbidden(
+            &Path::new("spec"),
+            "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'reserveOrdinals', 'lifecycle', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy', `volumeClaimTemplates`, `VolumeClaimUpdateStrategy` and 'updateStrategy' are forbidden",
+        ));
+    }
+    let spec = Path::new("spec");
+    errors.extend(validate_nonnegative(
+        i64::from(new.spec.replicas.unwrap_or(super::workload::DEFAULT_REPLICAS)),
+        &spec.child("replicas"),
+    ));
+    errors.extend(validate_retention_policy(
+        new.spec.persistent_volume_claim_retention_policy.as_ref(),
+        &spec.child("persistentVolumeClaimRetentionPolicy"),
+    ));
+    errors
+}
+
+/// The spec with every mutable field taken from `old` must equal `old`'s (`scaleStrategy` is
+/// mutable too, though upstream's message does not name it).
+fn changes_immutable_fields(new: &StatefulSetSpec, old: &StatefulSetSpec) -> bool {
+    let mut masked = new.clone();
+    masked.replicas = old.replicas;
+    masked.template = old.template.clone();
+    masked.update_strategy = old.update_strategy.clone();
+    masked.persistent_volume_claim_retention_policy = old.persistent_volume_claim_retention_policy.clone();
+    masked.scale_strategy = old.scale_strategy.clone();
+    masked.volume_claim_templates = old.volume_claim_templates.clone();
+    masked.volume_claim_update_strategy = old.volume_claim_update_strategy.clone();
+    masked.reserve_ordinals = old.reserve_ordinals.clone();
+    masked.lifecycle = old.lifecycle.clone();
+    masked.revision_history_limit = old.revision_history_limit;
+    masked.ordinals = old.ordinals.clone();
+    differs(&masked, old)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Go renderings of rejected values
+
+fn go_optional<T>(value: Option<T>, type_name: &str, render: impl FnOnce(T) -> String) -> String {
+    value.map_or_else(|| format!("({type_name})(nil)"), render)
+}
+
+fn go_rolling_update(rolling: &RollingUpdateStatefulSetStrategy) -> GoRepr {
+    GoRepr(format!(
+        "v1beta1.RollingUpdateStatefulSetStrategy{{Partition:{}, MaxUnavailable:{}, PodUpdatePolicy:{}, Paused:{}, UnorderedUpdate:{}, InPlaceUpdateStrategy:{}, MinReadySeconds:{}}}",
+        go_optional(rolling.partition, "*int32", |p| format!("&{p}")),
+        go_optional(rolling.max_unavailable.as_ref(), "*intstr.IntOrString", |v| format!("&{}", go_int_or_string(v))),
+        go_quote(rolling.pod_update_policy.as_deref().unwrap_or("")),
+        rolling.paused.unwrap_or(false),
+        go_optional(rolling.unordered_update.as_ref(), "*v1beta1.UnorderedUpdateStrategy", |_| {
+            "&v1beta1.UnorderedUpdateStrategy{…}".into()
+        }),
+        go_optional(rolling.in_place_update_strategy.as_ref(), "*pub.InPlaceUpdateStrategy", |s| {
+            format!("&pub.InPlaceUpdateStrategy{{GracePeriodSeconds:{}}}", s.grace_period_seconds.unwrap_or(0))
+        }),
+        go_optional(rolling.min_ready_seconds, "*int32", |s| format!("&{s}")),
+    ))
+}
+
+fn go_update_strategy(strategy: &StatefulSetUpdateStrategy) -> GoRepr {
+    let rolling = go_optional(
+        strategy.rolling_update.as_ref(),
+        "*v1beta1.RollingUpdateStatefulSetStrategy",
+        |r| format!("&{}", go_rolling_update(r).0),
+    );
+    GoRepr(format!(
+        "v1beta1.StatefulSetUpdateStrategy{{Type:{}, RollingUpdate:{rolling}}}",
+        go_quote(strategy.type_.as_deref().unwrap_or(""))
+    ))
+}
+
+fn go_readiness_gates(gates: Option<&[k8s_openapi::api::core::v1::PodReadinessGate]>) -> GoRepr {
+    GoRepr(match gates {
+        None => "[]v1.PodReadinessGate(nil)".into(),
+        Some(gates) => {
+            let items: Vec<String> = gates
+                .iter()
+                .map(|g| format!("v1.PodReadinessGate{{ConditionType:{}}}", go_quote(&g.condition_type)))
+                .collect();
+            format!("[]v1.PodReadinessGate{{{}}}", items.join(", "))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::validate::field::aggregate;
+    use serde_json::{Value, json};
+
+    /// §5.8 base StatefulSet (template defaults filled in as the defaulting webhook would).
+    fn base() -> Value {
+        json!({
+            "apiVersion": "apps.kruise.io/v1beta1",
+            "kind": "StatefulSet",
+            "metadata": {"name": "abc", "namespace": "default", "uid": "u-1", "resourceVersion": "2"},
+            "spec": {
+                "podManagementPolicy": "OrderedReady",
+                "selector": {"matchLabels": {"a": "b"}},
+                "template": {
+                    "metadata": {"labels": {"a": "b"}},
+                    "spec": {
+                        "restartPolicy": "Always",
+                        "dnsPolicy": "ClusterFirst",
+                        "containers": [{"name": "abc", "image": "image", "imagePullPolicy": "IfNotPresent", "terminationMessagePolicy": "File"}]
+                    }
+                },
+                "updateStrategy": {"type": "RollingUpdate"}
+            }
+        })
+    }
+
+    fn with(patch: Value) -> Value {
+        let mut value = base();
+        json_patch::merge(&mut value, &patch);
+        value
+    }
+
+    /// A complete, valid rolling update with these overrides.
+    fn rolling(overrides: Value) -> Value {
+        let mut rolling = json!({"partition": 0, "maxUnavailable": 1, "podUpdatePolicy": "ReCreate", "minReadySeconds": 0});
+        json_patch::merge(&mut rolling, &overrides);
+        json!({"spec": {"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": rolling}}})
+    }
+
+    fn decode(value: Value) -> StatefulSet {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn errors(new: Value, old: Option<Value>) -> Vec<FieldError> {
+        let old = old.map(decode);
+        validate_statefulset(&decode(new), old.as_ref())
+    }
+
+    fn run(cases: Vec<(&str, Value, Option<Value>, &[&str])>) {
+        for (name, new, old, expect) in cases {
+            let found = errors(new, old);
+            let mut paths: Vec<String> = found.iter().map(|e| e.path.clone()).collect();
+            paths.sort();
+            paths.dedup();
+            let mut expect: Vec<String> = expect.iter().map(|p| p.to_string()).collect();
+            expect.sort();
+            expect.dedup();
+            assert_eq!(paths, expect, "{name}: {}", aggregate(&found));
+        }
+    }
+
+    #[test]
+    fn section_5_8_cases() {
+        let restart = |policy: &str| with(json!({"spec": {"template": {"spec": {"restartPolicy": policy}}}}));
+        let on_delete = |rolling: Value| with(json!({"spec": {"updateStrategy": {"type": "OnDelete", "rollingUpdate": rolling}}}));
+        let partition_and_ready = |ready: i32| with(rolling(json!({"partition": -1, "minReadySeconds": ready})));
+        run(vec![
+            ("AS-1 OrderedReady", base(), None, &[]),
+            ("AS-1 Parallel", with(json!({"spec": {"podManagementPolicy": "Parallel"}})), None, &[]),
+            ("AS-1 OnDelete", with(json!({"spec": {"updateStrategy": {"type": "OnDelete"}}})), None, &[]),
+            (
+                "AS-2 rolling update",
+                {
+                    let mut value = with(rolling(json!({"partition": 2, "minReadySeconds": 10})));
+                    value["spec"]["replicas"] = json!(3);
+                    value
+                },
+                None,
+                &[],
+            ),
+            ("AS-3 no name", with(json!({"metadata": {"name": ""}})), None, &["metadata.name"]),
+            ("AS-4 no namespace", with(json!({"metadata": {"namespace": null}})), None, &["metadata.namespace"]),
+            (
+                "AS-5 no selector",
+                with(json!({"spec": {"selector": null}})),
+                None,
+                &["spec.selector", "spec.template.metadata.labels"],
+            ),
+            (
+                "AS-6 selector does not match",
+                with(json!({"spec": {"selector": {"matchLabels": {"a": null, "foo": "bar"}}}})),
+                None,
+                &["spec.template.metadata.labels"],
+            ),
+            ("AS-7 no template", with(json!({"spec": {"template": null}})), None, &["spec.template.metadata.labels"]),
+            (
+                "AS-8 negative replicas, no template",
+                with(json!({"spec": {"replicas": -1, "template": null}})),
+                None,
+                &["spec.replicas", "spec.template.metadata.labels"],
+            ),
+            ("AS-9 bad label key", with(json!({"metadata": {"labels": {"bad key": "v"}}})), None, &["metadata.labels"]),
+            (
+                "AS-9 bad annotation key",
+                with(json!({"metadata": {"annotations": {"bad key": "v"}}})),
+                None,
+                &["metadata.annotations"],
+            ),
+            ("AS-10 OnFailure", restart("OnFailure"), None, &["spec.template.spec.restartPolicy"]),
+            ("AS-10 Never", restart("Never"), None, &["spec.template.spec.restartPolicy"]),
+            ("AS-11 type foo", with(json!({"spec": {"updateStrategy": {"type": "foo"}}})), None, &["spec.updateStrategy"]),
+            ("AS-11 type empty", with(json!({"spec": {"updateStrategy": {"type": ""}}})), None, &["spec.updateStrategy"]),
+            ("AS-12 OnDelete partition", on_delete(json!({"partition": 1})), None, &["spec.updateStrategy.rollingUpdate"]),
+            (
+                "AS-12 OnDelete maxUnavailable",
+                on_delete(json!({"maxUnavailable": "120%"})),
+                None,
+                &["spec.updateStrategy.rollingUpdate"],
+            ),
+            (
+                "AS-12 OnDelete unknown policy",
+                on_delete(json!({"podUpdatePolicy": "Unknown"})),
+                None,
+                &["spec.updateStrategy.rollingUpdate"],
+            ),
+            (
+                "AS-12 OnDelete in place",
+                on_delete(json!({"podUpdatePolicy": "InPlaceIfPossible"})),
+                None,
+                &["spec.updateStrategy.rollingUpdate"],
+            ),
+            (
+                "AS-13 negative partition",
+                with(rolling(json!({"partition": -1}))),
+                None,
+                &["spec.updateStrategy.rollingUpdate.partition"],
+            ),
+            (
+                "AS-13 negative partition and minReadySeconds",
+                partition_and_ready(-1),
+                None,
+                &["spec.updateStrategy.rollingUpdate.partition", "spec.updateStrategy.rollingUpdate.minReadySeconds"],
+            ),
+            (
+                "AS-13 negative partition, minReadySeconds 301",
+                partition_and_ready(301),
+                None,
+                &["spec.updateStrategy.rollingUpdate.partition", "spec.updateStrategy.rollingUpdate.minReadySeconds"],
+            ),
+            ("AS-14 no policy", with(json!({"spec": {"podManagementPolicy": ""}})), None, &["spec.podManagementPolicy"]),
+            ("AS-14 policy foo", with(json!({"spec": {"podManagementPolicy": "foo"}})), None, &["spec.podManagementPolicy"]),
+            (
+                "AS-15 several errors",
+                with(json!({"spec": {
+                    "podManagementPolicy": "foo",
+                    "template": {"metadata": {"labels": {"a": null, "foo": "bar"}}, "spec": {"restartPolicy": "OnFailure", "activeDeadlineSeconds": 60}}
+                }})),
+                None,
+                &[
+                    "spec.podManagementPolicy",
+                    "spec.template.metadata.labels",
+                    "spec.template.spec.activeDeadlineSeconds",
+                    "spec.template.spec.restartPolicy",
+                ],
+            ),
+        ]);
+    }
+
+    /// AS-16 / AS-17: the old object of the update cases.
+    fn updatable() -> Value {
+        with(json!({"spec": {
+            "replicas": 5,
+            "podManagementPolicy": "Parallel",
+            "serviceName": "foo",
+            "revisionHistoryLimit": 5,
+            "reserveOrdinals": [1],
+            "lifecycle": {"preDelete": {"finalizersHandler": ["foo/bar"]}},
+            "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {"resources": {"requests": {"storage": "30Gi"}}}}],
+            "scaleStrategy": {"maxUnavailable": 1},
+            "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"},
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 5, "maxUnavailable": 1, "podUpdatePolicy": "ReCreate", "minReadySeconds": 0}},
+            "template": {"spec": {"containers": [{"name": "abc", "image": "image:v1", "imagePullPolicy": "IfNotPresent", "terminationMessagePolicy": "File"}]}}
+        }}))
+    }
+
+    fn updated(patch: Value) -> Value {
+        let mut new = updatable();
+        json_patch::merge(&mut new, &patch);
+        new
+    }
+
+    #[test]
+    fn section_5_8_update_cases() {
+        let mut old = updatable();
+        old["metadata"]["resourceVersion"] = json!("1");
+        run(vec![
+            (
+                "AS-16 every mutable field changes",
+                updated(json!({"spec": {
+                    "replicas": 10,
+                    "revisionHistoryLimit": 10,
+                    "reserveOrdinals": [2],
+                    "lifecycle": {"preDelete": {"finalizersHandler": ["foo/hello"]}},
+                    "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {"resources": {"requests": {"storage": "60Gi"}}}}],
+                    "scaleStrategy": {"maxUnavailable": 2},
+                    "updateStrategy": {"rollingUpdate": {"partition": 10}},
+                    "template": {"spec": {"containers": [{"name": "abc", "image": "image:v2", "imagePullPolicy": "IfNotPresent", "terminationMessagePolicy": "File"}]}}
+                }})),
+                Some(old.clone()),
+                &[],
+            ),
+            (
+                "AS-17 selector change",
+                updated(json!({"spec": {
+                    "selector": {"matchLabels": {"c": "d"}},
+                    "template": {"metadata": {"labels": {"c": "d"}}}
+                }})),
+                Some(old.clone()),
+                &["spec"],
+            ),
+            ("AS-17 serviceName change", updated(json!({"spec": {"serviceName": "bar"}})), Some(old.clone()), &["spec"]),
+            (
+                "AS-17 podManagementPolicy change",
+                updated(json!({"spec": {"podManagementPolicy": "OrderedReady", "scaleStrategy": null, "updateStrategy": {"rollingUpdate": {"maxUnavailable": 1}}}})),
+                Some(old.clone()),
+                &["spec"],
+            ),
+            (
+                "9 ordinals and volumeClaimUpdateStrategy may change",
+                updated(json!({"spec": {"ordinals": {"start": 2}, "volumeClaimUpdateStrategy": {"type": "OnDelete"}}})),
+                Some(old.clone()),
+                &[],
+            ),
+            (
+                "10 retention policy on update",
+                updated(json!({"spec": {"persistentVolumeClaimRetentionPolicy": {"whenScaled": "Keep"}}})),
+                Some(old.clone()),
+                &["spec.persistentVolumeClaimRetentionPolicy.whenScaled"],
+            ),
+            (
+                "18 renamed",
+                updated(json!({"metadata": {"name": "other"}})),
+                Some(old.clone()),
+                &["metadata.name"],
+            ),
+        ]);
+    }
+
+    #[test]
+    fn section_5_8_reserve_ordinals_retention_and_max_unavailable() {
+        let ordinals = |value: Value| with(json!({"spec": {"reserveOrdinals": value}}));
+        let retention = |value: Value| with(json!({"spec": {"persistentVolumeClaimRetentionPolicy": value}}));
+        let parallel = |max_unavailable: Value| {
+            let mut value = with(rolling(json!({"maxUnavailable": max_unavailable})));
+            value["spec"]["podManagementPolicy"] = json!("Parallel");
+            value
+        };
+        run(vec![
+            ("AS-18 none", ordinals(json!([])), None, &[]),
+            ("AS-18 range", ordinals(json!(["1-2"])), None, &[]),
+            ("AS-18 bare number string", ordinals(json!(["12"])), None, &["spec"]),
+            ("AS-18 int", ordinals(json!([1])), None, &[]),
+            ("AS-18 negative", ordinals(json!([-1])), None, &["spec"]),
+            ("2 reversed range", ordinals(json!(["5-2"])), None, &["spec"]),
+            ("AS-19 Delete/Retain", retention(json!({"whenDeleted": "Delete", "whenScaled": "Retain"})), None, &[]),
+            (
+                "AS-19 whenDeleted empty",
+                retention(json!({"whenDeleted": "", "whenScaled": "Retain"})),
+                None,
+                &["spec.persistentVolumeClaimRetentionPolicy.whenDeleted"],
+            ),
+            (
+                "AS-19 whenScaled Foo",
+                retention(json!({"whenDeleted": "Retain", "whenScaled": "Foo"})),
+                None,
+                &["spec.persistentVolumeClaimRetentionPolicy.whenScaled"],
+            ),
+            (
+                "AS-20 in place without readiness gate",
+                with(rolling(json!({"podUpdatePolicy": "InPlaceIfPossible"}))),
+                None,
+                &["spec.template.spec.readinessGates"],
+            ),
+            (
+                "5 in place with readiness gate",
+                {
+                    let mut value = with(rolling(json!({"podUpdatePolicy": "InPlaceOnly"})));
+                    value["spec"]["template"]["spec"]["readinessGates"] = json!([{"conditionType": "InPlaceUpdateReady"}]);
+                    value
+                },
+                None,
+                &[],
+            ),
+            ("AS-20 Parallel 50%", parallel(json!("50%")), None, &[]),
+            ("6 Parallel 1%", parallel(json!("1%")), None, &[]),
+            (
+                "AS-20 OrderedReady maxUnavailable 2",
+                with(rolling(json!({"maxUnavailable": 2}))),
+                None,
+                &["spec.updateStrategy.rollingUpdate.maxUnavailable"],
+            ),
+            ("AS-20 maxUnavailable 0", parallel(json!(0)), None, &["spec.updateStrategy.rollingUpdate.maxUnavailable"]),
+            ("6 maxUnavailable 0%", parallel(json!("0%")), None, &["spec.updateStrategy.rollingUpdate.maxUnavailable"]),
+            (
+                "5 missing maxUnavailable and policy",
+                with(rolling(json!({"maxUnavailable": null, "podUpdatePolicy": null}))),
+                None,
+                &["spec.updateStrategy.rollingUpdate.maxUnavailable", "spec.updateStrategy.rollingUpdate.podUpdatePolicy"],
+            ),
+            (
+                "5 unknown pod update policy",
+                with(rolling(json!({"podUpdatePolicy": "Replace"}))),
+                None,
+                &["spec.updateStrategy.rollingUpdate.podUpdatePolicy"],
+            ),
+            (
+                "5 unordered update needs Parallel",
+                with(rolling(json!({"unorderedUpdate": {"priorityStrategy": {"orderPriority": [{"orderedKey": ""}]}}}))),
+                None,
+                &[
+                    "spec.updateStrategy.rollingUpdate.unorderedUpdate",
+                    "spec.updateStrategy.rollingUpdate.unorderedUpdate.priorityStrategy",
+                ],
+            ),
+            (
+                "3 scale maxUnavailable needs Parallel",
+                with(json!({"spec": {"scaleStrategy": {"maxUnavailable": 3}}})),
+                None,
+                &["spec.scaleStrategy.maxUnavailable"],
+            ),
+            (
+                "8 empty selector",
+                with(json!({"spec": {"selector": {"matchLabels": null}}})),
+                None,
+                &["spec.selector"],
+            ),
+            (
+                "8 pod spec is not validated",
+                with(json!({"spec": {"template": {"spec": {"containers": null, "dnsPolicy": null}}}})),
+                None,
+                &[],
+            ),
+        ]);
+    }
+
+    #[test]
+    fn in_place_only_updates() {
+        let in_place = |image: &str, pull: &str| {
+            let mut value = with(rolling(json!({"podUpdatePolicy": "InPlaceOnly"})));
+            value["spec"]["template"]["spec"]["readinessGates"] = json!([{"conditionType": "InPlaceUpdateReady"}]);
+            value["spec"]["template"]["spec"]["containers"][0]["image"] = json!(image);
+            value["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] = json!(pull);
+            value
+        };
+        let mut old = in_place("image:v1", "IfNotPresent");
+        old["metadata"]["resourceVersion"] = json!("1");
+        run(vec![
+            ("11 image change", in_place("image:v2", "IfNotPresent"), Some(old.clone()), &[]),
+            // The unanchored regex lets imagePullPolicy through, as upstream.
+            ("11 imagePullPolicy slips through", in_place("image:v2", "Always"), Some(old.clone()), &[]),
+            (
+                "11 env change",
+                {
+                    let mut value = in_place("image:v1", "IfNotPresent");
+                    value["spec"]["template"]["spec"]["containers"][0]["env"] = json!([{"name": "A", "value": "1"}]);
+                    value
+                },
+                Some(old.clone()),
+                &["spec.template.spec"],
+            ),
+        ]);
+        let mut env = in_place("image:v1", "IfNotPresent");
+        env["spec"]["template"]["spec"]["containers"][0]["env"] = json!([{"name": "A", "value": "1"}]);
+        assert_eq!(
+            aggregate(&errors(env, Some(old.clone()))),
+            "spec.template.spec: Forbidden: invalid template modified with InPlaceOnly strategy: add /containers/0/env, currently only image update is allowed for InPlaceOnly"
+        );
+        // Other errors first: the in-place check only runs on an otherwise valid update.
+        let mut both = in_place("image:v1", "IfNotPresent");
+        both["spec"]["template"]["spec"]["containers"][0]["env"] = json!([{"name": "A", "value": "1"}]);
+        both["spec"]["replicas"] = json!(-1);
+        assert_eq!(
+            aggregate(&errors(both, Some(old))),
+            "spec.replicas: Invalid value: -1: must be greater than or equal to 0"
+        );
+    }
+
+    #[test]
+    fn messages_match_openkruise() {
+        let cases = [
+            (
+                with(json!({"spec": {"persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Keep", "whenScaled": "Retain"}}})),
+                "spec.persistentVolumeClaimRetentionPolicy.whenDeleted: Unsupported value: \"Keep\": supported values: \"Retain\", \"Delete\"",
+            ),
+            (
+                with(json!({"spec": {"reserveOrdinals": [-1]}})),
+                "spec: Invalid value: []intstr.IntOrString{intstr.IntOrString{Type:0, IntVal:-1, StrVal:\"\"}}: 0 th reserve ordinal is negative: -1",
+            ),
+            (
+                with(json!({"spec": {"podManagementPolicy": "foo"}})),
+                "spec.podManagementPolicy: Invalid value: \"foo\": must be 'OrderedReady' or 'Parallel'",
+            ),
+            (
+                with(rolling(json!({"maxUnavailable": 2}))),
+                "spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:0, IntVal:2, StrVal:\"\"}: can only work with Parallel PodManagementPolicyType",
+            ),
+            (
+                with(rolling(json!({"minReadySeconds": 301}))),
+                "spec.updateStrategy.rollingUpdate.minReadySeconds: Invalid value: 301: must be no more than 300 seconds",
+            ),
+            (
+                with(rolling(json!({"podUpdatePolicy": "InPlaceIfPossible"}))),
+                "spec.template.spec.readinessGates: Invalid value: []v1.PodReadinessGate(nil): must contains InPlaceUpdateReady when podUpdatePolicy is InPlaceIfPossible",
+            ),
+            (
+                with(json!({"spec": {"updateStrategy": {"type": "foo"}}})),
+                "spec.updateStrategy: Invalid value: v1beta1.StatefulSetUpdateStrategy{Type:\"foo\", RollingUpdate:(*v1beta1.RollingUpdateStatefulSetStrategy)(nil)}: must be 'RollingUpdate' or 'OnDelete'",
+            ),
+            (
+                with(json!({"spec": {"template": {"spec": {"activeDeadlineSeconds": 5}}}})),
+                "spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in StatefulSet is not Supported",
+            ),
+        ];
+        for (new, expected) in cases {
+            assert_eq!(aggregate(&errors(new, None)), expected);
+        }
+        let zero = {
+            let mut value = with(rolling(json!({"maxUnavailable": "0%"})));
+            value["spec"]["podManagementPolicy"] = json!("Parallel");
+            value
+        };
+        assert_eq!(
+            aggregate(&errors(zero, None)),
+            "spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: 0: should not be less than 1"
+        );
+        let ranges: Vec<String> = errors(with(json!({"spec": {"reserveOrdinals": [1, "12"]}})), None)
+            .iter()
+            .map(|e| e.detail.clone())
+            .collect();
+        assert_eq!(
+            ranges,
+            [
+                "1 th reserve ordinal is not a valid range: 12",
+                "1 th reserve ordinal is invalid: 12, err = invalid range \"12\": want start-end",
+            ]
+        );
+    }
+
+    #[test]
+    fn v1alpha1_objects_are_validated_as_v1beta1() {
+        let mut alpha = base();
+        alpha["apiVersion"] = json!("apps.kruise.io/v1alpha1");
+        let decode_alpha = |value: Value| serde_json::from_value::<v1alpha1::StatefulSet>(value).unwrap();
+        assert!(validate_statefulset_v1alpha1(&decode_alpha(alpha.clone()), None).is_empty());
+        let mut bad = alpha.clone();
+        bad["spec"]["podManagementPolicy"] = json!("foo");
+        bad["spec"]["serviceName"] = json!("other");
+        let mut old = alpha;
+        old["metadata"]["resourceVersion"] = json!("1");
+        let found = validate_statefulset_v1alpha1(&decode_alpha(bad), Some(&decode_alpha(old)));
+        let paths: Vec<&str> = found.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(paths, ["spec.podManagementPolicy", "spec"]);
+    }
+
+    #[test]
+    fn deletion_protection_and_warnings() {
+        let protected = decode(with(json!({"metadata": {"labels": {"policy.kruise.io/delete-protection": "Always"}}})));
+        assert_eq!(
+            statefulset_deletion_protection(&protected).as_deref(),
+            Some("forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Always")
+        );
+        assert_eq!(statefulset_deletion_protection(&decode(base())), None);
+        assert!(statefulset_warnings(&decode(with(rolling(json!({}))))).is_empty());
+        let mut risky = with(rolling(json!({"partition": 3, "paused": true})));
+        risky["spec"]["replicas"] = json!(3);
+        risky["spec"]["persistentVolumeClaimRetentionPolicy"] = json!({"whenDeleted": "Delete", "whenScaled": "Delete"});
+        let warnings = statefulset_warnings(&decode(risky));
+        assert_eq!(warnings.len(), 4, "{warnings:#?}");
+        assert!(warnings[0].starts_with("spec.updateStrategy.rollingUpdate.partition 3 covers all 3 pods"));
+    }
+}

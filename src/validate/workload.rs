@@ -1,0 +1,990 @@
+//! What the CloneSet, Advanced StatefulSet and Advanced DaemonSet validators share: pod-template
+//! validation, selector/template matching, the two int-or-percent scalers, update-strategy
+//! sub-checks, the in-place-only template diff, object-metadata update rules and deletion
+//! protection.
+//!
+//! Pod templates are checked as Kubernetes' `ValidatePodTemplateSpec` does, built on
+//! [`super::pod`]: template labels and annotations, volumes, containers and init containers, and
+//! these pod-level fields: `restartPolicy`, `dnsPolicy`, `nodeSelector`, `readinessGates`,
+//! `serviceAccountName`, `nodeName`, `activeDeadlineSeconds`, `hostname`, `subdomain`,
+//! `priorityClassName`, and no ephemeral containers. Not covered (as in `pod.rs`): security
+//! contexts, affinity, tolerations, topology spread, DNS config and host aliases.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec, Volume};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::field::{
+    FieldError, GoRepr, LabelSelectorOptions, Path, dns1123_subdomain_errors, go_int_or_string,
+    go_quote, go_string_map, go_string_slice, inclusive_range_error, label_selector_conversion_error,
+    validate_annotations, validate_dns1123_label, validate_label_selector, validate_labels,
+    validate_qualified_name,
+};
+use super::pod::{PodContext, validate_containers, validate_init_containers, validate_volumes};
+use crate::api::{UpdatePriorityStrategy, UpdateScatterTerm};
+use crate::inject::selector::{is_empty, matches};
+
+/// Readiness gate a pod needs before it can be updated in place.
+pub const IN_PLACE_UPDATE_READY: &str = "InPlaceUpdateReady";
+/// Label asking the webhook to refuse deleting the workload.
+pub const DELETION_PROTECTION_LABEL: &str = "policy.kruise.io/delete-protection";
+pub const DELETION_PROTECTION_ALWAYS: &str = "Always";
+pub const DELETION_PROTECTION_CASCADING: &str = "Cascading";
+/// `replicas` when unset: the defaulting webhook fills in 1 before validation runs.
+pub const DEFAULT_REPLICAS: i32 = 1;
+/// Kubernetes' message for a changed immutable field.
+pub const FIELD_IMMUTABLE: &str = "field is immutable";
+
+// ---------------------------------------------------------------------------------------------
+// Selectors
+
+/// What `metav1.LabelSelectorAsSelector` makes of a selector.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Selector<'a> {
+    /// No selector at all: selects nothing.
+    Nothing,
+    /// A selector without requirements: selects everything.
+    Everything,
+    Requirements(&'a LabelSelector),
+}
+
+impl Selector<'_> {
+    /// The selector, or the conversion error OpenKruise would get.
+    pub fn convert(selector: Option<&LabelSelector>) -> Result<Selector<'_>, String> {
+        match selector {
+            None => Ok(Selector::Nothing),
+            Some(selector) if is_empty(selector) => Ok(Selector::Everything),
+            Some(selector) => match label_selector_conversion_error(selector) {
+                Some(error) => Err(error),
+                None => Ok(Selector::Requirements(selector)),
+            },
+        }
+    }
+
+    pub fn matches(&self, labels: Option<&BTreeMap<String, String>>) -> bool {
+        match self {
+            Selector::Nothing => false,
+            Selector::Everything => true,
+            // Conversion succeeded, so every operator is known and matching cannot fail.
+            Selector::Requirements(selector) => matches(selector, labels, "selector").unwrap_or(false),
+        }
+    }
+}
+
+/// `ValidateLabelSelector`, plus OpenKruise's refusal of a selector without requirements.
+pub fn validate_workload_selector(selector: &LabelSelector, kind: &str, path: &Path) -> Vec<FieldError> {
+    let mut errors = validate_label_selector(selector, LabelSelectorOptions::default(), path);
+    if is_empty(selector) {
+        errors.push(empty_selector_error(selector, kind, path));
+    }
+    errors
+}
+
+/// `empty selector is invalid for <kind>`.
+pub fn empty_selector_error(selector: &LabelSelector, kind: &str, path: &Path) -> FieldError {
+    FieldError::invalid(
+        path,
+        GoRepr(super::field::go_label_selector(selector)),
+        format!("empty selector is invalid for {kind}"),
+    )
+}
+
+/// The template must carry labels the selector selects (unless it selects everything).
+pub fn template_labels_mismatch(
+    selector: Selector<'_>,
+    template: &PodTemplateSpec,
+    spec: &Path,
+) -> Option<FieldError> {
+    let labels = template_labels(template);
+    if selector == Selector::Everything || selector.matches(labels) {
+        return None;
+    }
+    Some(FieldError::invalid(
+        &spec.child("template").child("metadata").child("labels"),
+        GoRepr(go_string_map(labels)),
+        "`selector` does not match template `labels`",
+    ))
+}
+
+pub fn template_labels(template: &PodTemplateSpec) -> Option<&BTreeMap<String, String>> {
+    template.metadata.as_ref().and_then(|m| m.labels.as_ref())
+}
+
+pub fn template_pod_spec(template: &PodTemplateSpec) -> PodSpec {
+    template.spec.clone().unwrap_or_default()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pod templates
+
+/// `ValidatePodTemplateSpec`: labels, annotations and the pod spec (see the module docs for what
+/// is covered). `extra_volumes` join the template's own volumes first, as OpenKruise mocks a
+/// CloneSet's volume claim templates into the pod so that mounts of them are valid.
+pub fn validate_pod_template(template: &PodTemplateSpec, extra_volumes: &[Volume], path: &Path) -> Vec<FieldError> {
+    let meta = template.metadata.as_ref();
+    let mut errors = validate_labels(meta.and_then(|m| m.labels.as_ref()), &path.child("labels"));
+    errors.extend(validate_annotations(
+        meta.and_then(|m| m.annotations.as_ref()),
+        &path.child("annotations"),
+    ));
+    let default_spec = PodSpec::default();
+    let spec = template.spec.as_ref().unwrap_or(&default_spec);
+    let spec_path = path.child("spec");
+    errors.extend(validate_pod_spec(spec, extra_volumes, &spec_path));
+    if spec.ephemeral_containers.as_ref().is_some_and(|c| !c.is_empty()) {
+        errors.push(FieldError::forbidden(
+            &spec_path.child("ephemeralContainers"),
+            "ephemeral containers not allowed in pod template",
+        ));
+    }
+    errors
+}
+
+fn validate_pod_spec(spec: &PodSpec, extra_volumes: &[Volume], path: &Path) -> Vec<FieldError> {
+    let volumes: Vec<Volume> = spec
+        .volumes
+        .iter()
+        .flatten()
+        .chain(extra_volumes)
+        .cloned()
+        .collect();
+    let (index, mut errors) = validate_volumes(&volumes, &path.child("volumes"));
+    let restart_policy = spec.restart_policy.as_deref().unwrap_or("");
+    let context = PodContext {
+        volumes: &index,
+        restart_policy,
+        termination_grace_period_seconds: spec.termination_grace_period_seconds,
+    };
+    let containers: Vec<&Container> = spec.containers.iter().collect();
+    let init_containers: Vec<&Container> = spec.init_containers.iter().flatten().collect();
+    errors.extend(validate_containers(&containers, context, &path.child("containers")));
+    errors.extend(validate_init_containers(
+        &init_containers,
+        &containers,
+        context,
+        &path.child("initContainers"),
+    ));
+
+    let restart_path = path.child("restartPolicy");
+    match restart_policy {
+        "Always" | "OnFailure" | "Never" => {}
+        "" => errors.push(FieldError::required(&restart_path, "")),
+        other => errors.push(FieldError::not_supported(
+            &restart_path,
+            other,
+            &["Always", "OnFailure", "Never"],
+        )),
+    }
+    let dns_path = path.child("dnsPolicy");
+    match spec.dns_policy.as_deref().unwrap_or("") {
+        "ClusterFirst" | "ClusterFirstWithHostNet" | "Default" | "None" => {}
+        "" => errors.push(FieldError::required(&dns_path, "")),
+        other => errors.push(FieldError::not_supported(
+            &dns_path,
+            other,
+            &["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"],
+        )),
+    }
+    errors.extend(validate_labels(spec.node_selector.as_ref(), &path.child("nodeSelector")));
+    for (i, gate) in spec.readiness_gates.iter().flatten().enumerate() {
+        errors.extend(validate_qualified_name(
+            &gate.condition_type,
+            &path.child("readinessGates").index(i).child("conditionType"),
+        ));
+    }
+    for (field, value) in [
+        ("serviceAccountName", &spec.service_account_name),
+        ("nodeName", &spec.node_name),
+    ] {
+        let value = value.as_deref().unwrap_or("");
+        if !value.is_empty() {
+            for message in dns1123_subdomain_errors(value) {
+                errors.push(FieldError::invalid(&path.child(field), value, message));
+            }
+        }
+    }
+    if let Some(seconds) = spec.active_deadline_seconds
+        && !(1..=i64::from(i32::MAX)).contains(&seconds)
+    {
+        errors.push(FieldError::invalid(
+            &path.child("activeDeadlineSeconds"),
+            seconds,
+            inclusive_range_error(1, i64::from(i32::MAX)),
+        ));
+    }
+    for (field, value) in [("hostname", &spec.hostname), ("subdomain", &spec.subdomain)] {
+        let value = value.as_deref().unwrap_or("");
+        if !value.is_empty() {
+            errors.extend(validate_dns1123_label(value, &path.child(field)));
+        }
+    }
+    let priority_class = spec.priority_class_name.as_deref().unwrap_or("");
+    if !priority_class.is_empty() {
+        for message in dns1123_subdomain_errors(priority_class) {
+            errors.push(FieldError::invalid(
+                &path.child("priorityClassName"),
+                priority_class,
+                message,
+            ));
+        }
+    }
+    errors
+}
+
+/// The workload-level template rules all three kinds share: `restartPolicy` must be `Always`
+/// (`allow_empty`: or unset) and `activeDeadlineSeconds` unset. `kind` names the workload in the
+/// message as OpenKruise spells it (`cloneset`, `StatefulSet`, `DaemonSet`).
+pub fn validate_workload_template_policies(
+    template: &PodTemplateSpec,
+    allow_empty_restart_policy: bool,
+    kind: &str,
+    spec_path: &Path,
+) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let pod_spec = template.spec.as_ref();
+    let restart_policy = pod_spec.and_then(|s| s.restart_policy.as_deref()).unwrap_or("");
+    if restart_policy != "Always" && !(allow_empty_restart_policy && restart_policy.is_empty()) {
+        errors.push(FieldError::not_supported(
+            &spec_path.child("template").child("spec").child("restartPolicy"),
+            restart_policy,
+            &["Always"],
+        ));
+    }
+    if pod_spec.is_some_and(|s| s.active_deadline_seconds.is_some()) {
+        errors.push(FieldError::forbidden(
+            &spec_path.child("template").child("spec").child("activeDeadlineSeconds"),
+            format!("activeDeadlineSeconds in {kind} is not Supported"),
+        ));
+    }
+    errors
+}
+
+// ---------------------------------------------------------------------------------------------
+// Int-or-percent values
+
+/// Go's `IntOrString.String()`: the int in decimal, or the string as is.
+pub fn int_or_string_text(value: &IntOrString) -> String {
+    match value {
+        IntOrString::Int(n) => n.to_string(),
+        IntOrString::String(s) => s.clone(),
+    }
+}
+
+/// How Kubernetes prints an `*intstr.IntOrString` it rejects (`null` when unset).
+pub fn go_optional_int_or_string(value: Option<&IntOrString>) -> GoRepr {
+    GoRepr(value.map_or_else(|| "null".to_string(), go_int_or_string))
+}
+
+/// OpenKruise's scaler (CloneSet, SidecarSet partition): ints as they are; strings must end in
+/// `%` and their number may be fractional (`12.5%`); unset is 0.
+pub fn kruise_scaled_value(value: Option<&IntOrString>, total: i32, round_up: bool) -> Result<i64, String> {
+    let text = match value {
+        None => return Ok(0),
+        Some(IntOrString::Int(n)) => return Ok(i64::from(*n)),
+        Some(IntOrString::String(text)) => text,
+    };
+    let Some(number) = text.strip_suffix('%') else {
+        return Err("invalid type: string is not a percentage".to_string());
+    };
+    let percent = parse_go_float(number).map_err(|cause| format!("invalid value {}: {cause}", go_quote(text)))?;
+    Ok(scale_percent(percent, total, round_up))
+}
+
+/// Go's `strconv.ParseFloat(s, 64)` for the inputs Kubernetes users write, with its messages.
+fn parse_go_float(number: &str) -> Result<f64, String> {
+    match number.parse::<f64>() {
+        Ok(value) if value.is_finite() => Ok(value),
+        Ok(_) if !number.to_ascii_lowercase().contains("inf") && !number.to_ascii_lowercase().contains("nan") => Err(
+            format!("strconv.ParseFloat: parsing {}: value out of range", go_quote(number)),
+        ),
+        _ => Err(format!("strconv.ParseFloat: parsing {}: invalid syntax", go_quote(number))),
+    }
+}
+
+/// `percent` of `total`, rounded; saturates instead of overflowing.
+fn scale_percent(percent: f64, total: i32, round_up: bool) -> i64 {
+    let exact = percent * f64::from(total) / 100.0;
+    let rounded = if round_up { exact.ceil() } else { exact.floor() };
+    // `as` saturates for out-of-range floats, which is the safe reading of absurd percentages.
+    rounded as i64
+}
+
+/// Go's `strconv.Atoi` with its messages (64-bit `int`).
+fn go_atoi(text: &str) -> Result<i64, String> {
+    text.parse::<i64>().map_err(|error| {
+        let reason = match error.kind() {
+            std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => "value out of range",
+            _ => "invalid syntax",
+        };
+        format!("strconv.Atoi: parsing {}: {reason}", go_quote(text))
+    })
+}
+
+/// `strconv.Atoi` with the error ignored, as Go code does with `v, _ := strconv.Atoi(s)`:
+/// out-of-range values clamp, anything else reads as 0.
+fn go_atoi_lenient(text: &str) -> i64 {
+    match text.parse::<i64>() {
+        Ok(value) => value,
+        Err(error) => match error.kind() {
+            std::num::IntErrorKind::PosOverflow => i64::MAX,
+            std::num::IntErrorKind::NegOverflow => i64::MIN,
+            _ => 0,
+        },
+    }
+}
+
+/// apimachinery's deprecated `GetValueFromIntOrPercent`: every string is a percentage, its `%`
+/// signs removed (so `"5"` means 5%).
+pub fn legacy_scaled_value(value: &IntOrString, total: i32, round_up: bool) -> Result<i64, String> {
+    match value {
+        IntOrString::Int(n) => Ok(i64::from(*n)),
+        IntOrString::String(text) => {
+            let digits = text.replace('%', "");
+            let percent = go_atoi(&digits)
+                .map_err(|cause| format!("invalid value for IntOrString: invalid value {}: {cause}", go_quote(text)))?;
+            Ok(scale_percent(percent as f64, total, round_up))
+        }
+    }
+}
+
+/// The number an int-or-percent stands for, as OpenKruise's DaemonSet validator reads it: the
+/// percentage of a valid `N%`, else the int (a non-numeric string reads as 0).
+pub fn int_or_percent_number(value: &IntOrString) -> i64 {
+    match value {
+        IntOrString::Int(n) => i64::from(*n),
+        IntOrString::String(text) => match valid_percent(text) {
+            Some(percent) => percent,
+            None => go_atoi_lenient(text),
+        },
+    }
+}
+
+/// The number of a string matching `^[0-9]+%$`.
+fn valid_percent(text: &str) -> Option<i64> {
+    let digits = text.strip_suffix('%')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(go_atoi_lenient(digits))
+}
+
+/// `IsNotMoreThan100Percent`: a valid percentage above 100% is refused (ints are unbounded).
+pub fn not_more_than_100_percent(value: &IntOrString, path: &Path) -> Option<FieldError> {
+    match value {
+        IntOrString::String(text) if valid_percent(text).is_some_and(|p| p > 100) => Some(FieldError::invalid(
+            path,
+            GoRepr(go_int_or_string(value)),
+            "must not be greater than 100%",
+        )),
+        _ => None,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Update-strategy sub-checks (OpenKruise `FieldsValidation`)
+
+/// The first problem of a priority strategy: not both kinds of terms, weights within 0..=100
+/// (the message says 1-100, upstream accepts 0), non-empty valid selectors, non-empty keys.
+pub fn priority_strategy_error(strategy: &UpdatePriorityStrategy) -> Option<String> {
+    let weights = strategy.weight_priority.as_deref().unwrap_or(&[]);
+    let orders = strategy.order_priority.as_deref().unwrap_or(&[]);
+    if !weights.is_empty() && !orders.is_empty() {
+        return Some("only one of weightPriority and orderPriority can be used".into());
+    }
+    for term in weights {
+        if !(0..=100).contains(&term.weight) {
+            return Some("weight must be valid number in the range 1-100".into());
+        }
+        if is_empty(&term.match_selector) {
+            return Some("selector can not be empty".into());
+        }
+        if let Some(error) = label_selector_conversion_error(&term.match_selector) {
+            return Some(format!("invalid selector {error}"));
+        }
+    }
+    if orders.iter().any(|term| term.ordered_key.is_empty()) {
+        return Some("order key can not be empty".into());
+    }
+    None
+}
+
+/// The first problem of a scatter strategy: an empty key or a repeated key/value pair.
+pub fn scatter_strategy_error(terms: &[UpdateScatterTerm]) -> Option<String> {
+    let mut seen = BTreeSet::new();
+    for term in terms {
+        if term.key.is_empty() {
+            return Some("key should not be empty".into());
+        }
+        if !seen.insert((term.key.as_str(), term.value.as_str())) {
+            return Some(format!("duplicated key={} value={}", term.key, term.value));
+        }
+    }
+    None
+}
+
+// ---------------------------------------------------------------------------------------------
+// Spec comparisons
+
+/// JSON with the values Go's encoder would leave out or that OpenKruise's semantic comparison
+/// treats as unset (null, `""`, empty lists and objects) removed, so that `Some("")` and `None`
+/// compare equal as they do for OpenKruise's Go structs.
+pub fn normalized_json<T: Serialize>(value: &T) -> Value {
+    let mut json = serde_json::to_value(value).unwrap_or(Value::Null);
+    prune(&mut json);
+    json
+}
+
+fn prune(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for child in map.values_mut() {
+                prune(child);
+            }
+            map.retain(|_, child| !is_unset(child));
+        }
+        Value::Array(items) => items.iter_mut().for_each(prune),
+        _ => {}
+    }
+}
+
+fn is_unset(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(items) => items.is_empty(),
+        Value::Object(map) => map.is_empty(),
+        _ => false,
+    }
+}
+
+/// Whether two values differ once unset fields are ignored.
+pub fn differs<T: Serialize>(a: &T, b: &T) -> bool {
+    normalized_json(a) != normalized_json(b)
+}
+
+/// One operation of the JSON patch between two pod specs, as OpenKruise computes it (a field
+/// diff where lists of objects are compared index by index).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchOp {
+    pub op: &'static str,
+    pub path: String,
+}
+
+/// The patch from `old` to `new` pod spec: in-place-only strategies accept only image replaces.
+/// Object keys are visited in sorted order, so the first offending operation is deterministic.
+pub fn pod_spec_patch(old: &PodSpec, new: &PodSpec) -> Vec<PatchOp> {
+    let mut ops = Vec::new();
+    diff_values(&normalized_json(old), &normalized_json(new), "", &mut ops);
+    ops
+}
+
+fn diff_values(old: &Value, new: &Value, path: &str, ops: &mut Vec<PatchOp>) {
+    match (old, new) {
+        (Value::Object(old), Value::Object(new)) => {
+            for (key, new_value) in new {
+                let child = format!("{path}/{}", escape_pointer(key));
+                match old.get(key) {
+                    None => ops.push(PatchOp { op: "add", path: child }),
+                    Some(old_value) => diff_values(old_value, new_value, &child, ops),
+                }
+            }
+            for key in old.keys().filter(|k| !new.contains_key(*k)) {
+                ops.push(PatchOp {
+                    op: "remove",
+                    path: format!("{path}/{}", escape_pointer(key)),
+                });
+            }
+        }
+        (Value::Array(old), Value::Array(new)) => diff_arrays(old, new, path, ops),
+        _ if old != new => ops.push(PatchOp {
+            op: "replace",
+            path: path.to_string(),
+        }),
+        _ => {}
+    }
+}
+
+/// Lists of scalars are compared as sets (removals at their old index, additions at their new
+/// one); other lists element by element, extra elements removed or added at the end.
+fn diff_arrays(old: &[Value], new: &[Value], path: &str, ops: &mut Vec<PatchOp>) {
+    let simple = |items: &[Value]| items.iter().all(|v| !v.is_object() && !v.is_array());
+    if simple(old) && simple(new) {
+        for (i, value) in old.iter().enumerate() {
+            if !new.contains(value) {
+                ops.push(PatchOp { op: "remove", path: format!("{path}/{i}") });
+            }
+        }
+        for (i, value) in new.iter().enumerate() {
+            if !old.contains(value) {
+                ops.push(PatchOp { op: "add", path: format!("{path}/{i}") });
+            }
+        }
+        return;
+    }
+    let common = old.len().min(new.len());
+    for i in (common..old.len()).rev() {
+        ops.push(PatchOp { op: "remove", path: format!("{path}/{i}") });
+    }
+    for i in common..new.len() {
+        ops.push(PatchOp { op: "add", path: format!("{path}/{i}") });
+    }
+    for i in 0..common {
+        diff_values(&old[i], &new[i], &format!("{path}/{i}"), ops);
+    }
+}
+
+fn escape_pointer(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// `/containers/<n>/image` exactly.
+pub fn is_container_image_path(path: &str) -> bool {
+    path.strip_prefix("/containers/")
+        .and_then(|rest| rest.strip_suffix("/image"))
+        .is_some_and(|index| !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// `/containers/<n>/image` anywhere in the path (Advanced StatefulSet's unanchored regex, so
+/// `/containers/0/imagePullPolicy` passes too).
+pub fn contains_container_image_path(path: &str) -> bool {
+    path.match_indices("/containers/").any(|(start, matched)| {
+        let rest = &path[start + matched.len()..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        digits > 0 && rest[digits..].starts_with("/image")
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Object metadata on UPDATE
+
+/// `ValidateObjectMetaUpdate`: identity fields are immutable, a resource version is required,
+/// the generation never decreases, a deleted object gains no finalizers, and labels and
+/// annotations stay valid.
+pub fn validate_object_meta_update(new: &ObjectMeta, old: &ObjectMeta, path: &Path) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    if old.deletion_timestamp.is_some() {
+        let old_finalizers: BTreeSet<&str> = old.finalizers.iter().flatten().map(String::as_str).collect();
+        let added: BTreeSet<String> = new
+            .finalizers
+            .iter()
+            .flatten()
+            .filter(|f| !old_finalizers.contains(f.as_str()))
+            .cloned()
+            .collect();
+        if !added.is_empty() {
+            let added: Vec<String> = added.into_iter().collect();
+            errors.push(FieldError::forbidden(
+                &path.child("finalizers"),
+                format!(
+                    "no new finalizers can be added if the object is being deleted, found new finalizers {}",
+                    go_string_slice(Some(&added))
+                ),
+            ));
+        }
+    }
+    let resource_version = new.resource_version.as_deref().unwrap_or("");
+    if resource_version.is_empty() {
+        errors.push(FieldError::invalid(
+            &path.child("resourceVersion"),
+            resource_version,
+            "must be specified for an update",
+        ));
+    }
+    let (new_generation, old_generation) = (new.generation.unwrap_or(0), old.generation.unwrap_or(0));
+    if new_generation < old_generation {
+        errors.push(FieldError::invalid(
+            &path.child("generation"),
+            new_generation,
+            "must not be decremented",
+        ));
+    }
+    let text = |value: &Option<String>| value.clone().unwrap_or_default();
+    for (field, new_value, old_value) in [
+        ("name", text(&new.name), text(&old.name)),
+        ("namespace", text(&new.namespace), text(&old.namespace)),
+        ("uid", text(&new.uid), text(&old.uid)),
+    ] {
+        if new_value != old_value {
+            errors.push(FieldError::invalid(&path.child(field), new_value, FIELD_IMMUTABLE));
+        }
+    }
+    let time = |value: &Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>| {
+        value.as_ref().map(|t| t.0.to_string())
+    };
+    for (field, new_value, old_value) in [
+        ("creationTimestamp", time(&new.creation_timestamp), time(&old.creation_timestamp)),
+        ("deletionTimestamp", time(&new.deletion_timestamp), time(&old.deletion_timestamp)),
+        (
+            "deletionGracePeriodSeconds",
+            new.deletion_grace_period_seconds.map(|s| s.to_string()),
+            old.deletion_grace_period_seconds.map(|s| s.to_string()),
+        ),
+    ] {
+        if new_value != old_value {
+            let shown = GoRepr(new_value.unwrap_or_else(|| "null".to_string()));
+            errors.push(FieldError::invalid(&path.child(field), shown, FIELD_IMMUTABLE));
+        }
+    }
+    errors.extend(validate_labels(new.labels.as_ref(), &path.child("labels")));
+    errors.extend(validate_annotations(new.annotations.as_ref(), &path.child("annotations")));
+    errors
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deletion protection
+
+/// Why deleting a workload is refused (HTTP 403), if it is: label
+/// `policy.kruise.io/delete-protection` is `Always`, or `Cascading` while replicas remain.
+/// Objects already being deleted pass. Only applies with OpenKruise's
+/// `ResourcesDeletionProtection` feature, which the caller decides on.
+pub fn deletion_protection(
+    labels: Option<&BTreeMap<String, String>>,
+    replicas: Option<i32>,
+    deleting: bool,
+) -> Option<String> {
+    if deleting {
+        return None;
+    }
+    let value = labels.and_then(|l| l.get(DELETION_PROTECTION_LABEL))?;
+    match value.as_str() {
+        DELETION_PROTECTION_ALWAYS => Some(format!(
+            "forbidden by ResourcesProtectionDeletion for {DELETION_PROTECTION_LABEL}={value}"
+        )),
+        DELETION_PROTECTION_CASCADING => match replicas {
+            Some(replicas) if replicas > 0 => Some(format!(
+                "forbidden by ResourcesProtectionDeletion for {DELETION_PROTECTION_LABEL}={value} and replicas {replicas}>0"
+            )),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{UpdatePriorityOrderTerm, UpdatePriorityWeightTerm};
+    use k8s_openapi::api::core::v1::PodReadinessGate;
+    use serde_json::json;
+
+    fn int(n: i32) -> IntOrString {
+        IntOrString::Int(n)
+    }
+
+    fn text(s: &str) -> IntOrString {
+        IntOrString::String(s.into())
+    }
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn kruise_scaler_accepts_fractions_and_refuses_bare_numbers() {
+        let cases: [(Option<IntOrString>, i32, bool, Result<i64, &str>); 9] = [
+            (None, 10, true, Ok(0)),
+            (Some(int(3)), 10, true, Ok(3)),
+            (Some(int(-1)), 10, true, Ok(-1)),
+            (Some(text("20%")), 3, true, Ok(1)),
+            (Some(text("20%")), 3, false, Ok(0)),
+            (Some(text("12.5%")), 8, true, Ok(1)),
+            (Some(text("5")), 10, true, Err("invalid type: string is not a percentage")),
+            (
+                Some(text("abc%")),
+                10,
+                true,
+                Err(r#"invalid value "abc%": strconv.ParseFloat: parsing "abc": invalid syntax"#),
+            ),
+            (
+                Some(text("1e400%")),
+                10,
+                true,
+                Err(r#"invalid value "1e400%": strconv.ParseFloat: parsing "1e400": value out of range"#),
+            ),
+        ];
+        for (value, total, round_up, expected) in cases {
+            assert_eq!(
+                kruise_scaled_value(value.as_ref(), total, round_up),
+                expected.map_err(String::from),
+                "{value:?} of {total}"
+            );
+        }
+    }
+
+    #[test]
+    fn legacy_scaler_reads_every_string_as_percent() {
+        assert_eq!(legacy_scaled_value(&text("1%"), 1, true), Ok(1));
+        assert_eq!(legacy_scaled_value(&text("0%"), 1, true), Ok(0));
+        assert_eq!(legacy_scaled_value(&text("5"), 1, true), Ok(1));
+        assert_eq!(legacy_scaled_value(&int(0), 1, true), Ok(0));
+        assert_eq!(
+            legacy_scaled_value(&text("x%"), 1, true),
+            Err(r#"invalid value for IntOrString: invalid value "x%": strconv.Atoi: parsing "x": invalid syntax"#.into())
+        );
+    }
+
+    #[test]
+    fn daemonset_numbers_and_percent_bounds() {
+        assert_eq!(int_or_percent_number(&text("30%")), 30);
+        assert_eq!(int_or_percent_number(&text("7")), 7);
+        assert_eq!(int_or_percent_number(&text("abc")), 0);
+        assert_eq!(int_or_percent_number(&int(-2)), -2);
+        let path = Path::new("p");
+        assert!(not_more_than_100_percent(&text("100%"), &path).is_none());
+        assert!(not_more_than_100_percent(&int(500), &path).is_none());
+        assert_eq!(
+            not_more_than_100_percent(&text("101%"), &path).map(|e| e.to_string()),
+            Some(r#"p: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"101%"}: must not be greater than 100%"#.into())
+        );
+    }
+
+    #[test]
+    fn selectors_convert_like_label_selector_as_selector() {
+        let set = labels(&[("a", "b")]);
+        assert_eq!(Selector::convert(None), Ok(Selector::Nothing));
+        assert!(!Selector::Nothing.matches(Some(&set)));
+        let empty = LabelSelector::default();
+        assert_eq!(Selector::convert(Some(&empty)), Ok(Selector::Everything));
+        let selector = LabelSelector {
+            match_labels: Some(labels(&[("a", "b")])),
+            ..Default::default()
+        };
+        let converted = Selector::convert(Some(&selector)).unwrap();
+        assert!(converted.matches(Some(&set)));
+        assert!(!converted.matches(None));
+        let bad = LabelSelector {
+            match_labels: Some(labels(&[("a", "b!")])),
+            ..Default::default()
+        };
+        assert!(Selector::convert(Some(&bad)).is_err());
+    }
+
+    #[test]
+    fn priority_and_scatter_rules() {
+        let weight = |w: i32, selector: LabelSelector| UpdatePriorityWeightTerm {
+            weight: w,
+            match_selector: selector,
+        };
+        let foo = LabelSelector {
+            match_labels: Some(labels(&[("key", "foo")])),
+            ..Default::default()
+        };
+        let cases = [
+            (
+                UpdatePriorityStrategy {
+                    weight_priority: Some(vec![weight(20, foo.clone())]),
+                    order_priority: None,
+                },
+                None,
+            ),
+            (
+                UpdatePriorityStrategy {
+                    weight_priority: Some(vec![weight(0, foo.clone())]),
+                    order_priority: None,
+                },
+                None,
+            ),
+            (
+                UpdatePriorityStrategy {
+                    weight_priority: Some(vec![weight(101, foo.clone())]),
+                    order_priority: None,
+                },
+                Some("weight must be valid number in the range 1-100"),
+            ),
+            (
+                UpdatePriorityStrategy {
+                    weight_priority: Some(vec![weight(10, LabelSelector::default())]),
+                    order_priority: None,
+                },
+                Some("selector can not be empty"),
+            ),
+            (
+                UpdatePriorityStrategy {
+                    weight_priority: Some(vec![weight(10, foo)]),
+                    order_priority: Some(vec![UpdatePriorityOrderTerm { ordered_key: "k".into() }]),
+                },
+                Some("only one of weightPriority and orderPriority can be used"),
+            ),
+            (
+                UpdatePriorityStrategy {
+                    weight_priority: None,
+                    order_priority: Some(vec![UpdatePriorityOrderTerm { ordered_key: String::new() }]),
+                },
+                Some("order key can not be empty"),
+            ),
+        ];
+        for (strategy, expected) in cases {
+            assert_eq!(priority_strategy_error(&strategy).as_deref(), expected, "{strategy:?}");
+        }
+        let term = |k: &str, v: &str| UpdateScatterTerm {
+            key: k.into(),
+            value: v.into(),
+        };
+        assert_eq!(scatter_strategy_error(&[term("a", "1"), term("a", "2")]), None);
+        assert_eq!(
+            scatter_strategy_error(&[term("a", "1"), term("a", "1")]).as_deref(),
+            Some("duplicated key=a value=1")
+        );
+        assert_eq!(
+            scatter_strategy_error(&[term("", "1")]).as_deref(),
+            Some("key should not be empty")
+        );
+    }
+
+    fn pod_spec(value: serde_json::Value) -> PodSpec {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn pod_spec_patch_compares_containers_by_index() {
+        let old = pod_spec(json!({"containers": [{"name": "a", "image": "img:1", "imagePullPolicy": "Always"}], "nodeSelector": {"x": "y"}}));
+        let new = pod_spec(json!({"containers": [{"name": "a", "image": "img:2", "imagePullPolicy": "IfNotPresent"}], "nodeSelector": {"x": "y"}}));
+        assert_eq!(
+            pod_spec_patch(&old, &new),
+            [
+                PatchOp { op: "replace", path: "/containers/0/image".into() },
+                PatchOp { op: "replace", path: "/containers/0/imagePullPolicy".into() },
+            ]
+        );
+        let grown = pod_spec(json!({"containers": [{"name": "a", "image": "img:1", "imagePullPolicy": "Always"}, {"name": "b", "image": "x"}]}));
+        let ops = pod_spec_patch(&old, &grown);
+        assert!(ops.contains(&PatchOp { op: "add", path: "/containers/1".into() }), "{ops:?}");
+        assert!(ops.contains(&PatchOp { op: "remove", path: "/nodeSelector".into() }), "{ops:?}");
+        // Unset and empty are the same.
+        let with_empty = pod_spec(json!({"containers": [{"name": "a", "image": "img:1", "imagePullPolicy": "Always", "env": []}], "nodeSelector": {"x": "y"}, "hostname": ""}));
+        assert!(pod_spec_patch(&old, &with_empty).is_empty());
+        // Lists of scalars are compared as sets.
+        let args = |a: serde_json::Value| pod_spec(json!({"containers": [{"name": "a", "args": a}]}));
+        assert_eq!(
+            pod_spec_patch(&args(json!(["x", "y"])), &args(json!(["y", "z"]))),
+            [
+                PatchOp { op: "remove", path: "/containers/0/args/0".into() },
+                PatchOp { op: "add", path: "/containers/0/args/1".into() },
+            ]
+        );
+    }
+
+    #[test]
+    fn image_path_matchers() {
+        assert!(is_container_image_path("/containers/0/image"));
+        assert!(is_container_image_path("/containers/12/image"));
+        assert!(!is_container_image_path("/containers/0/imagePullPolicy"));
+        assert!(!is_container_image_path("/initContainers/0/image"));
+        assert!(!is_container_image_path("/containers/x/image"));
+        assert!(contains_container_image_path("/containers/0/imagePullPolicy"));
+        // Case-sensitive, like upstream's regex: init containers never match.
+        assert!(!contains_container_image_path("/initContainers/0/image"));
+        assert!(contains_container_image_path("/x/containers/3/image"));
+        assert!(!contains_container_image_path("/containers/0/name"));
+        assert!(!contains_container_image_path("/containers//image"));
+    }
+
+    #[test]
+    fn meta_update_rules() {
+        let old = ObjectMeta {
+            name: Some("a".into()),
+            namespace: Some("default".into()),
+            uid: Some("u1".into()),
+            generation: Some(3),
+            resource_version: Some("1".into()),
+            ..Default::default()
+        };
+        let mut new = old.clone();
+        new.resource_version = Some("2".into());
+        assert!(validate_object_meta_update(&new, &old, &Path::new("metadata")).is_empty());
+        new.name = Some("b".into());
+        new.generation = Some(2);
+        new.resource_version = None;
+        let rendered: Vec<String> = validate_object_meta_update(&new, &old, &Path::new("metadata"))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            rendered,
+            [
+                "metadata.resourceVersion: Invalid value: \"\": must be specified for an update",
+                "metadata.generation: Invalid value: 2: must not be decremented",
+                "metadata.name: Invalid value: \"b\": field is immutable",
+            ]
+        );
+    }
+
+    #[test]
+    fn deletion_protection_rules() {
+        let always = labels(&[(DELETION_PROTECTION_LABEL, "Always")]);
+        let cascading = labels(&[(DELETION_PROTECTION_LABEL, "Cascading")]);
+        assert_eq!(
+            deletion_protection(Some(&always), Some(0), false).as_deref(),
+            Some("forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Always")
+        );
+        assert_eq!(deletion_protection(Some(&always), Some(0), true), None);
+        assert_eq!(
+            deletion_protection(Some(&cascading), Some(3), false).as_deref(),
+            Some("forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and replicas 3>0")
+        );
+        assert_eq!(deletion_protection(Some(&cascading), Some(0), false), None);
+        assert_eq!(deletion_protection(Some(&cascading), None, false), None);
+        assert_eq!(deletion_protection(None, Some(3), false), None);
+        let other = labels(&[(DELETION_PROTECTION_LABEL, "Never")]);
+        assert_eq!(deletion_protection(Some(&other), Some(3), false), None);
+    }
+
+    #[test]
+    fn pod_template_rules() {
+        let template: PodTemplateSpec = serde_json::from_value(json!({
+            "metadata": {"labels": {"bad key": "v"}},
+            "spec": {
+                "containers": [{"name": "c", "image": "i", "imagePullPolicy": "Always", "terminationMessagePolicy": "File", "volumeMounts": [{"name": "data", "mountPath": "/d"}]}],
+                "dnsPolicy": "Sometimes",
+                "activeDeadlineSeconds": 0,
+                "readinessGates": [{"conditionType": "bad gate"}],
+                "ephemeralContainers": [{"name": "debug", "image": "busybox"}]
+            }
+        }))
+        .unwrap();
+        let claim = Volume {
+            name: "data".into(),
+            persistent_volume_claim: Some(k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
+                claim_name: "data".into(),
+                read_only: Some(false),
+            }),
+            ..Default::default()
+        };
+        let paths = |extra: &[Volume]| -> Vec<String> {
+            validate_pod_template(&template, extra, &Path::new("spec.template"))
+                .iter()
+                .map(|e| e.path.clone())
+                .collect()
+        };
+        let with_claim = paths(std::slice::from_ref(&claim));
+        assert_eq!(
+            with_claim,
+            [
+                "spec.template.labels",
+                "spec.template.spec.restartPolicy",
+                "spec.template.spec.dnsPolicy",
+                "spec.template.spec.readinessGates[0].conditionType",
+                "spec.template.spec.activeDeadlineSeconds",
+                "spec.template.spec.ephemeralContainers",
+            ]
+        );
+        // Without the claim volume, the mount refers to nothing.
+        assert!(paths(&[]).contains(&"spec.template.spec.containers[0].volumeMounts[0].name".to_string()));
+        let gate = PodReadinessGate {
+            condition_type: IN_PLACE_UPDATE_READY.into(),
+        };
+        assert!(validate_qualified_name(&gate.condition_type, &Path::new("x")).is_empty());
+    }
+
+    #[test]
+    fn differs_ignores_unset_values() {
+        let a = json!({"a": "", "b": [], "c": {"d": null}});
+        let b = json!({});
+        assert!(!differs(&a, &b));
+        assert!(differs(&json!({"a": "x"}), &b));
+    }
+}
