@@ -39,17 +39,18 @@ check() { # name command...
 }
 
 crds_established() {
-  kubectl apply -f deploy/crds/ >/dev/null &&
-    kubectl wait --for=condition=Established --timeout=60s -f deploy/crds/ >/dev/null
+  kubectl apply -f deploy/crds/ >/dev/null || return 1
+  kubectl wait --for=condition=Established --timeout=60s -f deploy/crds/ >/dev/null
 }
 check "generated CRDs apply and become Established" crds_established
 
 # An example round-trips when the stored spec equals the spec that was sent.
 round_trip() { # file
   local file=$1 sent stored
-  sent=$(kubectl create --dry-run=client -o json -f "$file" | jq -S 'if .kind == "List" then .items else [.] end | map(.spec)')
-  kubectl apply -f "$file" >/dev/null
-  stored=$(kubectl get -o json -f "$file" | jq -S 'if .kind == "List" then .items else [.] end | map(.spec)')
+  # (errexit is off inside a function run as a condition: every step checks its own status)
+  sent=$(kubectl create --dry-run=client -o json -f "$file" | jq -S 'if .kind == "List" then .items else [.] end | map(.spec)') || return 1
+  kubectl apply -f "$file" >/dev/null || return 1
+  stored=$(kubectl get -o json -f "$file" | jq -S 'if .kind == "List" then .items else [.] end | map(.spec)') || return 1
   if [ "$sent" != "$stored" ]; then
     diff <(echo "$sent") <(echo "$stored") | head -20
     return 1

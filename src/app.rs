@@ -177,9 +177,11 @@ pub fn inject_offline(args: &InjectArgs) -> Result<(), String> {
     }
     let input = read_input(&args.input)?;
     let (review, object) = review_for(&input)?;
-    let (_, request) = crate::admission::review::decode_envelope(review.as_bytes())
-        .map_err(|e| e.to_string())?;
-    let now = jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let (_, request) =
+        crate::admission::review::decode_envelope(review.as_bytes()).map_err(|e| e.to_string())?;
+    let now = jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
     let suffix = crate::inject::launch_priority::random_name_suffix();
     let response = crate::admission::pod::mutate_pod(
         &request,
@@ -216,8 +218,8 @@ fn read_input(path: &Path) -> Result<String, String> {
 
 /// An AdmissionReview for `input` (used as is when it already is one) and the raw pod in it.
 fn review_for(input: &str) -> Result<(String, serde_json::Value), String> {
-    let value: serde_json::Value = serde_yaml::from_str(input)
-        .map_err(|e| format!("input is neither JSON nor YAML: {e}"))?;
+    let value: serde_json::Value =
+        serde_yaml::from_str(input).map_err(|e| format!("input is neither JSON nor YAML: {e}"))?;
     if value.get("kind").and_then(|k| k.as_str()) == Some("AdmissionReview") {
         let object = value
             .pointer("/request/object")
@@ -254,7 +256,10 @@ pub fn crds(args: &CrdsArgs) -> Result<(), String> {
         }
         None => {
             for crd in crate::crds::all() {
-                print!("---\n{}", crate::crds::render(&crd).map_err(|e| e.to_string())?);
+                print!(
+                    "---\n{}",
+                    crate::crds::render(&crd).map_err(|e| e.to_string())?
+                );
             }
         }
     }

@@ -17,7 +17,12 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = LogFormat::Plain, env = "KRUISE_WEBHOOK_LOG_FORMAT", global = true)]
     pub log_format: LogFormat,
     /// Log filter (tracing EnvFilter syntax).
-    #[arg(long, default_value = "info", env = "KRUISE_WEBHOOK_LOG", global = true)]
+    #[arg(
+        long,
+        default_value = "info",
+        env = "KRUISE_WEBHOOK_LOG",
+        global = true
+    )]
     pub log: String,
     #[command(subcommand)]
     pub command: Command,
@@ -52,20 +57,32 @@ pub struct ServeArgs {
     #[arg(long, default_value = "0.0.0.0:9443", env = "KRUISE_WEBHOOK_LISTEN")]
     pub listen: SocketAddr,
     /// Plain-HTTP address of /livez, /readyz and /metrics.
-    #[arg(long, default_value = "0.0.0.0:9090", env = "KRUISE_WEBHOOK_ADMIN_LISTEN")]
+    #[arg(
+        long,
+        default_value = "0.0.0.0:9090",
+        env = "KRUISE_WEBHOOK_ADMIN_LISTEN"
+    )]
     pub admin_listen: SocketAddr,
     /// Directory of tls.crt/tls.key (and ca.crt). Generated there when missing or no longer valid.
     #[arg(long, default_value = "certs", env = "KRUISE_WEBHOOK_CERT_DIR")]
     pub cert_dir: PathBuf,
     /// Extra DNS names for the serving certificate (localhost and 127.0.0.1 are always included).
-    #[arg(long = "tls-dns-name", env = "KRUISE_WEBHOOK_TLS_DNS_NAMES", value_delimiter = ',')]
+    #[arg(
+        long = "tls-dns-name",
+        env = "KRUISE_WEBHOOK_TLS_DNS_NAMES",
+        value_delimiter = ','
+    )]
     pub tls_dns_names: Vec<String>,
     /// Extra IP addresses for the serving certificate.
     #[arg(long = "tls-ip", env = "KRUISE_WEBHOOK_TLS_IPS", value_delimiter = ',')]
     pub tls_ips: Vec<IpAddr>,
     /// Service name: adds <service>, <service>.<namespace>, <service>.<namespace>.svc and
     /// <service>.<namespace>.svc.cluster.local to the certificate.
-    #[arg(long, default_value = "kruise-webhook", env = "KRUISE_WEBHOOK_SERVICE_NAME")]
+    #[arg(
+        long,
+        default_value = "kruise-webhook",
+        env = "KRUISE_WEBHOOK_SERVICE_NAME"
+    )]
     pub service_name: String,
     /// Namespace of the service.
     #[arg(long, default_value = "kruise-system", env = "POD_NAMESPACE")]
@@ -125,7 +142,11 @@ fn parse_duration(value: &str) -> Result<Duration, String> {
         "s" => amount,
         "m" => amount * 60.0,
         "h" => amount * 3600.0,
-        _ => return Err(format!("invalid duration unit in {value:?}: use ms, s, m or h")),
+        _ => {
+            return Err(format!(
+                "invalid duration unit in {value:?}: use ms, s, m or h"
+            ));
+        }
     };
     if !(seconds.is_finite() && seconds > 0.0) {
         return Err(format!("duration {value:?} must be positive"));
@@ -150,8 +171,16 @@ mod tests {
 
     #[test]
     fn defaults_and_certificate_names() {
-        let cli = Cli::try_parse_from(["kruise-webhook", "serve", "--tls-dns-name", "a.example,b.example"]).unwrap();
-        let Command::Serve(args) = cli.command else { panic!("serve expected") };
+        let cli = Cli::try_parse_from([
+            "kruise-webhook",
+            "serve",
+            "--tls-dns-name",
+            "a.example,b.example",
+        ])
+        .unwrap();
+        let Command::Serve(args) = cli.command else {
+            panic!("serve expected")
+        };
         assert_eq!(args.listen, "0.0.0.0:9443".parse().unwrap());
         assert_eq!(args.admin_listen, "0.0.0.0:9090".parse().unwrap());
         assert_eq!(args.cert_dir, PathBuf::from("certs"));

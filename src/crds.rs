@@ -13,6 +13,33 @@ use crate::api::SidecarSet;
 /// Every CRD this project owns.
 pub fn all() -> Vec<CustomResourceDefinition> {
     vec![SidecarSet::crd()]
+        .into_iter()
+        .map(without_empty_defaults)
+        .collect()
+}
+
+/// Drops the `default: ""` schemars emits for `#[serde(default)]` string fields: a v1.20
+/// apiserver reads an empty-string default as null and refuses the CRD ("must be of type
+/// string"), and dropping it changes nothing since the webhook's defaulting fills those fields.
+fn without_empty_defaults(crd: CustomResourceDefinition) -> CustomResourceDefinition {
+    fn strip(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                let empty = serde_json::Value::String(String::new());
+                if matches!(map.get("default"), Some(d) if d.is_null() || *d == empty) {
+                    map.remove("default");
+                }
+                map.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let Ok(mut value) = serde_json::to_value(&crd) else {
+        return crd;
+    };
+    strip(&mut value);
+    serde_json::from_value(value).unwrap_or(crd)
 }
 
 /// File name of a CRD under `deploy/crds/`: `<plural>.<group>.yaml`.
@@ -62,7 +89,10 @@ mod tests {
     #[test]
     fn sidecarset_crd_shape() {
         let crd = SidecarSet::crd();
-        assert_eq!(crd.metadata.name.as_deref(), Some("sidecarsets.apps.kruise.io"));
+        assert_eq!(
+            crd.metadata.name.as_deref(),
+            Some("sidecarsets.apps.kruise.io")
+        );
         assert_eq!(crd.spec.scope, "Cluster");
         let version = &crd.spec.versions[0];
         assert_eq!(version.name, "v1alpha1");

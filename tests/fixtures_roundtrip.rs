@@ -54,16 +54,29 @@ fn apply(object: &Value, response: &AdmissionResponse) -> Value {
 fn every_fixture_round_trips_and_is_reinvocation_safe() {
     let catalogue = example_catalogue();
     let mut seen = 0;
-    let mut entries: Vec<_> = std::fs::read_dir(FIXTURES).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut entries: Vec<_> = std::fs::read_dir(FIXTURES)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     entries.sort();
-    for path in entries.iter().filter(|p| p.extension().is_some_and(|e| e == "json")) {
+    for path in entries
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+    {
         let name = path.file_name().unwrap().to_string_lossy();
         let review: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         let first = answer(&review, &catalogue);
-        assert_eq!(first.uid, review["request"]["uid"].as_str().unwrap(), "{name}");
+        assert_eq!(
+            first.uid,
+            review["request"]["uid"].as_str().unwrap(),
+            "{name}"
+        );
         if !first.allowed {
             // Denials are their own tests; they must carry a reason.
-            assert!(first.status.as_ref().is_some_and(|s| !s.message.is_empty()), "{name}");
+            assert!(
+                first.status.as_ref().is_some_and(|s| !s.message.is_empty()),
+                "{name}"
+            );
             seen += 1;
             continue;
         }
@@ -71,35 +84,55 @@ fn every_fixture_round_trips_and_is_reinvocation_safe() {
         if review["request"]["kind"]["kind"] == "Pod" {
             serde_json::from_value::<Pod>(object.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
         } else {
-            serde_json::from_value::<SidecarSet>(object.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            serde_json::from_value::<SidecarSet>(object.clone())
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
         }
         let mut again = review.clone();
         again["request"]["object"] = object;
         let second = answer(&again, &catalogue);
         assert!(second.allowed, "{name}");
-        assert_eq!(second.patch_operations(), None, "{name}: reinvocation must not patch again");
+        assert_eq!(
+            second.patch_operations(),
+            None,
+            "{name}: reinvocation must not patch again"
+        );
         seen += 1;
     }
-    assert!(seen >= 8, "only {seen} fixtures found in {}", Path::new(FIXTURES).display());
+    assert!(
+        seen >= 8,
+        "only {seen} fixtures found in {}",
+        Path::new(FIXTURES).display()
+    );
 }
 
 #[test]
 fn fixture_expectations() {
     let catalogue = example_catalogue();
     let load = |name: &str| -> Value {
-        serde_json::from_str(&std::fs::read_to_string(Path::new(FIXTURES).join(name)).unwrap()).unwrap()
+        serde_json::from_str(&std::fs::read_to_string(Path::new(FIXTURES).join(name)).unwrap())
+            .unwrap()
     };
 
     // The proxy example: injected before the app, and started first through launch priority.
     let review = load("pod-shop-proxy-priority.json");
-    let pod: Pod = serde_json::from_value(apply(&review["request"]["object"], &answer(&review, &catalogue))).unwrap();
+    let pod: Pod = serde_json::from_value(apply(
+        &review["request"]["object"],
+        &answer(&review, &catalogue),
+    ))
+    .unwrap();
     let spec = pod.spec.unwrap();
     let order: Vec<_> = spec.containers.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(order, vec!["proxy", "checkout"]);
     let barrier = |i: usize| {
         let env = spec.containers[i].env.as_ref().unwrap().last().unwrap();
         assert_eq!(env.name, "KRUISE_CONTAINER_BARRIER");
-        let key_ref = env.value_from.as_ref().unwrap().config_map_key_ref.as_ref().unwrap();
+        let key_ref = env
+            .value_from
+            .as_ref()
+            .unwrap()
+            .config_map_key_ref
+            .as_ref()
+            .unwrap();
         (key_ref.name.clone(), key_ref.key.clone())
     };
     assert_eq!(barrier(0), ("checkout-0-barrier".into(), "p_100".into()));
@@ -107,7 +140,11 @@ fn fixture_expectations() {
 
     // Ordered: a name is assigned from generateName, priorities follow container order.
     let review = load("pod-ordered-launch.json");
-    let pod: Pod = serde_json::from_value(apply(&review["request"]["object"], &answer(&review, &catalogue))).unwrap();
+    let pod: Pod = serde_json::from_value(apply(
+        &review["request"]["object"],
+        &answer(&review, &catalogue),
+    ))
+    .unwrap();
     assert_eq!(pod.metadata.name.as_deref(), Some("batch-x2b4z"));
     let keys: Vec<String> = pod
         .spec
@@ -116,7 +153,14 @@ fn fixture_expectations() {
         .iter()
         .map(|c| {
             let env = c.env.as_ref().unwrap().last().unwrap();
-            env.value_from.as_ref().unwrap().config_map_key_ref.as_ref().unwrap().key.clone()
+            env.value_from
+                .as_ref()
+                .unwrap()
+                .config_map_key_ref
+                .as_ref()
+                .unwrap()
+                .key
+                .clone()
         })
         .collect();
     assert_eq!(keys, vec!["p_0", "p_-1", "p_-2"]);
@@ -132,5 +176,9 @@ fn fixture_expectations() {
     assert!(!response.allowed);
     let status = response.status.unwrap();
     assert_eq!(status.code, 500);
-    assert!(status.message.contains("container \"helper\""), "{}", status.message);
+    assert!(
+        status.message.contains("container \"helper\""),
+        "{}",
+        status.message
+    );
 }

@@ -46,7 +46,13 @@ impl Server {
         }
         let (https, admin) = (free_port(), free_port());
         let child = Command::new(env!("CARGO_BIN_EXE_kruise-webhook"))
-            .args(["serve", "--listen", &https.to_string(), "--admin-listen", &admin.to_string()])
+            .args([
+                "serve",
+                "--listen",
+                &https.to_string(),
+                "--admin-listen",
+                &admin.to_string(),
+            ])
             .arg("--cert-dir")
             .arg(cert_dir)
             .arg("--sidecarsets")
@@ -105,7 +111,10 @@ impl Server {
             if let Some(status) = self.child.try_wait().expect("wait") {
                 return status;
             }
-            assert!(Instant::now() < deadline, "server did not exit after SIGTERM");
+            assert!(
+                Instant::now() < deadline,
+                "server did not exit after SIGTERM"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -122,11 +131,17 @@ impl Drop for Server {
 fn http_get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(1)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
     let mut response = String::new();
     std::io::Read::read_to_string(&mut stream, &mut response).ok()?;
     let status = response.split_whitespace().nth(1)?.parse().ok()?;
-    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_string())?;
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())?;
     Some((status, body))
 }
 
@@ -195,13 +210,27 @@ async fn injects_the_example_sidecar_over_https() {
         vec![
             ("log-agent-config", "/fluent-bit/etc"),
             ("logs", "/var/log/app"),
-            ("kube-api-access-x7k2p", "/var/run/secrets/kubernetes.io/serviceaccount"),
+            (
+                "kube-api-access-x7k2p",
+                "/var/run/secrets/kubernetes.io/serviceaccount"
+            ),
         ]
     );
-    let volumes: Vec<_> = spec.volumes.iter().flatten().map(|v| v.name.as_str()).collect();
-    assert_eq!(volumes, vec!["logs", "kube-api-access-x7k2p", "log-agent-config"]);
+    let volumes: Vec<_> = spec
+        .volumes
+        .iter()
+        .flatten()
+        .map(|v| v.name.as_str())
+        .collect();
+    assert_eq!(
+        volumes,
+        vec!["logs", "kube-api-access-x7k2p", "log-agent-config"]
+    );
     let annotations = pod.metadata.annotations.expect("annotations");
-    assert_eq!(annotations["kruise.io/sidecarset-injected-list"], "log-agent");
+    assert_eq!(
+        annotations["kruise.io/sidecarset-injected-list"],
+        "log-agent"
+    );
     let hashes: Value = serde_json::from_str(&annotations["kruise.io/sidecarset-hash"]).unwrap();
     assert_eq!(hashes["log-agent"]["sidecarList"], json!(["log-agent"]));
     assert_eq!(hashes["log-agent"]["hash"].as_str().map(str::len), Some(64));
@@ -212,19 +241,32 @@ async fn injects_the_example_sidecar_over_https() {
 async fn curl_posts_a_fixture_and_gets_a_patch() {
     let server = Server::start();
     let output = Command::new("curl")
-        .args(["--silent", "--show-error", "--fail", "--http1.1", "--cacert"])
+        .args([
+            "--silent",
+            "--show-error",
+            "--fail",
+            "--http1.1",
+            "--cacert",
+        ])
         .arg(server.ca())
         .args(["-H", "Content-Type: application/json", "--data-binary"])
         .arg(format!("@{FIXTURES}/pod-web-log-agent.json"))
         .arg(server.url("/mutate-pod?timeout=10s"))
         .output()
         .expect("curl runs");
-    assert!(output.status.success(), "curl: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "curl: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let answer: Value = serde_json::from_slice(&output.stdout).expect("JSON");
     let review = fixture("pod-web-log-agent.json");
     let pod = patched_object(&review, &answer);
     assert_eq!(pod["spec"]["containers"][1]["name"], "log-agent");
-    assert_eq!(pod["spec"]["containers"][1]["env"][1], json!({"name": "TZ", "value": "Europe/Berlin"}));
+    assert_eq!(
+        pod["spec"]["containers"][1]["env"][1],
+        json!({"name": "TZ", "value": "Europe/Berlin"})
+    );
 }
 
 #[tokio::test]
@@ -233,23 +275,40 @@ async fn keep_alive_http2_versions_and_dry_run() {
     let client = server.client();
     // Many requests over one pooled HTTP/2 (ALPN) connection, each answered.
     for _ in 0..20 {
-        let answer = post_review(&client, &server.url("/mutate-pod"), &fixture("pod-no-match.json")).await;
+        let answer = post_review(
+            &client,
+            &server.url("/mutate-pod"),
+            &fixture("pod-no-match.json"),
+        )
+        .await;
         assert_eq!(answer["response"]["allowed"], true);
         assert!(answer["response"].get("patch").is_none());
     }
     // HTTP/1.1 keep-alive, the way the apiserver talks.
     let http1 = reqwest::Client::builder()
-        .add_root_certificate(reqwest::Certificate::from_pem(&std::fs::read(server.ca()).unwrap()).unwrap())
+        .add_root_certificate(
+            reqwest::Certificate::from_pem(&std::fs::read(server.ca()).unwrap()).unwrap(),
+        )
         .resolve("localhost", server.https)
         .http1_only()
         .build()
         .unwrap();
     for _ in 0..20 {
-        let answer = post_review(&http1, &server.url("/mutate-pod?timeout=5s"), &fixture("pod-shop-proxy-priority.json")).await;
+        let answer = post_review(
+            &http1,
+            &server.url("/mutate-pod?timeout=5s"),
+            &fixture("pod-shop-proxy-priority.json"),
+        )
+        .await;
         assert!(answer["response"]["patch"].is_string());
     }
     // A v1beta1 review is answered in v1beta1.
-    let answer = post_review(&client, &server.url("/mutate-pod"), &fixture("pod-shop-v1beta1-review.json")).await;
+    let answer = post_review(
+        &client,
+        &server.url("/mutate-pod"),
+        &fixture("pod-shop-v1beta1-review.json"),
+    )
+    .await;
     assert_eq!(answer["apiVersion"], "admission.k8s.io/v1beta1");
     // Dry run: the same answer (apart from the pod's name, which is fixed here).
     let dry = fixture("pod-web-dry-run.json");
@@ -283,41 +342,89 @@ async fn bad_input_gets_clear_answers_and_the_server_keeps_serving() {
     assert_eq!(status, 400, "{body}");
     assert!(body.contains("not a JSON AdmissionReview"), "{body}");
 
-    let (status, body) = post("/mutate-pod", "text/plain", fixture_bytes("pod-web-log-agent.json")).await;
+    let (status, body) = post(
+        "/mutate-pod",
+        "text/plain",
+        fixture_bytes("pod-web-log-agent.json"),
+    )
+    .await;
     assert_eq!(status, 415, "{body}");
 
-    let (status, body) = post("/mutate-pod", json, br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#.to_vec()).await;
+    let (status, body) = post(
+        "/mutate-pod",
+        json,
+        br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#.to_vec(),
+    )
+    .await;
     assert_eq!(status, 400);
     assert!(body.contains("no request"), "{body}");
 
     let mut null_object = fixture("pod-web-log-agent.json");
     null_object["request"]["object"] = Value::Null;
-    let (status, body) = post("/mutate-pod", json, serde_json::to_vec(&null_object).unwrap()).await;
+    let (status, body) = post(
+        "/mutate-pod",
+        json,
+        serde_json::to_vec(&null_object).unwrap(),
+    )
+    .await;
     assert_eq!(status, 200);
     let answer: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(answer["response"]["uid"], null_object["request"]["uid"]);
     assert_eq!(answer["response"]["allowed"], false);
-    assert!(answer["response"]["status"]["message"].as_str().unwrap().contains("request.object: Required value"));
+    assert!(
+        answer["response"]["status"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("request.object: Required value")
+    );
 
     let mut deployment = fixture("pod-web-log-agent.json");
     deployment["request"]["kind"] = json!({"group": "apps", "version": "v1", "kind": "Deployment"});
-    let (_, body) = post("/mutate-pod", json, serde_json::to_vec(&deployment).unwrap()).await;
+    let (_, body) = post(
+        "/mutate-pod",
+        json,
+        serde_json::to_vec(&deployment).unwrap(),
+    )
+    .await;
     let answer: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(answer["response"]["allowed"], false);
-    assert!(answer["response"]["status"]["message"].as_str().unwrap().contains("Deployment.apps"), "{body}");
+    assert!(
+        answer["response"]["status"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Deployment.apps"),
+        "{body}"
+    );
 
     let mut wrong_type = fixture("pod-web-log-agent.json");
     wrong_type["request"]["object"]["spec"]["containers"] = json!("nginx");
-    let (_, body) = post("/mutate-pod", json, serde_json::to_vec(&wrong_type).unwrap()).await;
+    let (_, body) = post(
+        "/mutate-pod",
+        json,
+        serde_json::to_vec(&wrong_type).unwrap(),
+    )
+    .await;
     let answer: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(answer["response"]["allowed"], false);
     assert_eq!(answer["response"]["status"]["code"], 400);
-    assert!(answer["response"]["status"]["message"].as_str().unwrap().starts_with("request.object.spec.containers"), "{body}");
+    assert!(
+        answer["response"]["status"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("request.object.spec.containers"),
+        "{body}"
+    );
 
     let (_, body) = post("/mutate-pod", json, fixture_bytes("pod-bad-priority.json")).await;
     let answer: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(answer["response"]["allowed"], false);
-    assert!(answer["response"]["status"]["message"].as_str().unwrap().contains("\"helper\""), "{body}");
+    assert!(
+        answer["response"]["status"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"helper\""),
+        "{body}"
+    );
 
     let huge = vec![b' '; 10 * 1024 * 1024];
     let (status, _) = post("/mutate-pod", json, huge).await;
@@ -328,14 +435,25 @@ async fn bad_input_gets_clear_answers_and_the_server_keeps_serving() {
 
     // Plain HTTP on the TLS port.
     let mut plain = TcpStream::connect(server.https).unwrap();
-    plain.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(plain, "POST /mutate-pod HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{{}}").unwrap();
+    plain
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    write!(
+        plain,
+        "POST /mutate-pod HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{{}}"
+    )
+    .unwrap();
     let mut answer = String::new();
     let _ = std::io::Read::read_to_string(&mut plain, &mut answer);
     assert!(answer.starts_with("HTTP/1.1 400"), "{answer:?}");
 
     // Still serving.
-    let answer = post_review(&client, &server.url("/mutate-pod"), &fixture("pod-web-log-agent.json")).await;
+    let answer = post_review(
+        &client,
+        &server.url("/mutate-pod"),
+        &fixture("pod-web-log-agent.json"),
+    )
+    .await;
     assert_eq!(answer["response"]["allowed"], true);
 }
 
@@ -347,18 +465,40 @@ fn fixture_bytes(name: &str) -> Vec<u8> {
 async fn sidecarset_webhook_defaults_and_hashes() {
     let server = Server::start();
     let review = fixture("sidecarset-create.json");
-    let answer = post_review(&server.client(), &server.url("/mutate-apps-kruise-io-sidecarset"), &review).await;
+    let answer = post_review(
+        &server.client(),
+        &server.url("/mutate-apps-kruise-io-sidecarset"),
+        &review,
+    )
+    .await;
     let set = patched_object(&review, &answer);
     let annotations = &set["metadata"]["annotations"];
     // The spec's golden example (§13.0): defaults then hashes, byte-identical to OpenKruise.
-    assert_eq!(annotations["kruise.io/sidecarset-hash"], "dzw7fx282v47vxxddxb4d44448bcvz2875xx89x4bcxww8f9xf9ff4d45v22vc4c");
-    assert_eq!(annotations["kruise.io/sidecarset-hash-without-image"], "v4497x7v99fdbcd9dfvcc2xd759zcv27fxb4c68fd9f8b52b4f77c72ff988cwbd");
-    assert_eq!(set["spec"]["updateStrategy"], json!({"type": "RollingUpdate", "partition": 0, "maxUnavailable": 1}));
-    assert_eq!(set["spec"]["volumes"][1], json!({"name": "unused", "emptyDir": {}}));
+    assert_eq!(
+        annotations["kruise.io/sidecarset-hash"],
+        "dzw7fx282v47vxxddxb4d44448bcvz2875xx89x4bcxww8f9xf9ff4d45v22vc4c"
+    );
+    assert_eq!(
+        annotations["kruise.io/sidecarset-hash-without-image"],
+        "v4497x7v99fdbcd9dfvcc2xd759zcv27fxb4c68fd9f8b52b4f77c72ff988cwbd"
+    );
+    assert_eq!(
+        set["spec"]["updateStrategy"],
+        json!({"type": "RollingUpdate", "partition": 0, "maxUnavailable": 1})
+    );
+    assert_eq!(
+        set["spec"]["volumes"][1],
+        json!({"name": "unused", "emptyDir": {}})
+    );
     // Running it again on its own output changes nothing.
     let mut again = review.clone();
     again["request"]["object"] = set;
-    let answer = post_review(&server.client(), &server.url("/mutate-apps-kruise-io-sidecarset"), &again).await;
+    let answer = post_review(
+        &server.client(),
+        &server.url("/mutate-apps-kruise-io-sidecarset"),
+        &again,
+    )
+    .await;
     assert!(answer["response"].get("patch").is_none(), "{answer}");
 }
 
@@ -367,14 +507,25 @@ async fn admin_endpoints_and_metrics() {
     let server = Server::start();
     assert_eq!(http_get(server.admin, "/livez").map(|r| r.0), Some(200));
     assert_eq!(http_get(server.admin, "/readyz").map(|r| r.0), Some(200));
-    post_review(&server.client(), &server.url("/mutate-pod"), &fixture("pod-web-log-agent.json")).await;
+    post_review(
+        &server.client(),
+        &server.url("/mutate-pod"),
+        &fixture("pod-web-log-agent.json"),
+    )
+    .await;
     let (status, metrics) = http_get(server.admin, "/metrics").expect("metrics");
     assert_eq!(status, 200);
     assert!(metrics.contains("admission_requests_total"), "{metrics}");
     assert!(metrics.contains("webhook=\"mutate-pod\""), "{metrics}");
     assert!(metrics.contains("result=\"patched\""), "{metrics}");
-    assert!(metrics.contains("admission_duration_seconds_bucket"), "{metrics}");
-    assert!(metrics.trim_end().ends_with("# EOF"), "OpenMetrics ends with # EOF");
+    assert!(
+        metrics.contains("admission_duration_seconds_bucket"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.trim_end().ends_with("# EOF"),
+        "OpenMetrics ends with # EOF"
+    );
 }
 
 #[tokio::test]
@@ -413,14 +564,26 @@ async fn certificates_are_reused_and_sigterm_exits_cleanly() {
     let cert = std::fs::read(certs.path().join("tls.crt")).unwrap();
     // Idle keep-alive connections (HTTP/2 and HTTP/1.1) must not hold the shutdown up.
     let h2 = server.client();
-    post_review(&h2, &server.url("/mutate-pod"), &fixture("pod-no-match.json")).await;
+    post_review(
+        &h2,
+        &server.url("/mutate-pod"),
+        &fixture("pod-no-match.json"),
+    )
+    .await;
     let http1 = reqwest::Client::builder()
-        .add_root_certificate(reqwest::Certificate::from_pem(&std::fs::read(server.ca()).unwrap()).unwrap())
+        .add_root_certificate(
+            reqwest::Certificate::from_pem(&std::fs::read(server.ca()).unwrap()).unwrap(),
+        )
         .resolve("localhost", server.https)
         .http1_only()
         .build()
         .unwrap();
-    post_review(&http1, &server.url("/mutate-pod"), &fixture("pod-no-match.json")).await;
+    post_review(
+        &http1,
+        &server.url("/mutate-pod"),
+        &fixture("pod-no-match.json"),
+    )
+    .await;
     let started = Instant::now();
     let status = server.terminate();
     assert!(status.success(), "exit status {status:?}");

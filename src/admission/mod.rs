@@ -57,10 +57,16 @@ pub fn router(state: AdmissionState, with_baseline: bool) -> Router {
         .with_state(state)
 }
 
-async fn mutate_pod(State(state): State<AdmissionState>, headers: HeaderMap, body: Bytes) -> Response {
+async fn mutate_pod(
+    State(state): State<AdmissionState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     handle(&state, "mutate-pod", &headers, &body, |request| {
         let catalogue = state.catalogue.load();
-        let now = jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+        let now = jiff::Timestamp::now()
+            .strftime("%Y-%m-%dT%H:%M:%SZ")
+            .to_string();
         let suffix = random_name_suffix();
         pod::mutate_pod(
             request,
@@ -79,7 +85,13 @@ async fn mutate_sidecarset(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    handle(&state, "mutate-sidecarset", &headers, &body, sidecarset::mutate_sidecarset)
+    handle(
+        &state,
+        "mutate-sidecarset",
+        &headers,
+        &body,
+        sidecarset::mutate_sidecarset,
+    )
 }
 
 async fn validate_sidecarset(
@@ -93,8 +105,14 @@ async fn validate_sidecarset(
     })
 }
 
-async fn baseline_allow(State(state): State<AdmissionState>, headers: HeaderMap, body: Bytes) -> Response {
-    handle(&state, "baseline", &headers, &body, |request| AdmissionResponse::allow(&request.uid))
+async fn baseline_allow(
+    State(state): State<AdmissionState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    handle(&state, "baseline", &headers, &body, |request| {
+        AdmissionResponse::allow(&request.uid)
+    })
 }
 
 async fn not_found() -> Response {
@@ -159,8 +177,10 @@ fn handle(
         .metrics
         .observe_admission(webhook, &request.operation, result, started.elapsed());
     let mut http = encode_review(&api_version, &response).into_response();
-    http.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    http.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     http
 }
 

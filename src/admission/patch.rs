@@ -123,10 +123,7 @@ fn align(old: &[Value], new: &[Value]) -> Vec<Step> {
         .zip(new[prefix..].iter().rev())
         .take_while(|(a, b)| same_element(a, b))
         .count();
-    let (old_mid, new_mid) = (
-        prefix..old.len() - suffix,
-        prefix..new.len() - suffix,
-    );
+    let (old_mid, new_mid) = (prefix..old.len() - suffix, prefix..new.len() - suffix);
 
     let mut steps: Vec<Step> = (0..prefix).map(|i| Step::Keep(i, i)).collect();
     let matches = if old_mid.len().saturating_mul(new_mid.len()) <= MAX_ALIGNMENT_CELLS {
@@ -218,7 +215,8 @@ mod tests {
     #[test]
     fn inserting_a_named_element_keeps_its_neighbours_untouched() {
         let before = json!({"containers": [{"name": "app", "image": "a"}]});
-        let after = json!({"containers": [{"name": "sidecar"}, {"name": "app", "image": "a", "env": [1]}]});
+        let after =
+            json!({"containers": [{"name": "sidecar"}, {"name": "app", "image": "a", "env": [1]}]});
         let ops = diff(&before, &after);
         let paths: Vec<String> = ops.iter().map(|op| op.path().to_string()).collect();
         assert_eq!(paths, vec!["/containers/0", "/containers/1/env"]);

@@ -34,7 +34,10 @@ pub fn mutate_pod(request: &RequestEnvelope<'_>, input: &PodMutation<'_>) -> Adm
     }
     // Subresources (pods/status, pods/binding, …) and every operation but CREATE pass untouched:
     // sidecars and launch order are decided once, when the pod is created.
-    if request.sub_resource.as_deref().is_some_and(|s| !s.is_empty())
+    if request
+        .sub_resource
+        .as_deref()
+        .is_some_and(|s| !s.is_empty())
         || request.operation != "CREATE"
     {
         return AdmissionResponse::allow(uid);

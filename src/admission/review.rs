@@ -103,11 +103,16 @@ pub fn decode_object<T: DeserializeOwned>(
     raw: Option<&RawValue>,
     field: &str,
 ) -> Result<T, String> {
-    let raw = raw.ok_or_else(|| format!("{field}: Required value: the request carries no object"))?;
+    let raw =
+        raw.ok_or_else(|| format!("{field}: Required value: the request carries no object"))?;
     let mut deserializer = serde_json::Deserializer::from_str(raw.get());
     serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
         let path = e.path().to_string();
-        let location = if path == "." { field.to_string() } else { format!("{field}.{path}") };
+        let location = if path == "." {
+            field.to_string()
+        } else {
+            format!("{field}.{path}")
+        };
         format!("{location}: Invalid value: {}", e.inner())
     })
 }
@@ -218,8 +223,9 @@ mod tests {
         let (version, request) = decode_envelope(body).unwrap();
         assert_eq!(version, API_VERSION_V1);
         assert_eq!(request.uid, "u1");
-        let err = decode_object::<k8s_openapi::api::core::v1::Pod>(request.object, "request.object")
-            .unwrap_err();
+        let err =
+            decode_object::<k8s_openapi::api::core::v1::Pod>(request.object, "request.object")
+                .unwrap_err();
         assert!(
             err.starts_with("request.object.spec.containers: Invalid value: invalid type: string"),
             "{err}"
@@ -237,7 +243,10 @@ mod tests {
 
     #[test]
     fn envelope_errors() {
-        assert!(matches!(decode_envelope(b"not json"), Err(ReviewError::NotJson(_))));
+        assert!(matches!(
+            decode_envelope(b"not json"),
+            Err(ReviewError::NotJson(_))
+        ));
         assert!(matches!(
             decode_envelope(br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#),
             Err(ReviewError::MissingRequest)

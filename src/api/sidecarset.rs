@@ -340,6 +340,7 @@ impl SidecarSet {
         if self.annotation(keys::SIDECARSET_CANARY) != Some("true") {
             return None;
         }
-        self.annotation(keys::SIDECARSET_BASE).filter(|b| !b.is_empty())
+        self.annotation(keys::SIDECARSET_BASE)
+            .filter(|b| !b.is_empty())
     }
 }

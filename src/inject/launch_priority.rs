@@ -47,7 +47,11 @@ pub fn apply_launch_priority(pod: &mut Pod, name_suffix: &str) -> Result<bool, P
 
     let mut changed = false;
     if pod.metadata.name.as_deref().unwrap_or("").is_empty()
-        && let Some(prefix) = pod.metadata.generate_name.as_deref().filter(|g| !g.is_empty())
+        && let Some(prefix) = pod
+            .metadata
+            .generate_name
+            .as_deref()
+            .filter(|g| !g.is_empty())
     {
         let cut: String = prefix.chars().take(MAX_GENERATE_NAME_PREFIX).collect();
         pod.metadata.name = Some(format!("{cut}{name_suffix}"));
@@ -76,7 +80,11 @@ pub fn apply_launch_priority(pod: &mut Pod, name_suffix: &str) -> Result<bool, P
 /// Priority of each container: `-index` under the `Ordered` annotation, otherwise the last
 /// `KRUISE_CONTAINER_PRIORITY` env value (0 when absent).
 pub fn container_priorities(pod: &Pod) -> Result<Vec<i64>, PriorityError> {
-    let containers = pod.spec.as_ref().map(|s| s.containers.as_slice()).unwrap_or(&[]);
+    let containers = pod
+        .spec
+        .as_ref()
+        .map(|s| s.containers.as_slice())
+        .unwrap_or(&[]);
     let ordered = pod
         .metadata
         .annotations
@@ -189,9 +197,20 @@ mod tests {
 
     #[test]
     fn env_priorities_get_barriers() {
-        let mut p = pod(vec![container("a", Some("10")), container("b", Some("-2")), container("c", None)]);
+        let mut p = pod(vec![
+            container("a", Some("10")),
+            container("b", Some("-2")),
+            container("c", None),
+        ]);
         assert_eq!(apply_launch_priority(&mut p, "xxxxx"), Ok(true));
-        let keys: Vec<_> = p.spec.as_ref().unwrap().containers.iter().map(barrier_key).collect();
+        let keys: Vec<_> = p
+            .spec
+            .as_ref()
+            .unwrap()
+            .containers
+            .iter()
+            .map(barrier_key)
+            .collect();
         assert_eq!(
             keys,
             vec![
@@ -208,14 +227,22 @@ mod tests {
 
     #[test]
     fn ordered_annotation_overrides_env() {
-        let mut p = pod(vec![container("a", Some("-5")), container("b", Some("100")), container("c", None)]);
+        let mut p = pod(vec![
+            container("a", Some("-5")),
+            container("b", Some("100")),
+            container("c", None),
+        ]);
         p.metadata.annotations = Some(BTreeMap::from([(
             keys::CONTAINER_LAUNCH_PRIORITY.to_string(),
             "Ordered".to_string(),
         )]));
         assert_eq!(container_priorities(&p), Ok(vec![0, -1, -2]));
         // Case matters.
-        p.metadata.annotations.as_mut().unwrap().insert(keys::CONTAINER_LAUNCH_PRIORITY.into(), "ordered".into());
+        p.metadata
+            .annotations
+            .as_mut()
+            .unwrap()
+            .insert(keys::CONTAINER_LAUNCH_PRIORITY.into(), "ordered".into());
         assert_eq!(container_priorities(&p), Ok(vec![-5, 100, 0]));
     }
 
@@ -238,7 +265,9 @@ mod tests {
         let name = p.metadata.name.clone().unwrap();
         assert_eq!(name, format!("{}bcd42", "x".repeat(58)));
         assert_eq!(
-            barrier_key(&p.spec.as_ref().unwrap().containers[1]).unwrap().0,
+            barrier_key(&p.spec.as_ref().unwrap().containers[1])
+                .unwrap()
+                .0,
             format!("{name}-barrier")
         );
     }
@@ -252,14 +281,20 @@ mod tests {
             ("1.5", "invalid syntax"),
             ("99999999999999999999", "value out of range"),
         ] {
-            let mut p = pod(vec![container("app", None), container("sidecar", Some(value))]);
+            let mut p = pod(vec![
+                container("app", None),
+                container("sidecar", Some(value)),
+            ]);
             let err = apply_launch_priority(&mut p, "xxxxx").unwrap_err();
             assert_eq!(err.container, "sidecar");
             assert_eq!(err.index, 1);
             let message = err.to_string();
             assert!(message.contains("\"sidecar\""), "{message}");
             assert!(message.contains(reason), "{message}");
-            assert!(message.starts_with("spec.containers[1].env[KRUISE_CONTAINER_PRIORITY]"), "{message}");
+            assert!(
+                message.starts_with("spec.containers[1].env[KRUISE_CONTAINER_PRIORITY]"),
+                "{message}"
+            );
         }
     }
 

@@ -38,12 +38,7 @@ pub fn matches(
             }
         }
     }
-    for (index, requirement) in selector
-        .match_expressions
-        .iter()
-        .flatten()
-        .enumerate()
-    {
+    for (index, requirement) in selector.match_expressions.iter().flatten().enumerate() {
         if !requirement_matches(requirement, get(&requirement.key)).map_err(|message| {
             SelectorError {
                 field: format!("{field}.matchExpressions[{index}].operator"),
@@ -113,12 +108,22 @@ mod tests {
     #[test]
     fn not_in_and_exists() {
         let selector = LabelSelector {
-            match_expressions: Some(vec![expr("env", "NotIn", &["prod"]), expr("app", "Exists", &[])]),
+            match_expressions: Some(vec![
+                expr("env", "NotIn", &["prod"]),
+                expr("app", "Exists", &[]),
+            ]),
             ..Default::default()
         };
-        assert_eq!(matches(&selector, Some(&labels(&[("app", "x")])), "s"), Ok(true));
         assert_eq!(
-            matches(&selector, Some(&labels(&[("app", "x"), ("env", "prod")])), "s"),
+            matches(&selector, Some(&labels(&[("app", "x")])), "s"),
+            Ok(true)
+        );
+        assert_eq!(
+            matches(
+                &selector,
+                Some(&labels(&[("app", "x"), ("env", "prod")])),
+                "s"
+            ),
             Ok(false)
         );
         assert_eq!(matches(&selector, Some(&labels(&[])), "s"), Ok(false));

@@ -101,7 +101,7 @@ pub fn load(files: &[(String, String)]) -> Loaded {
                 match classify(item) {
                     Ok(Object::SidecarSet(mut set)) => {
                         default_and_hash(&mut set);
-                        candidates.push((set, file.clone(), document_number));
+                        candidates.push((*set, file.clone(), document_number));
                     }
                     Ok(Object::Namespace(namespace)) => {
                         let name = namespace.metadata.name.clone().unwrap_or_default();
@@ -128,7 +128,10 @@ pub fn load(files: &[(String, String)]) -> Loaded {
                 file,
                 document,
                 object,
-                message: format!("metadata.name: Duplicate value: {:?}: already defined in {first}", set.name()),
+                message: format!(
+                    "metadata.name: Duplicate value: {:?}: already defined in {first}",
+                    set.name()
+                ),
             });
             continue;
         }
@@ -181,22 +184,30 @@ fn list_items(value: serde_json::Value) -> Vec<serde_json::Value> {
 }
 
 enum Object {
-    SidecarSet(SidecarSet),
-    Namespace(Namespace),
+    SidecarSet(Box<SidecarSet>),
+    Namespace(Box<Namespace>),
 }
 
 fn classify(value: serde_json::Value) -> Result<Object, (Option<String>, String)> {
-    let text = |key: &str| value.get(key).and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let text = |key: &str| {
+        value
+            .get(key)
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_string()
+    };
     let (api_version, kind) = (text("apiVersion"), text("kind"));
     let name = value
         .pointer("/metadata/name")
         .and_then(|v| v.as_str())
         .map(|n| format!("{kind} {n:?}"));
     match (api_version.as_str(), kind.as_str()) {
-        ("apps.kruise.io/v1alpha1" | "apps.kruise.io/v1beta1", "SidecarSet") => {
-            decode(value).map(Object::SidecarSet).map_err(|e| (name, e))
-        }
-        ("v1", "Namespace") => decode(value).map(Object::Namespace).map_err(|e| (name, e)),
+        ("apps.kruise.io/v1alpha1" | "apps.kruise.io/v1beta1", "SidecarSet") => decode(value)
+            .map(|set| Object::SidecarSet(Box::new(set)))
+            .map_err(|e| (name, e)),
+        ("v1", "Namespace") => decode(value)
+            .map(|namespace| Object::Namespace(Box::new(namespace)))
+            .map_err(|e| (name, e)),
         _ => Err((
             name,
             format!(
@@ -304,12 +315,30 @@ mod tests {
         let files: Vec<_> = EMBEDDED_EXAMPLES.iter().map(|(n, c)| file(n, c)).collect();
         let loaded = load(&files);
         assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
-        let names: Vec<_> = loaded.sidecarsets.iter().map(|s| s.name().to_string()).collect();
+        let names: Vec<_> = loaded
+            .sidecarsets
+            .iter()
+            .map(|s| s.name().to_string())
+            .collect();
         assert_eq!(names, vec!["log-agent", "proxy"]);
         for set in &loaded.sidecarsets {
-            assert_eq!(set.annotation(keys::SIDECARSET_HASH).map(str::len), Some(64));
-            assert_eq!(set.annotation(keys::SIDECARSET_HASH_WITHOUT_IMAGE).map(str::len), Some(64));
-            assert_eq!(set.containers()[0].share_volume_policy.as_ref().unwrap().type_.is_some(), true);
+            assert_eq!(
+                set.annotation(keys::SIDECARSET_HASH).map(str::len),
+                Some(64)
+            );
+            assert_eq!(
+                set.annotation(keys::SIDECARSET_HASH_WITHOUT_IMAGE)
+                    .map(str::len),
+                Some(64)
+            );
+            assert!(
+                set.containers()[0]
+                    .share_volume_policy
+                    .as_ref()
+                    .unwrap()
+                    .type_
+                    .is_some()
+            );
         }
     }
 
@@ -358,10 +387,22 @@ metadata: {name: shop, labels: {env: prod}}
             "{}",
             messages[0]
         );
-        assert!(messages[1].contains("document 4 (ConfigMap \"stray\")"), "{}", messages[1]);
-        assert!(messages[2].contains("document 3 (SidecarSet \"no-selector\")") && messages[2].contains("spec.selector"), "{}", messages[2]);
+        assert!(
+            messages[1].contains("document 4 (ConfigMap \"stray\")"),
+            "{}",
+            messages[1]
+        );
+        assert!(
+            messages[2].contains("document 3 (SidecarSet \"no-selector\")")
+                && messages[2].contains("spec.selector"),
+            "{}",
+            messages[2]
+        );
         assert_eq!(loaded.namespaces["shop"]["env"], "prod");
-        assert_eq!(loaded.namespaces["shop"][keys::NAMESPACE_NAME_LABEL], "shop");
+        assert_eq!(
+            loaded.namespaces["shop"][keys::NAMESPACE_NAME_LABEL],
+            "shop"
+        );
     }
 
     #[test]
@@ -376,7 +417,13 @@ metadata: {name: shop, labels: {env: prod}}
         let names: Vec<_> = loaded.sidecarsets.iter().map(|s| s.name()).collect();
         assert_eq!(names, vec!["alpha"]);
         assert_eq!(loaded.errors.len(), 1);
-        assert!(loaded.errors[0].to_string().contains("already exist in alpha"), "{}", loaded.errors[0]);
+        assert!(
+            loaded.errors[0]
+                .to_string()
+                .contains("already exist in alpha"),
+            "{}",
+            loaded.errors[0]
+        );
     }
 
     #[test]
@@ -384,7 +431,13 @@ metadata: {name: shop, labels: {env: prod}}
         let doc = "apiVersion: apps.kruise.io/v1alpha1\nkind: SidecarSet\nmetadata: {name: one}\nspec: {selector: {matchLabels: {a: b}}, containers: [{name: c, image: i}]}\n";
         let loaded = load(&[file("1.yaml", doc), file("2.yaml", doc)]);
         assert_eq!(loaded.sidecarsets.len(), 1);
-        assert!(loaded.errors[0].message.contains("Duplicate value: \"one\": already defined in 1.yaml"), "{:?}", loaded.errors);
+        assert!(
+            loaded.errors[0]
+                .message
+                .contains("Duplicate value: \"one\": already defined in 1.yaml"),
+            "{:?}",
+            loaded.errors
+        );
     }
 
     #[test]
@@ -403,7 +456,17 @@ metadata: {name: shop, labels: {env: prod}}
         std::fs::write(dir.path().join("notes.txt"), "n").unwrap();
         std::fs::write(dir.path().join(".hidden.yaml"), "h").unwrap();
         let files = read_directory(dir.path()).unwrap();
-        let names: Vec<_> = files.iter().map(|(n, _)| Path::new(n).file_name().unwrap().to_str().unwrap().to_string()).collect();
+        let names: Vec<_> = files
+            .iter()
+            .map(|(n, _)| {
+                Path::new(n)
+                    .file_name()
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
         assert_eq!(names, vec!["a.json", "b.yaml"]);
     }
 }

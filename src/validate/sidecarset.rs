@@ -30,11 +30,9 @@ use super::field::{
     validate_label_selector, validate_object_meta, validate_positive_int_or_percent,
 };
 use super::pod::{split_subscripted_path, validate_pod_containers_and_volumes};
+use super::workload::{priority_strategy_error, scatter_strategy_error};
 use crate::api::keys;
-use crate::api::{
-    ResourcesPolicy, SidecarSet, SidecarSetInjectRevision, SidecarSetUpdateStrategy,
-    UpdatePriorityStrategy, UpdateScatterTerm,
-};
+use crate::api::{ResourcesPolicy, SidecarSet, SidecarSetInjectRevision, SidecarSetUpdateStrategy};
 use crate::inject::selector::is_empty;
 
 const NAME_MAX_LENGTH: usize = 63;
@@ -371,44 +369,6 @@ fn validate_rolling_update(strategy: &SidecarSetUpdateStrategy, path: &Path) -> 
         ));
     }
     errors
-}
-
-/// OpenKruise's `UpdatePriorityStrategy.FieldsValidation`: the first problem found.
-fn priority_strategy_error(strategy: &UpdatePriorityStrategy) -> Option<String> {
-    let weights = strategy.weight_priority.as_deref().unwrap_or(&[]);
-    let orders = strategy.order_priority.as_deref().unwrap_or(&[]);
-    if !weights.is_empty() && !orders.is_empty() {
-        return Some("only one of weightPriority and orderPriority can be used".into());
-    }
-    for term in weights {
-        if !(0..=100).contains(&term.weight) {
-            return Some("weight must be valid number in the range 1-100".into());
-        }
-        if is_empty(&term.match_selector) {
-            return Some("selector can not be empty".into());
-        }
-        if let Some(error) = label_selector_conversion_error(&term.match_selector) {
-            return Some(format!("invalid selector {error}"));
-        }
-    }
-    if orders.iter().any(|term| term.ordered_key.is_empty()) {
-        return Some("order key can not be empty".into());
-    }
-    None
-}
-
-/// OpenKruise's `UpdateScatterStrategy.FieldsValidation`: the first problem found.
-fn scatter_strategy_error(terms: &[UpdateScatterTerm]) -> Option<String> {
-    let mut seen = BTreeSet::new();
-    for term in terms {
-        if term.key.is_empty() {
-            return Some("key should not be empty".into());
-        }
-        if !seen.insert((term.key.as_str(), term.value.as_str())) {
-            return Some(format!("duplicated key={} value={}", term.key, term.value));
-        }
-    }
-    None
 }
 
 /// C.7–C.9: the Kruise-only fields of each sidecar, then Kubernetes' own pod validation of all
@@ -1208,7 +1168,7 @@ mod tests {
         ResourceExprPair, ResourcesExpr, ShareVolumePolicy, SidecarContainer,
         SidecarContainerUpgradeStrategy, SidecarSetInjectionStrategy, SidecarSetPatchPodMetadata,
         SidecarSetSpec, SourceContainerNameSource, TransferEnvVar, UpdatePriorityOrderTerm,
-        UpdatePriorityWeightTerm,
+        UpdatePriorityStrategy, UpdatePriorityWeightTerm, UpdateScatterTerm,
     };
     use crate::validate::field::aggregate;
     use k8s_openapi::api::core::v1::{
