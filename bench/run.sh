@@ -11,7 +11,7 @@ cargo build --release --locked --quiet
 work=$(mktemp -d)
 trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
 ./target/release/kruise-webhook serve --listen 127.0.0.1:19443 --admin-listen 127.0.0.1:19090 \
-  --cert-dir "$work/certs" --sidecarsets bench/sidecarsets --baseline-route --log warn &
+  --cert-dir "$work/certs" --sidecarsets bench/sidecarsets --baseline-route --log warn,rustls=error &
 server=$!
 for _ in $(seq 100); do curl -sf http://127.0.0.1:19090/readyz >/dev/null && break; sleep 0.1; done
 export BODY=tests/fixtures/pod-web-log-agent.json

@@ -29,7 +29,7 @@ use review::{AdmissionResponse, RequestEnvelope, decode_envelope, encode_review}
 /// (the apiserver's own limit); controller-runtime uses the same bound.
 pub const MAX_BODY_BYTES: usize = 7 * 1024 * 1024;
 
-/// Path of the benchmark baseline: decodes the review and allows it, nothing else.
+/// Path of the benchmark baseline: decodes the review (object included) and allows it.
 pub const PATH_BASELINE: &str = "/baseline-allow";
 
 /// What the admission handlers share.
@@ -110,9 +110,23 @@ async fn baseline_allow(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    handle(&state, "baseline", &headers, &body, |request| {
-        AdmissionResponse::allow(&request.uid)
-    })
+    // What a trivial webhook does: decode the whole review, object included, and allow.
+    handle(
+        &state,
+        "baseline",
+        &headers,
+        &body,
+        |request| match review::decode_object::<k8s_openapi::api::core::v1::Pod>(
+            request.object,
+            "request.object",
+        ) {
+            Ok(pod) => {
+                std::hint::black_box(pod);
+                AdmissionResponse::allow(&request.uid)
+            }
+            Err(message) => AdmissionResponse::deny(&request.uid, 400, message),
+        },
+    )
 }
 
 async fn not_found() -> Response {

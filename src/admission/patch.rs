@@ -8,8 +8,12 @@
 //! longest-common-subsequence match on element identity (the `name` field where elements have one,
 //! as containers, env vars, volumes and mounts do; whole-value equality otherwise).
 
+use std::collections::BTreeMap;
+
 use json_patch::{AddOperation, PatchOperation, RemoveOperation, ReplaceOperation};
 use jsonptr::PointerBuf;
+use k8s_openapi::api::core::v1::{Container, LocalObjectReference, Pod, Volume};
+use serde::Serialize;
 use serde_json::Value;
 
 /// Above this many element comparisons an array is diffed position by position instead (still a
@@ -84,7 +88,8 @@ enum Step {
 
 fn diff_array(path: &mut PointerBuf, old: &[Value], new: &[Value], ops: &mut Vec<PatchOperation>) {
     let mut position = 0usize;
-    for step in align(old, new) {
+    let unnamed = |v: &Value| element_name(v).is_none();
+    for step in align(old, new, &same_element, &unnamed) {
         match step {
             Step::Keep(i, j) => {
                 if old[i] != new[j] {
@@ -111,7 +116,12 @@ fn diff_array(path: &mut PointerBuf, old: &[Value], new: &[Value], ops: &mut Vec
 /// Aligns two arrays: common prefix and suffix, then an LCS over the middle. Unmatched elements
 /// without a name between two matches are paired positionally (so `["a","b"]` → `["a","c"]` is
 /// one replace), named ones become removals and insertions.
-fn align(old: &[Value], new: &[Value]) -> Vec<Step> {
+fn align<T>(
+    old: &[T],
+    new: &[T],
+    same_element: &dyn Fn(&T, &T) -> bool,
+    unnamed: &dyn Fn(&T) -> bool,
+) -> Vec<Step> {
     let prefix = old
         .iter()
         .zip(new)
@@ -127,7 +137,7 @@ fn align(old: &[Value], new: &[Value]) -> Vec<Step> {
 
     let mut steps: Vec<Step> = (0..prefix).map(|i| Step::Keep(i, i)).collect();
     let matches = if old_mid.len().saturating_mul(new_mid.len()) <= MAX_ALIGNMENT_CELLS {
-        lcs(&old[old_mid.clone()], &new[new_mid.clone()])
+        lcs(&old[old_mid.clone()], &new[new_mid.clone()], same_element)
     } else {
         Vec::new()
     };
@@ -138,11 +148,7 @@ fn align(old: &[Value], new: &[Value]) -> Vec<Step> {
         .chain(std::iter::once((old_mid.end, new_mid.end)));
     for (anchor_old, anchor_new) in anchors {
         // The gap before this anchor: pair unnamed elements, then remove and insert the rest.
-        while i < anchor_old
-            && j < anchor_new
-            && element_name(&old[i]).is_none()
-            && element_name(&new[j]).is_none()
-        {
+        while i < anchor_old && j < anchor_new && unnamed(&old[i]) && unnamed(&new[j]) {
             steps.push(Step::Keep(i, j));
             i += 1;
             j += 1;
@@ -161,7 +167,7 @@ fn align(old: &[Value], new: &[Value]) -> Vec<Step> {
 }
 
 /// Longest common subsequence of matching elements, as index pairs in increasing order.
-fn lcs(old: &[Value], new: &[Value]) -> Vec<(usize, usize)> {
+fn lcs<T>(old: &[T], new: &[T], same_element: &dyn Fn(&T, &T) -> bool) -> Vec<(usize, usize)> {
     let (n, m) = (old.len(), new.len());
     if n == 0 || m == 0 {
         return Vec::new();
@@ -192,6 +198,252 @@ fn lcs(old: &[Value], new: &[Value]) -> Vec<(usize, usize)> {
         }
     }
     pairs
+}
+
+/// The patch from `before` to `after` for a pod changed by injection and launch priority.
+///
+/// Those only touch `metadata.name`, `metadata.annotations` and four lists of the spec, so only
+/// those are compared and serialized — the rest of the pod is checked equal with a typed
+/// comparison instead of being turned into JSON twice. Anything else that differs falls back to
+/// the full JSON diff, so the result is always the exact difference.
+pub fn pod_patch(mut before: Pod, mut after: Pod) -> Vec<PatchOperation> {
+    let old = PodMutableParts::take(&mut before);
+    let new = PodMutableParts::take(&mut after);
+    if before != after || before.spec.is_some() != after.spec.is_some() {
+        old.restore(&mut before);
+        new.restore(&mut after);
+        return match (serde_json::to_value(&before), serde_json::to_value(&after)) {
+            (Ok(before), Ok(after)) => diff(&before, &after),
+            _ => Vec::new(),
+        };
+    }
+    let mut ops = Vec::new();
+    let mut path = PointerBuf::root();
+    path.push_back("metadata");
+    diff_typed(
+        &mut path,
+        "name",
+        old.name.as_ref(),
+        new.name.as_ref(),
+        &mut ops,
+    );
+    diff_string_map(
+        &mut path,
+        "annotations",
+        old.annotations.as_ref(),
+        new.annotations.as_ref(),
+        &mut ops,
+    );
+    path.pop_back();
+    path.push_back("spec");
+    diff_named_list(
+        &mut path,
+        "initContainers",
+        old.init_containers.as_deref(),
+        new.init_containers.as_deref(),
+        container_name,
+        &mut ops,
+    );
+    diff_named_list(
+        &mut path,
+        "containers",
+        old.containers.as_deref(),
+        new.containers.as_deref(),
+        container_name,
+        &mut ops,
+    );
+    diff_named_list(
+        &mut path,
+        "volumes",
+        old.volumes.as_deref(),
+        new.volumes.as_deref(),
+        volume_name,
+        &mut ops,
+    );
+    diff_named_list(
+        &mut path,
+        "imagePullSecrets",
+        old.image_pull_secrets.as_deref(),
+        new.image_pull_secrets.as_deref(),
+        secret_name,
+        &mut ops,
+    );
+    ops
+}
+
+fn container_name(container: &Container) -> Option<&str> {
+    Some(&container.name)
+}
+
+fn volume_name(volume: &Volume) -> Option<&str> {
+    Some(&volume.name)
+}
+
+fn secret_name(secret: &LocalObjectReference) -> Option<&str> {
+    Some(&secret.name)
+}
+
+/// The parts of a pod the webhook may change, moved out so the rest can be compared cheaply.
+struct PodMutableParts {
+    name: Option<String>,
+    annotations: Option<BTreeMap<String, String>>,
+    /// `None` inside means the field is absent; the outer `Option` of `containers` is only there
+    /// because the spec itself may be absent.
+    containers: Option<Vec<Container>>,
+    init_containers: Option<Vec<Container>>,
+    volumes: Option<Vec<Volume>>,
+    image_pull_secrets: Option<Vec<LocalObjectReference>>,
+}
+
+impl PodMutableParts {
+    fn take(pod: &mut Pod) -> Self {
+        let spec = pod.spec.as_mut();
+        let (containers, init_containers, volumes, image_pull_secrets) = match spec {
+            Some(spec) => (
+                Some(std::mem::take(&mut spec.containers)),
+                spec.init_containers.take(),
+                spec.volumes.take(),
+                spec.image_pull_secrets.take(),
+            ),
+            None => (None, None, None, None),
+        };
+        PodMutableParts {
+            name: pod.metadata.name.take(),
+            annotations: pod.metadata.annotations.take(),
+            containers,
+            init_containers,
+            volumes,
+            image_pull_secrets,
+        }
+    }
+
+    fn restore(self, pod: &mut Pod) {
+        pod.metadata.name = self.name;
+        pod.metadata.annotations = self.annotations;
+        if let Some(spec) = pod.spec.as_mut() {
+            spec.containers = self.containers.unwrap_or_default();
+            spec.init_containers = self.init_containers;
+            spec.volumes = self.volumes;
+            spec.image_pull_secrets = self.image_pull_secrets;
+        }
+    }
+}
+
+fn diff_typed<T: Serialize + PartialEq + ?Sized>(
+    path: &mut PointerBuf,
+    key: &str,
+    old: Option<&T>,
+    new: Option<&T>,
+    ops: &mut Vec<PatchOperation>,
+) {
+    if old == new {
+        return;
+    }
+    let target = child(path, key);
+    match (old, new.and_then(|v| serde_json::to_value(v).ok())) {
+        (_, None) => ops.push(PatchOperation::Remove(RemoveOperation { path: target })),
+        (None, Some(value)) => ops.push(PatchOperation::Add(AddOperation {
+            path: target,
+            value,
+        })),
+        (Some(_), Some(value)) => ops.push(PatchOperation::Replace(ReplaceOperation {
+            path: target,
+            value,
+        })),
+    }
+}
+
+fn diff_string_map(
+    path: &mut PointerBuf,
+    key: &str,
+    old: Option<&BTreeMap<String, String>>,
+    new: Option<&BTreeMap<String, String>>,
+    ops: &mut Vec<PatchOperation>,
+) {
+    match (old, new) {
+        (Some(old), Some(new)) => {
+            path.push_back(key);
+            for name in old.keys().filter(|k| !new.contains_key(*k)) {
+                ops.push(PatchOperation::Remove(RemoveOperation {
+                    path: child(path, name.as_str()),
+                }));
+            }
+            for (name, value) in new {
+                let target = child(path, name.as_str());
+                let value = Value::String(value.clone());
+                match old.get(name) {
+                    None => ops.push(PatchOperation::Add(AddOperation {
+                        path: target,
+                        value,
+                    })),
+                    Some(previous) if Some(previous.as_str()) != value.as_str() => {
+                        ops.push(PatchOperation::Replace(ReplaceOperation {
+                            path: target,
+                            value,
+                        }))
+                    }
+                    Some(_) => {}
+                }
+            }
+            path.pop_back();
+        }
+        (old, new) => diff_typed(path, key, old, new, ops),
+    }
+}
+
+/// A list of named objects: aligned by name on the typed values; only inserted or changed
+/// elements are serialized.
+fn diff_named_list<T: Serialize + PartialEq>(
+    path: &mut PointerBuf,
+    key: &str,
+    old: Option<&[T]>,
+    new: Option<&[T]>,
+    name: fn(&T) -> Option<&str>,
+    ops: &mut Vec<PatchOperation>,
+) {
+    let (Some(old), Some(new)) = (old, new) else {
+        diff_typed(path, key, old, new, ops);
+        return;
+    };
+    if old == new {
+        return;
+    }
+    path.push_back(key);
+    let same = |a: &T, b: &T| match (name(a), name(b)) {
+        (Some(a), Some(b)) => a == b,
+        (None, None) => a == b,
+        _ => false,
+    };
+    let unnamed = |v: &T| name(v).is_none();
+    let mut position = 0usize;
+    for step in align(old, new, &same, &unnamed) {
+        match step {
+            Step::Keep(i, j) => {
+                if old[i] != new[j]
+                    && let (Ok(before), Ok(after)) =
+                        (serde_json::to_value(&old[i]), serde_json::to_value(&new[j]))
+                {
+                    path.push_back(position);
+                    diff_at(path, &before, &after, ops);
+                    path.pop_back();
+                }
+                position += 1;
+            }
+            Step::Remove => ops.push(PatchOperation::Remove(RemoveOperation {
+                path: child(path, position),
+            })),
+            Step::Insert(j) => {
+                if let Ok(value) = serde_json::to_value(&new[j]) {
+                    ops.push(PatchOperation::Add(AddOperation {
+                        path: child(path, position),
+                        value,
+                    }));
+                }
+                position += 1;
+            }
+        }
+    }
+    path.pop_back();
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use k8s_openapi::api::core::v1::Pod;
 
-use super::patch::diff;
+use super::patch::pod_patch;
 use super::review::{AdmissionResponse, RequestEnvelope, decode_object};
 use crate::inject::launch_priority::apply_launch_priority;
 use crate::inject::sidecar::{InjectionContext, inject_sidecars};
@@ -50,10 +50,6 @@ pub fn mutate_pod(request: &RequestEnvelope<'_>, input: &PodMutation<'_>) -> Adm
         pod.metadata.namespace = request.namespace.clone();
     }
 
-    let before = match serde_json::to_value(&pod) {
-        Ok(value) => value,
-        Err(e) => return AdmissionResponse::deny(uid, 500, format!("re-encoding the pod: {e}")),
-    };
     let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
     let namespace_labels = input.catalogue.namespace_labels(namespace);
     let context = InjectionContext {
@@ -74,10 +70,7 @@ pub fn mutate_pod(request: &RequestEnvelope<'_>, input: &PodMutation<'_>) -> Adm
     if !injected && !prioritized {
         return AdmissionResponse::allow(uid);
     }
-    match serde_json::to_value(&mutated) {
-        Ok(after) => AdmissionResponse::allow(uid).with_patch(&diff(&before, &after)),
-        Err(e) => AdmissionResponse::deny(uid, 500, format!("re-encoding the mutated pod: {e}")),
-    }
+    AdmissionResponse::allow(uid).with_patch(&pod_patch(pod, mutated))
 }
 
 fn display_kind(kind: &super::review::GroupVersionKind) -> String {

@@ -86,7 +86,11 @@ pub struct CloneSetScaleStrategy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<IntOrString>,
     /// `true`: never reuse an existing PVC for a new pod.
-    #[serde(default, rename = "disablePVCReuse", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "disablePVCReuse",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub disable_pvc_reuse: Option<bool>,
 }
 
@@ -203,7 +207,11 @@ impl CloneSet {
     }
 
     pub fn pods_to_delete(&self) -> &[String] {
-        self.spec.scale_strategy.pods_to_delete.as_deref().unwrap_or(&[])
+        self.spec
+            .scale_strategy
+            .pods_to_delete
+            .as_deref()
+            .unwrap_or(&[])
     }
 }
 
@@ -304,7 +312,14 @@ mod tests {
             set.spec.update_strategy.partition,
             Some(IntOrString::String("20%".into()))
         );
-        let hook = set.spec.lifecycle.as_ref().unwrap().pre_delete.as_ref().unwrap();
+        let hook = set
+            .spec
+            .lifecycle
+            .as_ref()
+            .unwrap()
+            .pre_delete
+            .as_ref()
+            .unwrap();
         assert_eq!(hook.mark_pod_not_ready, Some(true));
         assert_eq!(set.status.as_ref().unwrap().updated_ready_replicas, 4);
 
@@ -360,7 +375,10 @@ mod tests {
     #[test]
     fn crd_has_subresources_columns_and_schemaless_template() {
         let crd = CloneSet::crd();
-        assert_eq!(crd.metadata.name.as_deref(), Some("clonesets.apps.kruise.io"));
+        assert_eq!(
+            crd.metadata.name.as_deref(),
+            Some("clonesets.apps.kruise.io")
+        );
         assert_eq!(crd.spec.scope, "Namespaced");
         assert_eq!(crd.spec.names.short_names, Some(vec!["clone".to_string()]));
         let version = &crd.spec.versions[0];
@@ -368,7 +386,10 @@ mod tests {
         assert!(subresources.status.is_some());
         let scale = subresources.scale.as_ref().unwrap();
         assert_eq!(scale.spec_replicas_path, ".spec.replicas");
-        assert_eq!(scale.label_selector_path.as_deref(), Some(".status.labelSelector"));
+        assert_eq!(
+            scale.label_selector_path.as_deref(),
+            Some(".status.labelSelector")
+        );
         let columns: Vec<_> = version
             .additional_printer_columns
             .iter()
@@ -391,6 +412,9 @@ mod tests {
         );
         let schema = serde_json::to_value(&version.schema).unwrap();
         let template = &schema["openAPIV3Schema"]["properties"]["spec"]["properties"]["template"];
-        assert_eq!(template["x-kubernetes-preserve-unknown-fields"], json!(true));
+        assert_eq!(
+            template["x-kubernetes-preserve-unknown-fields"],
+            json!(true)
+        );
     }
 }

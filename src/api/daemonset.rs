@@ -194,7 +194,11 @@ mod tests {
             back["spec"]["updateStrategy"]["rollingUpdate"]["rollingUpdateType"],
             json!("InPlaceIfPossible")
         );
-        assert!(back["spec"]["updateStrategy"]["rollingUpdate"].get("type").is_none());
+        assert!(
+            back["spec"]["updateStrategy"]["rollingUpdate"]
+                .get("type")
+                .is_none()
+        );
         assert_eq!(back["spec"], original["spec"]);
         assert_eq!(back["status"], original["status"]);
         assert_eq!(serde_json::from_value::<DaemonSet>(back).unwrap(), set);
@@ -203,7 +207,10 @@ mod tests {
     #[test]
     fn wrong_types_are_decode_errors() {
         for (pointer, bad) in [
-            ("/spec/updateStrategy/rollingUpdate/rollingUpdateType", json!(1)),
+            (
+                "/spec/updateStrategy/rollingUpdate/rollingUpdateType",
+                json!(1),
+            ),
             ("/spec/minReadySeconds", json!("10")),
             ("/spec/template", json!(true)),
             ("/spec/template/metadata/labels", json!(["a"])),
@@ -220,7 +227,10 @@ mod tests {
     #[test]
     fn crd_shape() {
         let crd = DaemonSet::crd();
-        assert_eq!(crd.metadata.name.as_deref(), Some("daemonsets.apps.kruise.io"));
+        assert_eq!(
+            crd.metadata.name.as_deref(),
+            Some("daemonsets.apps.kruise.io")
+        );
         assert_eq!(
             crd.spec.names.short_names,
             Some(vec!["daemon".to_string(), "ads".to_string()])
@@ -236,7 +246,16 @@ mod tests {
             .collect();
         assert_eq!(
             columns,
-            ["DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "AGE", "CONTAINERS", "IMAGES"]
+            [
+                "DESIRED",
+                "CURRENT",
+                "READY",
+                "UP-TO-DATE",
+                "AVAILABLE",
+                "AGE",
+                "CONTAINERS",
+                "IMAGES"
+            ]
         );
         let schema = serde_json::to_value(&version.schema).unwrap();
         let rolling = &schema["openAPIV3Schema"]["properties"]["spec"]["properties"]["updateStrategy"]

@@ -473,14 +473,20 @@ mod tests {
         let mut value = manifest("apps.kruise.io/v1beta1");
         let spec = value["spec"].as_object_mut().unwrap();
         spec.insert("reserveOrdinals".into(), json!([1, "3-5"]));
-        spec.insert("lifecycle".into(), json!({"preDelete": {"finalizersHandler": ["example.com/hold"]}}));
+        spec.insert(
+            "lifecycle".into(),
+            json!({"preDelete": {"finalizersHandler": ["example.com/hold"]}}),
+        );
         spec.insert("scaleStrategy".into(), json!({"maxUnavailable": 2}));
         spec.insert(
             "persistentVolumeClaimRetentionPolicy".into(),
             json!({"whenDeleted": "Delete", "whenScaled": "Retain"}),
         );
         spec.insert("ordinals".into(), json!({"start": 1}));
-        spec.insert("volumeClaimUpdateStrategy".into(), json!({"type": "OnPodRollingUpdate"}));
+        spec.insert(
+            "volumeClaimUpdateStrategy".into(),
+            json!({"type": "OnPodRollingUpdate"}),
+        );
         value
     }
 
@@ -496,7 +502,10 @@ mod tests {
         );
         let mut back = serde_json::to_value(&set).unwrap();
         strip_claim_type_meta(&mut back);
-        assert_eq!(serde_json::from_value::<StatefulSet>(back.clone()).unwrap(), set);
+        assert_eq!(
+            serde_json::from_value::<StatefulSet>(back.clone()).unwrap(),
+            set
+        );
         for (key, value) in original["spec"].as_object().unwrap() {
             assert_eq!(&back["spec"][key], value, "spec.{key}");
         }
@@ -539,7 +548,10 @@ mod tests {
     #[test]
     fn crd_merges_both_versions_with_v1beta1_stored() {
         let crd = statefulset_crd();
-        assert_eq!(crd.metadata.name.as_deref(), Some("statefulsets.apps.kruise.io"));
+        assert_eq!(
+            crd.metadata.name.as_deref(),
+            Some("statefulsets.apps.kruise.io")
+        );
         assert_eq!(
             crd.spec.names.short_names,
             Some(vec!["sts".to_string(), "asts".to_string()])
@@ -565,7 +577,15 @@ mod tests {
                 .collect();
             assert_eq!(
                 columns,
-                ["DESIRED", "CURRENT", "UPDATED", "READY", "AGE", "CONTAINERS", "IMAGES"]
+                [
+                    "DESIRED",
+                    "CURRENT",
+                    "UPDATED",
+                    "READY",
+                    "AGE",
+                    "CONTAINERS",
+                    "IMAGES"
+                ]
             );
         }
     }

@@ -3,7 +3,9 @@
 //!
 //! On UPDATE the update-only rules run first (metadata, immutable spec fields, in-place-only
 //! template changes), then every CREATE rule on the new object. The validator sees defaulted
-//! objects; an unset `replicas` counts as the default 1. `scaleStrategy.podsToDelete` needs the
+//! objects, as OpenKruise's does after its mutating webhook: the pod template is checked by
+//! Kubernetes' rules, which require `restartPolicy`, `dnsPolicy`, `imagePullPolicy` and
+//! `terminationMessagePolicy`; an unset `replicas` counts as the default 1. `scaleStrategy.podsToDelete` needs the
 //! pods themselves, which the caller provides through [`CloneSetContext`].
 //! DELETE is only [`cloneset_deletion_protection`].
 
@@ -12,8 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaimVolumeSource, Pod, Volume};
 
 use super::field::{
-    FieldError, GoRepr, Path, dns1123_subdomain_errors, go_label_selector, go_string_slice,
-    validate_nonnegative, validate_object_meta,
+    FieldError, GoRepr, Path, dns1123_subdomain_errors, go_label_selector, go_quote,
+    go_string_slice, validate_nonnegative, validate_object_meta,
 };
 use super::workload::{
     DEFAULT_REPLICAS, PatchOp, Selector, deletion_protection, differs, go_optional_int_or_string,
@@ -65,7 +67,7 @@ impl PodLookup for BTreeMap<String, PodFacts> {
     fn pod(&self, name: &str) -> Result<PodFacts, String> {
         self.get(name)
             .cloned()
-            .ok_or_else(|| format!("pods {name:?} not found"))
+            .ok_or_else(|| format!("pods {} not found", go_quote(name)))
     }
 }
 
@@ -74,11 +76,12 @@ static NO_PODS: BTreeMap<String, PodFacts> = BTreeMap::new();
 /// What OpenKruise looks up in the cluster while validating a CloneSet.
 #[derive(Clone, Copy)]
 pub struct CloneSetContext<'a> {
-    pub pods: &'a dyn PodLookup,
+    /// `Sync` so that a context can be held across an `.await` in a request handler.
+    pub pods: &'a (dyn PodLookup + Sync),
 }
 
 impl<'a> CloneSetContext<'a> {
-    pub fn new(pods: &'a dyn PodLookup) -> CloneSetContext<'a> {
+    pub fn new(pods: &'a (dyn PodLookup + Sync)) -> CloneSetContext<'a> {
         CloneSetContext { pods }
     }
 }
@@ -126,7 +129,8 @@ pub fn cloneset_warnings(set: &CloneSet) -> Vec<String> {
     let strategy = &set.spec.update_strategy;
     if replicas > 0 {
         if let Some(partition) = &strategy.partition
-            && kruise_scaled_value(Some(partition), replicas, true).is_ok_and(|p| p >= i64::from(replicas))
+            && kruise_scaled_value(Some(partition), replicas, true)
+                .is_ok_and(|p| p >= i64::from(replicas))
         {
             warnings.push(format!(
                 "spec.updateStrategy.partition {} keeps all {replicas} pods at the old revision: template changes will not roll out",
@@ -135,7 +139,8 @@ pub fn cloneset_warnings(set: &CloneSet) -> Vec<String> {
         }
         if let Some(max_unavailable) = &strategy.max_unavailable
             && replicas > 1
-            && kruise_scaled_value(Some(max_unavailable), replicas, true).is_ok_and(|m| m >= i64::from(replicas))
+            && kruise_scaled_value(Some(max_unavailable), replicas, true)
+                .is_ok_and(|m| m >= i64::from(replicas))
         {
             warnings.push(format!(
                 "spec.updateStrategy.maxUnavailable {} lets all {replicas} pods be unavailable at once during an update",
@@ -144,9 +149,15 @@ pub fn cloneset_warnings(set: &CloneSet) -> Vec<String> {
         }
     }
     if strategy.paused == Some(true) {
-        warnings.push("spec.updateStrategy.paused is true: no pod is updated until it is unset".into());
+        warnings
+            .push("spec.updateStrategy.paused is true: no pod is updated until it is unset".into());
     }
-    if strategy.priority_strategy.is_some() && strategy.scatter_strategy.as_ref().is_some_and(|s| !s.is_empty()) {
+    if strategy.priority_strategy.is_some()
+        && strategy
+            .scatter_strategy
+            .as_ref()
+            .is_some_and(|s| !s.is_empty())
+    {
         warnings.push(
             "spec.updateStrategy sets both priorityStrategy and scatterStrategy: pods are scattered after the priority sort, which makes the update order hard to predict"
                 .into(),
@@ -159,7 +170,8 @@ pub fn cloneset_warnings(set: &CloneSet) -> Vec<String> {
 // UPDATE-only rules
 
 fn validate_update(new: &CloneSet, old: &CloneSet) -> Vec<FieldError> {
-    let mut errors = validate_object_meta_update(&new.metadata, &old.metadata, &Path::new("metadata"));
+    let mut errors =
+        validate_object_meta_update(&new.metadata, &old.metadata, &Path::new("metadata"));
     let spec = Path::new("spec");
     if changes_immutable_fields(new, old) {
         errors.push(FieldError::forbidden(
@@ -210,7 +222,11 @@ fn in_place_only_violation(new: &CloneSet, old: &CloneSet) -> Option<PatchOp> {
 // ---------------------------------------------------------------------------------------------
 // Spec rules (CREATE and UPDATE)
 
-fn validate_spec(set: &CloneSet, old: Option<&CloneSet>, ctx: &CloneSetContext<'_>) -> Vec<FieldError> {
+fn validate_spec(
+    set: &CloneSet,
+    old: Option<&CloneSet>,
+    ctx: &CloneSetContext<'_>,
+) -> Vec<FieldError> {
     let spec = &set.spec;
     let path = Path::new("spec");
     let replicas = spec.replicas.unwrap_or(DEFAULT_REPLICAS);
@@ -219,12 +235,20 @@ fn validate_spec(set: &CloneSet, old: Option<&CloneSet>, ctx: &CloneSetContext<'
     let selector_path = path.child("selector");
     match &spec.selector {
         None => errors.push(FieldError::required(&selector_path, "")),
-        Some(selector) => errors.extend(validate_workload_selector(selector, "cloneset", &selector_path)),
+        Some(selector) => errors.extend(validate_workload_selector(
+            selector,
+            "cloneset",
+            &selector_path,
+        )),
     }
     match Selector::convert(spec.selector.as_ref()) {
         Err(_) => errors.push(FieldError::invalid(
             &selector_path,
-            GoRepr(spec.selector.as_ref().map_or_else(|| "null".into(), go_label_selector)),
+            GoRepr(
+                spec.selector
+                    .as_ref()
+                    .map_or_else(|| "null".into(), go_label_selector),
+            ),
             "",
         )),
         Ok(selector) => {
@@ -236,7 +260,12 @@ fn validate_spec(set: &CloneSet, old: Option<&CloneSet>, ctx: &CloneSetContext<'
             ));
         }
     }
-    errors.extend(validate_workload_template_policies(&spec.template, true, "cloneset", &path));
+    errors.extend(validate_workload_template_policies(
+        &spec.template,
+        true,
+        "cloneset",
+        &path,
+    ));
 
     errors.extend(validate_scale_strategy(
         &spec.scale_strategy,
@@ -310,7 +339,7 @@ fn validate_scale_strategy(
         let problem = match ctx.pods.pod(name) {
             Err(cause) => Some(format!("find pod {name} failed: {cause}")),
             Ok(pod) if pod.terminating => Some(format!("find pod {name} already terminating")),
-            Ok(pod) if pod.controller_uid.as_deref() != Some(uid) || uid.is_empty() => {
+            Ok(pod) if pod.controller_uid.as_deref() != Some(uid) => {
                 Some(format!("find pod {name} owner is not this CloneSet"))
             }
             Ok(_) => None,
@@ -322,7 +351,11 @@ fn validate_scale_strategy(
     errors
 }
 
-fn validate_update_strategy(strategy: &CloneSetUpdateStrategy, replicas: i32, path: &Path) -> Vec<FieldError> {
+fn validate_update_strategy(
+    strategy: &CloneSetUpdateStrategy,
+    replicas: i32,
+    path: &Path,
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let strategy_type = strategy.type_.as_deref().unwrap_or("");
     if ![RECREATE, IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY].contains(&strategy_type) {
@@ -334,14 +367,34 @@ fn validate_update_strategy(strategy: &CloneSetUpdateStrategy, replicas: i32, pa
     }
 
     let partition_path = path.child("partition");
-    let partition = scaled_or_error(strategy.partition.as_ref(), replicas, "partition", &partition_path, &mut errors);
+    let partition = scaled_or_error(
+        strategy.partition.as_ref(),
+        replicas,
+        "partition",
+        &partition_path,
+        &mut errors,
+    );
     errors.extend(validate_nonnegative(partition, &partition_path));
 
-    if let Some(message) = strategy.priority_strategy.as_ref().and_then(priority_strategy_error) {
-        errors.push(FieldError::required(&path.child("priorityStrategy"), message));
+    if let Some(message) = strategy
+        .priority_strategy
+        .as_ref()
+        .and_then(priority_strategy_error)
+    {
+        errors.push(FieldError::required(
+            &path.child("priorityStrategy"),
+            message,
+        ));
     }
-    if let Some(message) = strategy.scatter_strategy.as_deref().and_then(scatter_strategy_error) {
-        errors.push(FieldError::required(&path.child("scatterStrategy"), message));
+    if let Some(message) = strategy
+        .scatter_strategy
+        .as_deref()
+        .and_then(scatter_strategy_error)
+    {
+        errors.push(FieldError::required(
+            &path.child("scatterStrategy"),
+            message,
+        ));
     }
 
     let unavailable_path = path.child("maxUnavailable");
@@ -353,7 +406,13 @@ fn validate_update_strategy(strategy: &CloneSetUpdateStrategy, replicas: i32, pa
         &mut errors,
     );
     let surge_path = path.child("maxSurge");
-    let max_surge = scaled_or_error(strategy.max_surge.as_ref(), replicas, "maxSurge", &surge_path, &mut errors);
+    let max_surge = scaled_or_error(
+        strategy.max_surge.as_ref(),
+        replicas,
+        "maxSurge",
+        &surge_path,
+        &mut errors,
+    );
     if let Some(surge) = &strategy.max_surge
         && strategy_type == IN_PLACE_ONLY
         && max_surge > 0
@@ -405,7 +464,11 @@ fn validate_progress_deadline(set: &CloneSet, spec: &Path) -> Vec<FieldError> {
     let path = spec.child("progressDeadlineSeconds");
     let mut errors = validate_nonnegative(i64::from(deadline), &path);
     if deadline != NO_PROGRESS_DEADLINE && deadline <= set.spec.min_ready_seconds.unwrap_or(0) {
-        errors.push(FieldError::invalid(&path, deadline, "must be greater than minReadySeconds"));
+        errors.push(FieldError::invalid(
+            &path,
+            deadline,
+            "must be greater than minReadySeconds",
+        ));
     }
     errors
 }
@@ -492,7 +555,11 @@ mod tests {
     fn messages(new: Value, old: Option<Value>) -> String {
         let pods = cluster();
         let old = old.map(decode);
-        aggregate(&validate_cloneset(&decode(new), old.as_ref(), &CloneSetContext::new(&pods)))
+        aggregate(&validate_cloneset(
+            &decode(new),
+            old.as_ref(),
+            &CloneSetContext::new(&pods),
+        ))
     }
 
     struct Case {
@@ -504,15 +571,30 @@ mod tests {
     }
 
     fn ok(name: &'static str, new: Value) -> Case {
-        Case { name, new, old: None, expect: &[] }
+        Case {
+            name,
+            new,
+            old: None,
+            expect: &[],
+        }
     }
 
     fn err(name: &'static str, new: Value, expect: &'static [&'static str]) -> Case {
-        Case { name, new, old: None, expect }
+        Case {
+            name,
+            new,
+            old: None,
+            expect,
+        }
     }
 
     fn update(name: &'static str, old: Value, new: Value, expect: &'static [&'static str]) -> Case {
-        Case { name, new, old: Some(old), expect }
+        Case {
+            name,
+            new,
+            old: Some(old),
+            expect,
+        }
     }
 
     fn run(cases: Vec<Case>) {
@@ -531,7 +613,13 @@ mod tests {
         }
     }
 
-    fn image_update(old_image: &str, old_pull: &str, new_image: &str, new_pull: &str, strategy: &str) -> (Value, Value) {
+    fn image_update(
+        old_image: &str,
+        old_pull: &str,
+        new_image: &str,
+        new_pull: &str,
+        strategy: &str,
+    ) -> (Value, Value) {
         let container = |image: &str, pull: &str| {
             json!({"spec": {"template": {"spec": {"containers": [{"name": "abc", "image": image, "imagePullPolicy": pull, "terminationMessagePolicy": "File"}]}}},
                    "metadata": {}})
@@ -545,18 +633,30 @@ mod tests {
 
     #[test]
     fn section_5_7_cases() {
-        let (cs17_old, cs17_new) = image_update("image2", "Always", "image", "IfNotPresent", "InPlaceOnly");
+        let (cs17_old, cs17_new) =
+            image_update("image2", "Always", "image", "IfNotPresent", "InPlaceOnly");
         run(vec![
-            ok("CS-1 podsToDelete [p0]", with(json!({"spec": {"scaleStrategy": {"podsToDelete": ["p0"]}}}))),
-            ok("CS-2 maxSurge 1", with(json!({"spec": {"updateStrategy": {"maxSurge": 1}}}))),
+            ok(
+                "CS-1 podsToDelete [p0]",
+                with(json!({"spec": {"scaleStrategy": {"podsToDelete": ["p0"]}}})),
+            ),
+            ok(
+                "CS-2 maxSurge 1",
+                with(json!({"spec": {"updateStrategy": {"maxSurge": 1}}})),
+            ),
             ok(
                 "CS-3 maxUnavailable 0 maxSurge 1",
                 with(json!({"spec": {"updateStrategy": {"maxUnavailable": 0, "maxSurge": 1}}})),
             ),
-            ok("CS-4 maxUnavailable 120%", with(json!({"spec": {"updateStrategy": {"maxUnavailable": "120%"}}}))),
+            ok(
+                "CS-4 maxUnavailable 120%",
+                with(json!({"spec": {"updateStrategy": {"maxUnavailable": "120%"}}})),
+            ),
             ok(
                 "CS-4 with weightPriority",
-                with(json!({"spec": {"updateStrategy": {"maxUnavailable": "120%", "priorityStrategy": {"weightPriority": [{"weight": 20, "matchSelector": {"matchLabels": {"key": "foo"}}}]}}}})),
+                with(
+                    json!({"spec": {"updateStrategy": {"maxUnavailable": "120%", "priorityStrategy": {"weightPriority": [{"weight": 20, "matchSelector": {"matchLabels": {"key": "foo"}}}]}}}}),
+                ),
             ),
             update(
                 "CS-5 update: replicas, image, limit, podsToDelete, VCT, strategy",
@@ -584,17 +684,27 @@ mod tests {
             update(
                 "CS-6 update progressDeadlineSeconds",
                 {
-                    let mut old = with(json!({"spec": {"progressDeadlineSeconds": 10, "minReadySeconds": 5}}));
+                    let mut old = with(
+                        json!({"spec": {"progressDeadlineSeconds": 10, "minReadySeconds": 5}}),
+                    );
                     old["metadata"]["resourceVersion"] = json!("1");
                     old
                 },
-                with(json!({"spec": {"progressDeadlineSeconds": 2147483647, "minReadySeconds": 2147483647}})),
+                with(
+                    json!({"spec": {"progressDeadlineSeconds": 2147483647, "minReadySeconds": 2147483647}}),
+                ),
                 &[],
             ),
-            err("CS-7 replicas -1", with(json!({"spec": {"replicas": -1}})), &["spec.replicas"]),
+            err(
+                "CS-7 replicas -1",
+                with(json!({"spec": {"replicas": -1}})),
+                &["spec.replicas"],
+            ),
             err(
                 "CS-8 bad template label key, no containers",
-                with(json!({"spec": {"template": {"metadata": {"labels": {"a": "b", "bad key": "v"}}, "spec": {"containers": null}}}})),
+                with(
+                    json!({"spec": {"template": {"metadata": {"labels": {"a": "b", "bad key": "v"}}, "spec": {"containers": null}}}}),
+                ),
                 &["spec.template.labels", "spec.template.spec.containers"],
             ),
             err(
@@ -602,8 +712,16 @@ mod tests {
                 with(json!({"spec": {"selector": {"matchLabels": {"a": "b", "c": "d"}}}})),
                 &["spec.template.metadata.labels"],
             ),
-            err("CS-10 type empty", with(json!({"spec": {"updateStrategy": {"type": ""}}})), &["spec.updateStrategy.type"]),
-            err("CS-11 partition -1", with(json!({"spec": {"updateStrategy": {"partition": -1}}})), &["spec.updateStrategy.partition"]),
+            err(
+                "CS-10 type empty",
+                with(json!({"spec": {"updateStrategy": {"type": ""}}})),
+                &["spec.updateStrategy.type"],
+            ),
+            err(
+                "CS-11 partition -1",
+                with(json!({"spec": {"updateStrategy": {"partition": -1}}})),
+                &["spec.updateStrategy.partition"],
+            ),
             err(
                 "CS-12 maxUnavailable 0",
                 with(json!({"spec": {"updateStrategy": {"maxUnavailable": 0}}})),
@@ -629,7 +747,12 @@ mod tests {
                 with(json!({"spec": {"scaleStrategy": {"podsToDelete": ["p1"]}}})),
                 &["spec.scaleStrategy.podsToDelete"],
             ),
-            update("CS-17 InPlaceOnly changes imagePullPolicy", cs17_old, cs17_new, &["spec"]),
+            update(
+                "CS-17 InPlaceOnly changes imagePullPolicy",
+                cs17_old,
+                cs17_new,
+                &["spec"],
+            ),
             err(
                 "CS-18 maxSurge \"5\" (create)",
                 with(json!({"spec": {"updateStrategy": {"type": "ReCreate", "maxSurge": "5"}}})),
@@ -660,7 +783,11 @@ mod tests {
                 with(json!({"spec": {"updateStrategy": {"maxUnavailable": "5"}}})),
                 &["spec.updateStrategy.maxUnavailable"],
             ),
-            err("CS-20 progressDeadlineSeconds -1", with(json!({"spec": {"progressDeadlineSeconds": -1}})), &["spec.progressDeadlineSeconds"]),
+            err(
+                "CS-20 progressDeadlineSeconds -1",
+                with(json!({"spec": {"progressDeadlineSeconds": -1}})),
+                &["spec.progressDeadlineSeconds"],
+            ),
             err(
                 "CS-20 deadline equal to minReadySeconds",
                 with(json!({"spec": {"progressDeadlineSeconds": 10, "minReadySeconds": 10}})),
@@ -674,11 +801,15 @@ mod tests {
             update(
                 "CS-21 selector change",
                 {
-                    let mut old = with(json!({"spec": {"selector": {"matchLabels": {"a": null, "app": "webserver"}}, "template": {"metadata": {"labels": {"app": "webserver", "a": "b"}}}}}));
+                    let mut old = with(
+                        json!({"spec": {"selector": {"matchLabels": {"a": null, "app": "webserver"}}, "template": {"metadata": {"labels": {"app": "webserver", "a": "b"}}}}}),
+                    );
                     old["metadata"]["resourceVersion"] = json!("1");
                     old
                 },
-                with(json!({"spec": {"template": {"metadata": {"labels": {"app": "webserver", "a": "b"}}}}})),
+                with(
+                    json!({"spec": {"template": {"metadata": {"labels": {"app": "webserver", "a": "b"}}}}}),
+                ),
                 &["spec"],
             ),
         ]);
@@ -688,21 +819,40 @@ mod tests {
     fn one_case_per_rule() {
         run(vec![
             // 1 replicas
-            ok("1 replicas 0", with(json!({"spec": {"replicas": 0, "updateStrategy": {"maxUnavailable": 0}}}))),
+            ok(
+                "1 replicas 0",
+                with(json!({"spec": {"replicas": 0, "updateStrategy": {"maxUnavailable": 0}}})),
+            ),
             // 2 selector
-            err("2 no selector", with(json!({"spec": {"selector": null}})), &["spec.selector", "spec.template.metadata.labels"]),
-            err("2 empty selector", with(json!({"spec": {"selector": {"matchLabels": null}}})), &["spec.selector"]),
+            err(
+                "2 no selector",
+                with(json!({"spec": {"selector": null}})),
+                &["spec.selector", "spec.template.metadata.labels"],
+            ),
+            err(
+                "2 empty selector",
+                with(json!({"spec": {"selector": {"matchLabels": null}}})),
+                &["spec.selector"],
+            ),
             err(
                 "2 invalid selector value",
-                with(json!({"spec": {"selector": {"matchLabels": {"a": "b!"}}, "template": {"metadata": {"labels": {"a": "b!"}}}}})),
+                with(
+                    json!({"spec": {"selector": {"matchLabels": {"a": "b!"}}, "template": {"metadata": {"labels": {"a": "b!"}}}}}),
+                ),
                 &["spec.selector.matchLabels", "spec.selector"],
             ),
             ok(
                 "2 expression selector",
-                with(json!({"spec": {"selector": {"matchExpressions": [{"key": "a", "operator": "In", "values": ["b", "c"]}]}}})),
+                with(
+                    json!({"spec": {"selector": {"matchExpressions": [{"key": "a", "operator": "In", "values": ["b", "c"]}]}}}),
+                ),
             ),
             // 3 selector/labels
-            err("3 labels missing", with(json!({"spec": {"template": {"metadata": {"labels": null}}}})), &["spec.template.metadata.labels"]),
+            err(
+                "3 labels missing",
+                with(json!({"spec": {"template": {"metadata": {"labels": null}}}})),
+                &["spec.template.metadata.labels"],
+            ),
             // 4 template, with claim templates as volumes
             ok(
                 "4 mount of a claim template",
@@ -713,13 +863,20 @@ mod tests {
             ),
             err(
                 "4 mount of nothing",
-                with(json!({"spec": {"template": {"spec": {"containers": [{"name": "abc", "image": "image", "imagePullPolicy": "IfNotPresent", "terminationMessagePolicy": "File", "volumeMounts": [{"name": "data", "mountPath": "/data"}]}]}}}})),
+                with(
+                    json!({"spec": {"template": {"spec": {"containers": [{"name": "abc", "image": "image", "imagePullPolicy": "IfNotPresent", "terminationMessagePolicy": "File", "volumeMounts": [{"name": "data", "mountPath": "/data"}]}]}}}}),
+                ),
                 &["spec.template.spec.containers[0].volumeMounts[0].name"],
             ),
             err(
                 "4 missing image and dnsPolicy",
-                with(json!({"spec": {"template": {"spec": {"dnsPolicy": null, "containers": [{"name": "abc", "imagePullPolicy": "IfNotPresent", "terminationMessagePolicy": "File"}]}}}})),
-                &["spec.template.spec.containers[0].image", "spec.template.spec.dnsPolicy"],
+                with(
+                    json!({"spec": {"template": {"spec": {"dnsPolicy": null, "containers": [{"name": "abc", "imagePullPolicy": "IfNotPresent", "terminationMessagePolicy": "File"}]}}}}),
+                ),
+                &[
+                    "spec.template.spec.containers[0].image",
+                    "spec.template.spec.dnsPolicy",
+                ],
             ),
             // 5 restartPolicy
             err(
@@ -745,11 +902,25 @@ mod tests {
                 &["spec.scaleStrategy.podsToDelete"],
             ),
             // 8 type
-            ok("8 ReCreate", with(json!({"spec": {"updateStrategy": {"type": "ReCreate"}}}))),
-            err("8 OnDelete", with(json!({"spec": {"updateStrategy": {"type": "OnDelete"}}})), &["spec.updateStrategy.type"]),
+            ok(
+                "8 ReCreate",
+                with(json!({"spec": {"updateStrategy": {"type": "ReCreate"}}})),
+            ),
+            err(
+                "8 OnDelete",
+                with(json!({"spec": {"updateStrategy": {"type": "OnDelete"}}})),
+                &["spec.updateStrategy.type"],
+            ),
             // 9 partition
-            ok("9 partition above replicas", with(json!({"spec": {"updateStrategy": {"partition": "150%"}}}))),
-            err("9 partition not a percent", with(json!({"spec": {"updateStrategy": {"partition": "1"}}})), &["spec.updateStrategy.partition"]),
+            ok(
+                "9 partition above replicas",
+                with(json!({"spec": {"updateStrategy": {"partition": "150%"}}})),
+            ),
+            err(
+                "9 partition not a percent",
+                with(json!({"spec": {"updateStrategy": {"partition": "1"}}})),
+                &["spec.updateStrategy.partition"],
+            ),
             // 10 priority
             err(
                 "10 both priorities",
@@ -759,16 +930,31 @@ mod tests {
                 }}}})),
                 &["spec.updateStrategy.priorityStrategy"],
             ),
-            ok("10 order priority", with(json!({"spec": {"updateStrategy": {"priorityStrategy": {"orderPriority": [{"orderedKey": "k"}]}}}}))),
+            ok(
+                "10 order priority",
+                with(
+                    json!({"spec": {"updateStrategy": {"priorityStrategy": {"orderPriority": [{"orderedKey": "k"}]}}}}),
+                ),
+            ),
             // 11 scatter
-            ok("11 scatter", with(json!({"spec": {"updateStrategy": {"scatterStrategy": [{"key": "zone", "value": "a"}]}}}))),
+            ok(
+                "11 scatter",
+                with(
+                    json!({"spec": {"updateStrategy": {"scatterStrategy": [{"key": "zone", "value": "a"}]}}}),
+                ),
+            ),
             err(
                 "11 duplicated scatter",
-                with(json!({"spec": {"updateStrategy": {"scatterStrategy": [{"key": "zone", "value": "a"}, {"key": "zone", "value": "a"}]}}})),
+                with(
+                    json!({"spec": {"updateStrategy": {"scatterStrategy": [{"key": "zone", "value": "a"}, {"key": "zone", "value": "a"}]}}}),
+                ),
                 &["spec.updateStrategy.scatterStrategy"],
             ),
             // 12 parseable maxUnavailable / maxSurge
-            ok("12 fractional percent", with(json!({"spec": {"updateStrategy": {"maxUnavailable": "12.5%"}}}))),
+            ok(
+                "12 fractional percent",
+                with(json!({"spec": {"updateStrategy": {"maxUnavailable": "12.5%"}}})),
+            ),
             err(
                 "12 garbage percent",
                 with(json!({"spec": {"updateStrategy": {"maxSurge": "x%"}}})),
@@ -777,22 +963,41 @@ mod tests {
             // 13 InPlaceOnly and surge
             err(
                 "13 InPlaceOnly with maxSurge",
-                with(json!({"spec": {"updateStrategy": {"type": "InPlaceOnly", "maxSurge": "50%"}}})),
+                with(
+                    json!({"spec": {"updateStrategy": {"type": "InPlaceOnly", "maxSurge": "50%"}}}),
+                ),
                 &["spec.updateStrategy.maxSurge"],
             ),
-            ok("13 InPlaceOnly with maxSurge 0", with(json!({"spec": {"updateStrategy": {"type": "InPlaceOnly", "maxSurge": 0}}}))),
+            ok(
+                "13 InPlaceOnly with maxSurge 0",
+                with(json!({"spec": {"updateStrategy": {"type": "InPlaceOnly", "maxSurge": 0}}})),
+            ),
             // 14 not both below 1
             err(
                 "14 unset maxUnavailable",
                 with(json!({"spec": {"updateStrategy": {"maxUnavailable": null}}})),
                 &["spec.updateStrategy.maxUnavailable"],
             ),
-            ok("14 tiny percent rounds up", with(json!({"spec": {"updateStrategy": {"maxUnavailable": "1%"}}}))),
+            ok(
+                "14 tiny percent rounds up",
+                with(json!({"spec": {"updateStrategy": {"maxUnavailable": "1%"}}})),
+            ),
             // 15 progress deadline
-            ok("15 deadline above minReadySeconds", with(json!({"spec": {"progressDeadlineSeconds": 600, "minReadySeconds": 10}}))),
+            ok(
+                "15 deadline above minReadySeconds",
+                with(json!({"spec": {"progressDeadlineSeconds": 600, "minReadySeconds": 10}})),
+            ),
             // metadata
-            err("18 bad name", with(json!({"metadata": {"name": "Bad_Name"}})), &["metadata.name"]),
-            err("18 no namespace", with(json!({"metadata": {"namespace": null}})), &["metadata.namespace"]),
+            err(
+                "18 bad name",
+                with(json!({"metadata": {"name": "Bad_Name"}})),
+                &["metadata.name"],
+            ),
+            err(
+                "18 no namespace",
+                with(json!({"metadata": {"namespace": null}})),
+                &["metadata.namespace"],
+            ),
         ]);
     }
 
@@ -804,41 +1009,76 @@ mod tests {
 
     #[test]
     fn update_rules() {
-        let (image_only_old, image_only_new) = image_update("image2", "IfNotPresent", "image", "IfNotPresent", "InPlaceOnly");
-        let (recreate_old, recreate_new) = image_update("image2", "Always", "image", "IfNotPresent", "ReCreate");
+        let (image_only_old, image_only_new) = image_update(
+            "image2",
+            "IfNotPresent",
+            "image",
+            "IfNotPresent",
+            "InPlaceOnly",
+        );
+        let (recreate_old, recreate_new) =
+            image_update("image2", "Always", "image", "IfNotPresent", "ReCreate");
         run(vec![
-            update("16 metadata-only update", stored(json!({})), with(json!({"metadata": {"labels": {"x": "y"}}})), &[]),
+            update(
+                "16 metadata-only update",
+                stored(json!({})),
+                with(json!({"metadata": {"labels": {"x": "y"}}})),
+                &[],
+            ),
             update(
                 "16 minReadySeconds and lifecycle may change",
                 stored(json!({})),
-                with(json!({"spec": {"minReadySeconds": 5, "lifecycle": {"preDelete": {"finalizersHandler": ["example.com/x"]}}}})),
+                with(
+                    json!({"spec": {"minReadySeconds": 5, "lifecycle": {"preDelete": {"finalizersHandler": ["example.com/x"]}}}}),
+                ),
                 &[],
             ),
             update(
                 "16 selector expression change",
                 stored(json!({})),
-                with(json!({"spec": {"selector": {"matchLabels": null, "matchExpressions": [{"key": "a", "operator": "In", "values": ["b"]}]}}})),
+                with(
+                    json!({"spec": {"selector": {"matchLabels": null, "matchExpressions": [{"key": "a", "operator": "In", "values": ["b"]}]}}}),
+                ),
                 &["spec"],
             ),
             update("17 image-only change", image_only_old, image_only_new, &[]),
-            update("17 any change without InPlaceOnly", recreate_old, recreate_new, &[]),
+            update(
+                "17 any change without InPlaceOnly",
+                recreate_old,
+                recreate_new,
+                &[],
+            ),
             update(
                 "17 template metadata is free",
                 stored(json!({"spec": {"updateStrategy": {"type": "InPlaceOnly"}}})),
-                with(json!({"spec": {"updateStrategy": {"type": "InPlaceOnly"}, "template": {"metadata": {"labels": {"a": "b", "new": "label"}}}}})),
+                with(
+                    json!({"spec": {"updateStrategy": {"type": "InPlaceOnly"}, "template": {"metadata": {"labels": {"a": "b", "new": "label"}}}}}),
+                ),
                 &[],
             ),
             update(
                 "17 adding a container",
                 stored(json!({"spec": {"updateStrategy": {"type": "InPlaceOnly"}}})),
-                with(json!({"spec": {"updateStrategy": {"type": "InPlaceOnly"}, "template": {"spec": {"containers": [
-                    {"name": "abc", "image": "image", "imagePullPolicy": "IfNotPresent", "terminationMessagePolicy": "File"},
-                    {"name": "def", "image": "image", "imagePullPolicy": "IfNotPresent", "terminationMessagePolicy": "File"}
-                ]}}}})),
+                with(
+                    json!({"spec": {"updateStrategy": {"type": "InPlaceOnly"}, "template": {"spec": {"containers": [
+                        {"name": "abc", "image": "image", "imagePullPolicy": "IfNotPresent", "terminationMessagePolicy": "File"},
+                        {"name": "def", "image": "image", "imagePullPolicy": "IfNotPresent", "terminationMessagePolicy": "File"}
+                    ]}}}}),
+                ),
                 &["spec"],
             ),
-            update("18 rename", stored(json!({})), with(json!({"metadata": {"name": "cs-2"}})), &["metadata.name"]),
-            update("18 no resourceVersion", stored(json!({})), with(json!({"metadata": {"resourceVersion": null}})), &["metadata.resourceVersion"]),
+            update(
+                "18 rename",
+                stored(json!({})),
+                with(json!({"metadata": {"name": "cs-2"}})),
+                &["metadata.name"],
+            ),
+            update(
+                "18 no resourceVersion",
+                stored(json!({})),
+                with(json!({"metadata": {"resourceVersion": null}})),
+                &["metadata.resourceVersion"],
+            ),
             update(
                 "7 names already listed are not looked up again",
                 stored(json!({"spec": {"scaleStrategy": {"podsToDelete": ["p1"]}}})),
@@ -892,7 +1132,9 @@ mod tests {
                 "spec.template.metadata.labels: Invalid value: map[string]string{\"a\":\"b\"}: `selector` does not match template `labels`",
             ),
             (
-                with(json!({"spec": {"updateStrategy": {"priorityStrategy": {"weightPriority": [{"weight": 101, "matchSelector": {"matchLabels": {"k": "v"}}}]}}}})),
+                with(
+                    json!({"spec": {"updateStrategy": {"priorityStrategy": {"weightPriority": [{"weight": 101, "matchSelector": {"matchLabels": {"k": "v"}}}]}}}}),
+                ),
                 "spec.updateStrategy.priorityStrategy: Required value: weight must be valid number in the range 1-100",
             ),
             (
@@ -912,7 +1154,9 @@ mod tests {
 
     #[test]
     fn default_context_knows_no_pods() {
-        let set = decode(with(json!({"spec": {"scaleStrategy": {"podsToDelete": ["p0"]}}})));
+        let set = decode(with(
+            json!({"spec": {"scaleStrategy": {"podsToDelete": ["p0"]}}}),
+        ));
         let errors = validate_cloneset(&set, None, &CloneSetContext::default());
         assert_eq!(
             aggregate(&errors),
@@ -941,14 +1185,23 @@ mod tests {
 
     #[test]
     fn deletion_protection_and_warnings() {
-        let protected = decode(with(json!({"metadata": {"labels": {"policy.kruise.io/delete-protection": "Cascading"}}, "spec": {"replicas": 2}})));
+        let protected = decode(with(
+            json!({"metadata": {"labels": {"policy.kruise.io/delete-protection": "Cascading"}}, "spec": {"replicas": 2}}),
+        ));
         assert_eq!(
             cloneset_deletion_protection(&protected).as_deref(),
-            Some("forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and replicas 2>0")
+            Some(
+                "forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and replicas 2>0"
+            )
         );
         assert_eq!(cloneset_deletion_protection(&decode(base())), None);
 
-        assert!(cloneset_warnings(&decode(with(json!({"spec": {"updateStrategy": {"partition": 0}}})))).is_empty());
+        assert!(
+            cloneset_warnings(&decode(with(
+                json!({"spec": {"updateStrategy": {"partition": 0}}})
+            )))
+            .is_empty()
+        );
         let risky = decode(with(json!({"spec": {"replicas": 4, "updateStrategy": {
             "partition": "100%", "maxUnavailable": "100%", "paused": true,
             "priorityStrategy": {"orderPriority": [{"orderedKey": "k"}]},
@@ -963,7 +1216,10 @@ mod tests {
     #[test]
     fn unknown_replicas_defaults_to_one() {
         // With replicas unset (defaulted to 1), maxUnavailable 0 and no surge cannot update anything.
-        let paths = paths(with(json!({"spec": {"replicas": null, "updateStrategy": {"maxUnavailable": 0}}})), None);
+        let paths = paths(
+            with(json!({"spec": {"replicas": null, "updateStrategy": {"maxUnavailable": 0}}})),
+            None,
+        );
         assert_eq!(paths, ["spec.updateStrategy.maxUnavailable"]);
     }
 }

@@ -3,10 +3,13 @@
 //!
 //! CREATE checks the metadata and the spec; UPDATE checks the metadata update rules, that only
 //! mutable spec fields changed, and the spec again. (OpenKruise answers a failed CREATE with HTTP
-//! 500 and a failed UPDATE with 422; that mapping belongs to the caller.) Two upstream field
-//! paths are reproduced as they are, quirk included: `spec.updateStrategy.rollingUpdate.rollingUpdate.type`
-//! and `…rollingUpdate.rollingUpdate.partition`. Not implemented: v1.1's refusal of read-write
-//! cloud persistent disks, which HEAD dropped.
+//! 500 and a failed UPDATE with 422; that mapping belongs to the caller.) As for CloneSet, the pod
+//! template is checked by Kubernetes' rules and must be defaulted (`restartPolicy`, `dnsPolicy`,
+//! `imagePullPolicy`, `terminationMessagePolicy`).
+//!
+//! Two upstream field paths are reproduced as they are, quirk included:
+//! `spec.updateStrategy.rollingUpdate.rollingUpdate.type` and `….rollingUpdate.partition`.
+//! Not implemented: v1.1's refusal of read-write cloud persistent disks, which HEAD dropped.
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
@@ -21,8 +24,8 @@ use super::workload::{
     validate_pod_template, validate_workload_template_policies,
 };
 use crate::api::daemonset::{
-    DaemonSet, DaemonSetSpec, DaemonSetUpdateStrategy, IN_PLACE_IF_POSSIBLE, RollingUpdateDaemonSet,
-    STANDARD, SURGING,
+    DaemonSet, DaemonSetSpec, DaemonSetUpdateStrategy, IN_PLACE_IF_POSSIBLE,
+    RollingUpdateDaemonSet, STANDARD, SURGING,
 };
 use crate::api::statefulset::{ON_DELETE, ROLLING_UPDATE};
 use crate::inject::selector::is_empty;
@@ -77,7 +80,10 @@ pub fn daemonset_warnings(set: &DaemonSet) -> Vec<String> {
         );
     }
     if rolling.paused == Some(true) {
-        warnings.push("spec.updateStrategy.rollingUpdate.paused is true: no pod is updated until it is unset".into());
+        warnings.push(
+            "spec.updateStrategy.rollingUpdate.paused is true: no pod is updated until it is unset"
+                .into(),
+        );
     }
     if rolling.rolling_update_type.as_deref() == Some(SURGING) {
         warnings.push(
@@ -92,7 +98,8 @@ pub fn daemonset_warnings(set: &DaemonSet) -> Vec<String> {
 // UPDATE-only rules
 
 fn validate_update(new: &DaemonSet, old: &DaemonSet) -> Vec<FieldError> {
-    let mut errors = validate_object_meta_update(&new.metadata, &old.metadata, &Path::new("metadata"));
+    let mut errors =
+        validate_object_meta_update(&new.metadata, &old.metadata, &Path::new("metadata"));
     if changes_immutable_fields(&new.spec, &old.spec) {
         // Upstream's message, its double space included.
         errors.push(FieldError::forbidden(
@@ -121,7 +128,11 @@ fn validate_spec(spec: &DaemonSetSpec, path: &Path) -> Vec<FieldError> {
     let selector_path = path.child("selector");
     let mut errors = Vec::new();
     if let Some(selector) = &spec.selector {
-        errors.extend(validate_label_selector(selector, Default::default(), &selector_path));
+        errors.extend(validate_label_selector(
+            selector,
+            Default::default(),
+            &selector_path,
+        ));
     }
     if let Ok(selector) = Selector::convert(spec.selector.as_ref()) {
         errors.extend(template_labels_mismatch(selector, &spec.template, path));
@@ -129,18 +140,37 @@ fn validate_spec(spec: &DaemonSetSpec, path: &Path) -> Vec<FieldError> {
     if let Some(selector) = spec.selector.as_ref().filter(|s| is_empty(s)) {
         errors.push(empty_selector_error(selector, "daemonset", &selector_path));
     }
-    errors.extend(validate_pod_template(&spec.template, &[], &path.child("template")));
+    errors.extend(validate_pod_template(
+        &spec.template,
+        &[],
+        &path.child("template"),
+    ));
     // Unlike CloneSet and StatefulSet, an unset restart policy is refused too.
-    errors.extend(validate_workload_template_policies(&spec.template, false, "DaemonSet", path));
+    errors.extend(validate_workload_template_policies(
+        &spec.template,
+        false,
+        "DaemonSet",
+        path,
+    ));
     errors.extend(validate_nonnegative(
         i64::from(spec.min_ready_seconds.unwrap_or(0)),
         &path.child("minReadySeconds"),
     ));
-    errors.extend(validate_update_strategy(&spec.update_strategy, &path.child("updateStrategy")));
+    errors.extend(validate_update_strategy(
+        &spec.update_strategy,
+        &path.child("updateStrategy"),
+    ));
     if let Some(limit) = spec.revision_history_limit {
-        errors.extend(validate_nonnegative(i64::from(limit), &path.child("revisionHistoryLimit")));
+        errors.extend(validate_nonnegative(
+            i64::from(limit),
+            &path.child("revisionHistoryLimit"),
+        ));
     }
-    if spec.lifecycle.as_ref().is_some_and(|l| l.in_place_update.is_some()) {
+    if spec
+        .lifecycle
+        .as_ref()
+        .is_some_and(|l| l.in_place_update.is_some())
+    {
         errors.push(FieldError::forbidden(
             &path.child("lifecycle").child("inPlaceUpdate"),
             "inPlaceUpdate hook has not supported yet",
@@ -178,7 +208,11 @@ fn validate_rolling_update(rolling: &RollingUpdateDaemonSet, path: &Path) -> Vec
     let mut errors = Vec::new();
     let unavailable_path = path.child("maxUnavailable");
     let surge_path = path.child("maxSurge");
-    let has_unavailable = check_bound(rolling.max_unavailable.as_ref(), &unavailable_path, &mut errors);
+    let has_unavailable = check_bound(
+        rolling.max_unavailable.as_ref(),
+        &unavailable_path,
+        &mut errors,
+    );
     let has_surge = check_bound(rolling.max_surge.as_ref(), &surge_path, &mut errors);
     match (has_unavailable, has_surge) {
         (true, true) => errors.push(FieldError::invalid(
@@ -186,7 +220,10 @@ fn validate_rolling_update(rolling: &RollingUpdateDaemonSet, path: &Path) -> Vec
             go_optional_int_or_string(rolling.max_surge.as_ref()),
             "may not be set when maxUnavailable is non-zero",
         )),
-        (false, false) => errors.push(FieldError::required(&unavailable_path, "cannot be 0 when maxSurge is 0")),
+        (false, false) => errors.push(FieldError::required(
+            &unavailable_path,
+            "cannot be 0 when maxSurge is 0",
+        )),
         _ => {}
     }
 
@@ -194,12 +231,18 @@ fn validate_rolling_update(rolling: &RollingUpdateDaemonSet, path: &Path) -> Vec
         "" | STANDARD => {}
         IN_PLACE_IF_POSSIBLE => {
             if has_surge {
-                errors.push(FieldError::required(&surge_path, "must be 0 for InPlaceIfPossible type"));
+                errors.push(FieldError::required(
+                    &surge_path,
+                    "must be 0 for InPlaceIfPossible type",
+                ));
             }
         }
         SURGING => {
             if has_unavailable {
-                errors.push(FieldError::required(&unavailable_path, "must be 0 for Surging type"));
+                errors.push(FieldError::required(
+                    &unavailable_path,
+                    "must be 0 for Surging type",
+                ));
             }
         }
         other => errors.push(FieldError::not_supported(
@@ -222,7 +265,10 @@ fn go_update_strategy(strategy: &DaemonSetUpdateStrategy) -> GoRepr {
         None => "(*v1alpha1.RollingUpdateDaemonSet)(nil)".to_string(),
         Some(rolling) => {
             let optional = |value: Option<&IntOrString>| {
-                value.map_or_else(|| "(*intstr.IntOrString)(nil)".to_string(), |v| format!("&{}", go_int_or_string(v)))
+                value.map_or_else(
+                    || "(*intstr.IntOrString)(nil)".to_string(),
+                    |v| format!("&{}", go_int_or_string(v)),
+                )
             };
             format!(
                 "&v1alpha1.RollingUpdateDaemonSet{{Type:{}, MaxUnavailable:{}, MaxSurge:{}, Partition:{}}}",
@@ -275,8 +321,12 @@ mod tests {
 
     /// `base` with a rolling update holding exactly `fields` (no default maxUnavailable).
     fn rolling(fields: Value) -> Value {
-        let mut value = with(json!({"spec": {"updateStrategy": {"rollingUpdate": {"maxUnavailable": null}}}}));
-        json_patch::merge(&mut value["spec"]["updateStrategy"]["rollingUpdate"], &fields);
+        let mut value =
+            with(json!({"spec": {"updateStrategy": {"rollingUpdate": {"maxUnavailable": null}}}}));
+        json_patch::merge(
+            &mut value["spec"]["updateStrategy"]["rollingUpdate"],
+            &fields,
+        );
         value
     }
 
@@ -306,12 +356,29 @@ mod tests {
         run(vec![
             ("base", base(), None, &[]),
             // 1 selector
-            ("1 selector mismatch", with(json!({"spec": {"selector": {"matchLabels": {"a": "c"}}}})), None, &["spec.template.metadata.labels"]),
-            ("1 empty selector", with(json!({"spec": {"selector": {"matchLabels": null}}})), None, &["spec.selector"]),
-            ("1 no selector", with(json!({"spec": {"selector": null}})), None, &["spec.template.metadata.labels"]),
+            (
+                "1 selector mismatch",
+                with(json!({"spec": {"selector": {"matchLabels": {"a": "c"}}}})),
+                None,
+                &["spec.template.metadata.labels"],
+            ),
+            (
+                "1 empty selector",
+                with(json!({"spec": {"selector": {"matchLabels": null}}})),
+                None,
+                &["spec.selector"],
+            ),
+            (
+                "1 no selector",
+                with(json!({"spec": {"selector": null}})),
+                None,
+                &["spec.template.metadata.labels"],
+            ),
             (
                 "1 invalid selector",
-                with(json!({"spec": {"selector": {"matchExpressions": [{"key": "a", "operator": "Near"}]}}})),
+                with(
+                    json!({"spec": {"selector": {"matchExpressions": [{"key": "a", "operator": "Near"}]}}}),
+                ),
                 None,
                 &["spec.selector.matchExpressions[0].operator"],
             ),
@@ -340,48 +407,124 @@ mod tests {
                 None,
                 &["spec.template.spec.containers"],
             ),
-            ("2 minReadySeconds", with(json!({"spec": {"minReadySeconds": -1}})), None, &["spec.minReadySeconds"]),
-            ("2 revisionHistoryLimit 0", with(json!({"spec": {"revisionHistoryLimit": 0}})), None, &[]),
-            ("2 revisionHistoryLimit", with(json!({"spec": {"revisionHistoryLimit": -1}})), None, &["spec.revisionHistoryLimit"]),
+            (
+                "2 minReadySeconds",
+                with(json!({"spec": {"minReadySeconds": -1}})),
+                None,
+                &["spec.minReadySeconds"],
+            ),
+            (
+                "2 revisionHistoryLimit 0",
+                with(json!({"spec": {"revisionHistoryLimit": 0}})),
+                None,
+                &[],
+            ),
+            (
+                "2 revisionHistoryLimit",
+                with(json!({"spec": {"revisionHistoryLimit": -1}})),
+                None,
+                &["spec.revisionHistoryLimit"],
+            ),
             // 3 lifecycle
             (
                 "3 inPlaceUpdate hook",
-                with(json!({"spec": {"lifecycle": {"inPlaceUpdate": {"finalizersHandler": ["example.com/x"]}}}})),
+                with(
+                    json!({"spec": {"lifecycle": {"inPlaceUpdate": {"finalizersHandler": ["example.com/x"]}}}}),
+                ),
                 None,
                 &["spec.lifecycle.inPlaceUpdate"],
             ),
             (
                 "3 preDelete and preNormal hooks",
-                with(json!({"spec": {"lifecycle": {"preDelete": {"labelsHandler": {"k": "v"}}, "preNormal": {"finalizersHandler": ["example.com/y"]}}}})),
+                with(
+                    json!({"spec": {"lifecycle": {"preDelete": {"labelsHandler": {"k": "v"}}, "preNormal": {"finalizersHandler": ["example.com/y"]}}}}),
+                ),
                 None,
                 &[],
             ),
             // 4 type
-            ("4 OnDelete", with(json!({"spec": {"updateStrategy": {"type": "OnDelete", "rollingUpdate": null}}})), None, &[]),
+            (
+                "4 OnDelete",
+                with(
+                    json!({"spec": {"updateStrategy": {"type": "OnDelete", "rollingUpdate": null}}}),
+                ),
+                None,
+                &[],
+            ),
             (
                 "4 RollingUpdate without rollingUpdate",
                 with(json!({"spec": {"updateStrategy": {"rollingUpdate": null}}})),
                 None,
                 &["spec.updateStrategy.rollingUpdate"],
             ),
-            ("4 unset type", with(json!({"spec": {"updateStrategy": {"type": null}}})), None, &["spec.updateStrategy"]),
+            (
+                "4 unset type",
+                with(json!({"spec": {"updateStrategy": {"type": null}}})),
+                None,
+                &["spec.updateStrategy"],
+            ),
             // 5 bounds
-            ("5 surge only", rolling(json!({"maxSurge": "10%"})), None, &[]),
-            ("5 both set", rolling(json!({"maxUnavailable": 1, "maxSurge": 1})), None, &["spec.updateStrategy.rollingUpdate.maxSurge"]),
-            ("5 both zero", rolling(json!({"maxUnavailable": "0%", "maxSurge": 0})), None, &["spec.updateStrategy.rollingUpdate.maxUnavailable"]),
-            ("5 both unset", rolling(json!({})), None, &["spec.updateStrategy.rollingUpdate.maxUnavailable"]),
-            ("5 over 100%", rolling(json!({"maxUnavailable": "101%"})), None, &["spec.updateStrategy.rollingUpdate.maxUnavailable"]),
-            ("5 negative", rolling(json!({"maxUnavailable": -1})), None, &["spec.updateStrategy.rollingUpdate.maxUnavailable"]),
-            ("5 bare number string", rolling(json!({"maxUnavailable": "5"})), None, &["spec.updateStrategy.rollingUpdate.maxUnavailable"]),
+            (
+                "5 surge only",
+                rolling(json!({"maxSurge": "10%"})),
+                None,
+                &[],
+            ),
+            (
+                "5 both set",
+                rolling(json!({"maxUnavailable": 1, "maxSurge": 1})),
+                None,
+                &["spec.updateStrategy.rollingUpdate.maxSurge"],
+            ),
+            (
+                "5 both zero",
+                rolling(json!({"maxUnavailable": "0%", "maxSurge": 0})),
+                None,
+                &["spec.updateStrategy.rollingUpdate.maxUnavailable"],
+            ),
+            (
+                "5 both unset",
+                rolling(json!({})),
+                None,
+                &["spec.updateStrategy.rollingUpdate.maxUnavailable"],
+            ),
+            (
+                "5 over 100%",
+                rolling(json!({"maxUnavailable": "101%"})),
+                None,
+                &["spec.updateStrategy.rollingUpdate.maxUnavailable"],
+            ),
+            (
+                "5 negative",
+                rolling(json!({"maxUnavailable": -1})),
+                None,
+                &["spec.updateStrategy.rollingUpdate.maxUnavailable"],
+            ),
+            (
+                "5 bare number string",
+                rolling(json!({"maxUnavailable": "5"})),
+                None,
+                &["spec.updateStrategy.rollingUpdate.maxUnavailable"],
+            ),
             // 6 rollingUpdateType
-            ("6 InPlaceIfPossible", rolling(json!({"rollingUpdateType": "InPlaceIfPossible", "maxUnavailable": 2})), None, &[]),
+            (
+                "6 InPlaceIfPossible",
+                rolling(json!({"rollingUpdateType": "InPlaceIfPossible", "maxUnavailable": 2})),
+                None,
+                &[],
+            ),
             (
                 "6 InPlaceIfPossible with surge",
                 rolling(json!({"rollingUpdateType": "InPlaceIfPossible", "maxSurge": 1})),
                 None,
                 &["spec.updateStrategy.rollingUpdate.maxSurge"],
             ),
-            ("6 Surging with surge", rolling(json!({"rollingUpdateType": "Surging", "maxSurge": 1})), None, &[]),
+            (
+                "6 Surging with surge",
+                rolling(json!({"rollingUpdateType": "Surging", "maxSurge": 1})),
+                None,
+                &[],
+            ),
             (
                 "6 Surging with maxUnavailable",
                 rolling(json!({"rollingUpdateType": "Surging", "maxUnavailable": 1})),
@@ -395,8 +538,18 @@ mod tests {
                 &["spec.updateStrategy.rollingUpdate.rollingUpdate.type"],
             ),
             // 7 partition
-            ("7 partition 100%", rolling(json!({"maxUnavailable": 1, "partition": "100%"})), None, &[]),
-            ("7 partition 3", rolling(json!({"maxUnavailable": 1, "partition": 3})), None, &[]),
+            (
+                "7 partition 100%",
+                rolling(json!({"maxUnavailable": 1, "partition": "100%"})),
+                None,
+                &[],
+            ),
+            (
+                "7 partition 3",
+                rolling(json!({"maxUnavailable": 1, "partition": 3})),
+                None,
+                &[],
+            ),
             (
                 "7 partition over 100%",
                 rolling(json!({"maxUnavailable": 1, "partition": "150%"})),
@@ -410,7 +563,12 @@ mod tests {
                 &["spec.updateStrategy.rollingUpdate.rollingUpdate.partition"],
             ),
             // metadata on create
-            ("name", with(json!({"metadata": {"name": "Bad_Name"}})), None, &["metadata.name"]),
+            (
+                "name",
+                with(json!({"metadata": {"name": "Bad_Name"}})),
+                None,
+                &["metadata.name"],
+            ),
         ]);
     }
 
@@ -432,7 +590,9 @@ mod tests {
             ),
             (
                 "selector change",
-                with(json!({"spec": {"selector": {"matchLabels": {"c": "d"}}, "template": {"metadata": {"labels": {"c": "d"}}}}})),
+                with(
+                    json!({"spec": {"selector": {"matchLabels": {"c": "d"}}, "template": {"metadata": {"labels": {"c": "d"}}}}}),
+                ),
                 Some(old.clone()),
                 &["spec"],
             ),
@@ -473,7 +633,9 @@ mod tests {
                 "spec.updateStrategy.rollingUpdate.rollingUpdate.type: Unsupported value: \"Fast\": supported values: \"Standard\", \"Surging\", \"InPlaceIfPossible\"",
             ),
             (
-                with(json!({"spec": {"updateStrategy": {"type": "Rolling", "rollingUpdate": null}}})),
+                with(
+                    json!({"spec": {"updateStrategy": {"type": "Rolling", "rollingUpdate": null}}}),
+                ),
                 "spec.updateStrategy: Unsupported value: v1alpha1.DaemonSetUpdateStrategy{Type:\"Rolling\", RollingUpdate:(*v1alpha1.RollingUpdateDaemonSet)(nil)}: supported values: \"RollingUpdate\", \"OnDelete\"",
             ),
             (
@@ -503,7 +665,9 @@ mod tests {
         let warnings = daemonset_warnings(&decode(host_port_surge));
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].contains("HostPort"));
-        let risky = rolling(json!({"maxUnavailable": "100%", "partition": "100%", "paused": true, "rollingUpdateType": "Surging"}));
+        let risky = rolling(
+            json!({"maxUnavailable": "100%", "partition": "100%", "paused": true, "rollingUpdateType": "Surging"}),
+        );
         assert_eq!(daemonset_warnings(&decode(risky)).len(), 4);
     }
 }

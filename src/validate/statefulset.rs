@@ -103,7 +103,10 @@ pub fn statefulset_deletion_protection(set: &StatefulSet) -> Option<String> {
 /// Accepted but probably not what the author meant.
 pub fn statefulset_warnings(set: &StatefulSet) -> Vec<String> {
     let mut warnings = Vec::new();
-    let replicas = set.spec.replicas.unwrap_or(super::workload::DEFAULT_REPLICAS);
+    let replicas = set
+        .spec
+        .replicas
+        .unwrap_or(super::workload::DEFAULT_REPLICAS);
     if let Some(rolling) = &set.spec.update_strategy.rolling_update {
         let partition = rolling.partition.unwrap_or(0);
         // Ordered updates compare ordinals with the partition; unordered ones count pods.
@@ -158,8 +161,15 @@ fn validate_spec(spec: &StatefulSetSpec, path: &Path) -> Vec<FieldError> {
             format!("must be '{ORDERED_READY}' or '{PARALLEL}'"),
         )),
     }
-    errors.extend(validate_reserve_ordinals(spec.reserve_ordinals.as_deref(), path));
-    if let Some(max_unavailable) = spec.scale_strategy.as_ref().and_then(|s| s.max_unavailable.as_ref()) {
+    errors.extend(validate_reserve_ordinals(
+        spec.reserve_ordinals.as_deref(),
+        path,
+    ));
+    if let Some(max_unavailable) = spec
+        .scale_strategy
+        .as_ref()
+        .and_then(|s| s.max_unavailable.as_ref())
+    {
         errors.extend(validate_max_unavailable(
             max_unavailable,
             policy,
@@ -179,27 +189,53 @@ fn validate_spec(spec: &StatefulSetSpec, path: &Path) -> Vec<FieldError> {
     let selector_path = path.child("selector");
     match &spec.selector {
         None => errors.push(FieldError::required(&selector_path, "")),
-        Some(selector) => errors.extend(validate_workload_selector(selector, "statefulset", &selector_path)),
+        Some(selector) => errors.extend(validate_workload_selector(
+            selector,
+            "statefulset",
+            &selector_path,
+        )),
     }
     match Selector::convert(spec.selector.as_ref()) {
         Err(_) => errors.push(FieldError::invalid(
             &selector_path,
-            GoRepr(spec.selector.as_ref().map_or_else(|| "null".into(), go_label_selector)),
+            GoRepr(
+                spec.selector
+                    .as_ref()
+                    .map_or_else(|| "null".into(), go_label_selector),
+            ),
             "",
         )),
-        Ok(selector) => errors.extend(validate_template_for_statefulset(selector, &spec.template, path)),
+        Ok(selector) => errors.extend(validate_template_for_statefulset(
+            selector,
+            &spec.template,
+            path,
+        )),
     }
-    errors.extend(validate_workload_template_policies(&spec.template, true, "StatefulSet", path));
+    errors.extend(validate_workload_template_policies(
+        &spec.template,
+        true,
+        "StatefulSet",
+        path,
+    ));
     errors
 }
 
 /// Kubernetes' `ValidatePodTemplateSpecForStatefulSet`: the selector matches the labels, and the
 /// labels and annotations are valid. The pod spec itself is not checked.
-fn validate_template_for_statefulset(selector: Selector<'_>, template: &PodTemplateSpec, spec: &Path) -> Vec<FieldError> {
+fn validate_template_for_statefulset(
+    selector: Selector<'_>,
+    template: &PodTemplateSpec,
+    spec: &Path,
+) -> Vec<FieldError> {
     let template_path = spec.child("template");
     let meta = template.metadata.as_ref();
-    let mut errors: Vec<FieldError> = template_labels_mismatch(selector, template, spec).into_iter().collect();
-    errors.extend(validate_labels(meta.and_then(|m| m.labels.as_ref()), &template_path.child("labels")));
+    let mut errors: Vec<FieldError> = template_labels_mismatch(selector, template, spec)
+        .into_iter()
+        .collect();
+    errors.extend(validate_labels(
+        meta.and_then(|m| m.labels.as_ref()),
+        &template_path.child("labels"),
+    ));
     errors.extend(validate_annotations(
         meta.and_then(|m| m.annotations.as_ref()),
         &template_path.child("annotations"),
@@ -260,12 +296,20 @@ fn parse_range(range: &str) -> Result<(i64, i64), String> {
         .split_once('-')
         .ok_or_else(|| format!("invalid range {}: want start-end", go_quote(range)))?;
     let number = |part: &str| {
-        part.parse::<i64>()
-            .map_err(|_| format!("invalid range {}: {} is not a number", go_quote(range), go_quote(part)))
+        part.parse::<i64>().map_err(|_| {
+            format!(
+                "invalid range {}: {} is not a number",
+                go_quote(range),
+                go_quote(part)
+            )
+        })
     };
     let (start, end) = (number(start)?, number(end)?);
     if start > end {
-        return Err(format!("invalid range {}: start {start} is greater than end {end}", go_quote(range)));
+        return Err(format!(
+            "invalid range {}: start {start} is greater than end {end}",
+            go_quote(range)
+        ));
     }
     Ok((start, end))
 }
@@ -282,7 +326,11 @@ fn validate_max_unavailable(value: &IntOrString, policy: &str, path: &Path) -> V
             0i64,
             format!("getValueFromIntOrPercent error: {cause}"),
         )),
-        Ok(scaled) if scaled < 1 => errors.push(FieldError::invalid(path, scaled, "should not be less than 1")),
+        Ok(scaled) if scaled < 1 => errors.push(FieldError::invalid(
+            path,
+            scaled,
+            "should not be less than 1",
+        )),
         Ok(_) => {}
     }
     if policy != PARALLEL && *value != IntOrString::Int(1) {
@@ -329,17 +377,28 @@ fn validate_rolling_update(
     spec: &Path,
 ) -> Vec<FieldError> {
     let path = spec.child("updateStrategy").child("rollingUpdate");
-    let mut errors = validate_nonnegative(i64::from(rolling.partition.unwrap_or(0)), &path.child("partition"));
+    let mut errors = validate_nonnegative(
+        i64::from(rolling.partition.unwrap_or(0)),
+        &path.child("partition"),
+    );
     let min_ready_path = path.child("minReadySeconds");
     let min_ready = rolling.min_ready_seconds.unwrap_or(0);
     errors.extend(validate_nonnegative(i64::from(min_ready), &min_ready_path));
     if min_ready > MAX_MIN_READY_SECONDS {
-        errors.push(FieldError::invalid(&min_ready_path, min_ready, "must be no more than 300 seconds"));
+        errors.push(FieldError::invalid(
+            &min_ready_path,
+            min_ready,
+            "must be no more than 300 seconds",
+        ));
     }
     let max_unavailable_path = path.child("maxUnavailable");
     match &rolling.max_unavailable {
         None => errors.push(FieldError::required(&max_unavailable_path, "")),
-        Some(value) => errors.extend(validate_max_unavailable(value, policy, &max_unavailable_path)),
+        Some(value) => errors.extend(validate_max_unavailable(
+            value,
+            policy,
+            &max_unavailable_path,
+        )),
     }
 
     let update_policy_path = path.child("podUpdatePolicy");
@@ -347,12 +406,21 @@ fn validate_rolling_update(
         "" => errors.push(FieldError::required(&update_policy_path, "")),
         RECREATE => {}
         in_place @ (IN_PLACE_IF_POSSIBLE | IN_PLACE_ONLY) => {
-            let gates = template.spec.as_ref().and_then(|s| s.readiness_gates.as_deref());
-            if !gates.unwrap_or(&[]).iter().any(|g| g.condition_type == IN_PLACE_UPDATE_READY) {
+            let gates = template
+                .spec
+                .as_ref()
+                .and_then(|s| s.readiness_gates.as_deref());
+            if !gates
+                .unwrap_or(&[])
+                .iter()
+                .any(|g| g.condition_type == IN_PLACE_UPDATE_READY)
+            {
                 errors.push(FieldError::invalid(
                     &spec.child("template").child("spec").child("readinessGates"),
                     go_readiness_gates(gates),
-                    format!("must contains {IN_PLACE_UPDATE_READY} when podUpdatePolicy is {in_place}"),
+                    format!(
+                        "must contains {IN_PLACE_UPDATE_READY} when podUpdatePolicy is {in_place}"
+                    ),
                 ));
             }
         }
@@ -371,8 +439,15 @@ fn validate_rolling_update(
                 "unorderedUpdate can only work with Parallel PodManagementPolicyType",
             ));
         }
-        if let Some(message) = unordered.priority_strategy.as_ref().and_then(priority_strategy_error) {
-            errors.push(FieldError::required(&unordered_path.child("priorityStrategy"), message));
+        if let Some(message) = unordered
+            .priority_strategy
+            .as_ref()
+            .and_then(priority_strategy_error)
+        {
+            errors.push(FieldError::required(
+                &unordered_path.child("priorityStrategy"),
+                message,
+            ));
         }
     }
     errors
@@ -387,21 +462,25 @@ fn validate_retention_policy(
     let Some(policy) = policy else {
         return Vec::new();
     };
-    [("whenDeleted", &policy.when_deleted), ("whenScaled", &policy.when_scaled)]
-        .into_iter()
-        .filter_map(|(field, value)| {
-            let value = value.as_deref().unwrap_or("");
-            (value != RETAIN && value != DELETE)
-                .then(|| FieldError::not_supported(&path.child(field), value, &[RETAIN, DELETE]))
-        })
-        .collect()
+    [
+        ("whenDeleted", &policy.when_deleted),
+        ("whenScaled", &policy.when_scaled),
+    ]
+    .into_iter()
+    .filter_map(|(field, value)| {
+        let value = value.as_deref().unwrap_or("");
+        (value != RETAIN && value != DELETE)
+            .then(|| FieldError::not_supported(&path.child(field), value, &[RETAIN, DELETE]))
+    })
+    .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
 // Update rules
 
 fn validate_update(new: &StatefulSet, old: &StatefulSet) -> Vec<FieldError> {
-    let mut errors = validate_object_meta_update(&new.metadata, &old.metadata, &Path::new("metadata"));
+    let mut errors =
+        validate_object_meta_update(&new.metadata, &old.metadata, &Path::new("metadata"));
     if changes_immutable_fields(&new.spec, &old.spec) {
         errors.push(FieldError::forbidden(
             &Path::new("spec"),
@@ -410,7 +489,11 @@ fn validate_update(new: &StatefulSet, old: &StatefulSet) -> Vec<FieldError> {
     }
     let spec = Path::new("spec");
     errors.extend(validate_nonnegative(
-        i64::from(new.spec.replicas.unwrap_or(super::workload::DEFAULT_REPLICAS)),
+        i64::from(
+            new.spec
+                .replicas
+                .unwrap_or(super::workload::DEFAULT_REPLICAS),
+        ),
         &spec.child("replicas"),
     ));
     errors.extend(validate_retention_policy(
@@ -427,7 +510,8 @@ fn changes_immutable_fields(new: &StatefulSetSpec, old: &StatefulSetSpec) -> boo
     masked.replicas = old.replicas;
     masked.template = old.template.clone();
     masked.update_strategy = old.update_strategy.clone();
-    masked.persistent_volume_claim_retention_policy = old.persistent_volume_claim_retention_policy.clone();
+    masked.persistent_volume_claim_retention_policy =
+        old.persistent_volume_claim_retention_policy.clone();
     masked.scale_strategy = old.scale_strategy.clone();
     masked.volume_claim_templates = old.volume_claim_templates.clone();
     masked.volume_claim_update_strategy = old.volume_claim_update_strategy.clone();
@@ -449,15 +533,28 @@ fn go_rolling_update(rolling: &RollingUpdateStatefulSetStrategy) -> GoRepr {
     GoRepr(format!(
         "v1beta1.RollingUpdateStatefulSetStrategy{{Partition:{}, MaxUnavailable:{}, PodUpdatePolicy:{}, Paused:{}, UnorderedUpdate:{}, InPlaceUpdateStrategy:{}, MinReadySeconds:{}}}",
         go_optional(rolling.partition, "*int32", |p| format!("&{p}")),
-        go_optional(rolling.max_unavailable.as_ref(), "*intstr.IntOrString", |v| format!("&{}", go_int_or_string(v))),
+        go_optional(
+            rolling.max_unavailable.as_ref(),
+            "*intstr.IntOrString",
+            |v| format!("&{}", go_int_or_string(v))
+        ),
         go_quote(rolling.pod_update_policy.as_deref().unwrap_or("")),
         rolling.paused.unwrap_or(false),
-        go_optional(rolling.unordered_update.as_ref(), "*v1beta1.UnorderedUpdateStrategy", |_| {
-            "&v1beta1.UnorderedUpdateStrategy{…}".into()
-        }),
-        go_optional(rolling.in_place_update_strategy.as_ref(), "*pub.InPlaceUpdateStrategy", |s| {
-            format!("&pub.InPlaceUpdateStrategy{{GracePeriodSeconds:{}}}", s.grace_period_seconds.unwrap_or(0))
-        }),
+        go_optional(
+            rolling.unordered_update.as_ref(),
+            "*v1beta1.UnorderedUpdateStrategy",
+            |_| { "&v1beta1.UnorderedUpdateStrategy{…}".into() }
+        ),
+        go_optional(
+            rolling.in_place_update_strategy.as_ref(),
+            "*pub.InPlaceUpdateStrategy",
+            |s| {
+                format!(
+                    "&pub.InPlaceUpdateStrategy{{GracePeriodSeconds:{}}}",
+                    s.grace_period_seconds.unwrap_or(0)
+                )
+            }
+        ),
         go_optional(rolling.min_ready_seconds, "*int32", |s| format!("&{s}")),
     ))
 }
@@ -480,7 +577,12 @@ fn go_readiness_gates(gates: Option<&[k8s_openapi::api::core::v1::PodReadinessGa
         Some(gates) => {
             let items: Vec<String> = gates
                 .iter()
-                .map(|g| format!("v1.PodReadinessGate{{ConditionType:{}}}", go_quote(&g.condition_type)))
+                .map(|g| {
+                    format!(
+                        "v1.PodReadinessGate{{ConditionType:{}}}",
+                        go_quote(&g.condition_type)
+                    )
+                })
                 .collect();
             format!("[]v1.PodReadinessGate{{{}}}", items.join(", "))
         }
@@ -552,13 +654,29 @@ mod tests {
 
     #[test]
     fn section_5_8_cases() {
-        let restart = |policy: &str| with(json!({"spec": {"template": {"spec": {"restartPolicy": policy}}}}));
-        let on_delete = |rolling: Value| with(json!({"spec": {"updateStrategy": {"type": "OnDelete", "rollingUpdate": rolling}}}));
-        let partition_and_ready = |ready: i32| with(rolling(json!({"partition": -1, "minReadySeconds": ready})));
+        let restart =
+            |policy: &str| with(json!({"spec": {"template": {"spec": {"restartPolicy": policy}}}}));
+        let on_delete = |rolling: Value| {
+            with(
+                json!({"spec": {"updateStrategy": {"type": "OnDelete", "rollingUpdate": rolling}}}),
+            )
+        };
+        let partition_and_ready =
+            |ready: i32| with(rolling(json!({"partition": -1, "minReadySeconds": ready})));
         run(vec![
             ("AS-1 OrderedReady", base(), None, &[]),
-            ("AS-1 Parallel", with(json!({"spec": {"podManagementPolicy": "Parallel"}})), None, &[]),
-            ("AS-1 OnDelete", with(json!({"spec": {"updateStrategy": {"type": "OnDelete"}}})), None, &[]),
+            (
+                "AS-1 Parallel",
+                with(json!({"spec": {"podManagementPolicy": "Parallel"}})),
+                None,
+                &[],
+            ),
+            (
+                "AS-1 OnDelete",
+                with(json!({"spec": {"updateStrategy": {"type": "OnDelete"}}})),
+                None,
+                &[],
+            ),
             (
                 "AS-2 rolling update",
                 {
@@ -569,8 +687,18 @@ mod tests {
                 None,
                 &[],
             ),
-            ("AS-3 no name", with(json!({"metadata": {"name": ""}})), None, &["metadata.name"]),
-            ("AS-4 no namespace", with(json!({"metadata": {"namespace": null}})), None, &["metadata.namespace"]),
+            (
+                "AS-3 no name",
+                with(json!({"metadata": {"name": ""}})),
+                None,
+                &["metadata.name"],
+            ),
+            (
+                "AS-4 no namespace",
+                with(json!({"metadata": {"namespace": null}})),
+                None,
+                &["metadata.namespace"],
+            ),
             (
                 "AS-5 no selector",
                 with(json!({"spec": {"selector": null}})),
@@ -583,25 +711,60 @@ mod tests {
                 None,
                 &["spec.template.metadata.labels"],
             ),
-            ("AS-7 no template", with(json!({"spec": {"template": null}})), None, &["spec.template.metadata.labels"]),
+            (
+                "AS-7 no template",
+                with(json!({"spec": {"template": null}})),
+                None,
+                &["spec.template.metadata.labels"],
+            ),
             (
                 "AS-8 negative replicas, no template",
                 with(json!({"spec": {"replicas": -1, "template": null}})),
                 None,
                 &["spec.replicas", "spec.template.metadata.labels"],
             ),
-            ("AS-9 bad label key", with(json!({"metadata": {"labels": {"bad key": "v"}}})), None, &["metadata.labels"]),
+            (
+                "AS-9 bad label key",
+                with(json!({"metadata": {"labels": {"bad key": "v"}}})),
+                None,
+                &["metadata.labels"],
+            ),
             (
                 "AS-9 bad annotation key",
                 with(json!({"metadata": {"annotations": {"bad key": "v"}}})),
                 None,
                 &["metadata.annotations"],
             ),
-            ("AS-10 OnFailure", restart("OnFailure"), None, &["spec.template.spec.restartPolicy"]),
-            ("AS-10 Never", restart("Never"), None, &["spec.template.spec.restartPolicy"]),
-            ("AS-11 type foo", with(json!({"spec": {"updateStrategy": {"type": "foo"}}})), None, &["spec.updateStrategy"]),
-            ("AS-11 type empty", with(json!({"spec": {"updateStrategy": {"type": ""}}})), None, &["spec.updateStrategy"]),
-            ("AS-12 OnDelete partition", on_delete(json!({"partition": 1})), None, &["spec.updateStrategy.rollingUpdate"]),
+            (
+                "AS-10 OnFailure",
+                restart("OnFailure"),
+                None,
+                &["spec.template.spec.restartPolicy"],
+            ),
+            (
+                "AS-10 Never",
+                restart("Never"),
+                None,
+                &["spec.template.spec.restartPolicy"],
+            ),
+            (
+                "AS-11 type foo",
+                with(json!({"spec": {"updateStrategy": {"type": "foo"}}})),
+                None,
+                &["spec.updateStrategy"],
+            ),
+            (
+                "AS-11 type empty",
+                with(json!({"spec": {"updateStrategy": {"type": ""}}})),
+                None,
+                &["spec.updateStrategy"],
+            ),
+            (
+                "AS-12 OnDelete partition",
+                on_delete(json!({"partition": 1})),
+                None,
+                &["spec.updateStrategy.rollingUpdate"],
+            ),
             (
                 "AS-12 OnDelete maxUnavailable",
                 on_delete(json!({"maxUnavailable": "120%"})),
@@ -630,16 +793,32 @@ mod tests {
                 "AS-13 negative partition and minReadySeconds",
                 partition_and_ready(-1),
                 None,
-                &["spec.updateStrategy.rollingUpdate.partition", "spec.updateStrategy.rollingUpdate.minReadySeconds"],
+                &[
+                    "spec.updateStrategy.rollingUpdate.partition",
+                    "spec.updateStrategy.rollingUpdate.minReadySeconds",
+                ],
             ),
             (
                 "AS-13 negative partition, minReadySeconds 301",
                 partition_and_ready(301),
                 None,
-                &["spec.updateStrategy.rollingUpdate.partition", "spec.updateStrategy.rollingUpdate.minReadySeconds"],
+                &[
+                    "spec.updateStrategy.rollingUpdate.partition",
+                    "spec.updateStrategy.rollingUpdate.minReadySeconds",
+                ],
             ),
-            ("AS-14 no policy", with(json!({"spec": {"podManagementPolicy": ""}})), None, &["spec.podManagementPolicy"]),
-            ("AS-14 policy foo", with(json!({"spec": {"podManagementPolicy": "foo"}})), None, &["spec.podManagementPolicy"]),
+            (
+                "AS-14 no policy",
+                with(json!({"spec": {"podManagementPolicy": ""}})),
+                None,
+                &["spec.podManagementPolicy"],
+            ),
+            (
+                "AS-14 policy foo",
+                with(json!({"spec": {"podManagementPolicy": "foo"}})),
+                None,
+                &["spec.podManagementPolicy"],
+            ),
             (
                 "AS-15 several errors",
                 with(json!({"spec": {
@@ -709,22 +888,33 @@ mod tests {
                 Some(old.clone()),
                 &["spec"],
             ),
-            ("AS-17 serviceName change", updated(json!({"spec": {"serviceName": "bar"}})), Some(old.clone()), &["spec"]),
+            (
+                "AS-17 serviceName change",
+                updated(json!({"spec": {"serviceName": "bar"}})),
+                Some(old.clone()),
+                &["spec"],
+            ),
             (
                 "AS-17 podManagementPolicy change",
-                updated(json!({"spec": {"podManagementPolicy": "OrderedReady", "scaleStrategy": null, "updateStrategy": {"rollingUpdate": {"maxUnavailable": 1}}}})),
+                updated(
+                    json!({"spec": {"podManagementPolicy": "OrderedReady", "scaleStrategy": null, "updateStrategy": {"rollingUpdate": {"maxUnavailable": 1}}}}),
+                ),
                 Some(old.clone()),
                 &["spec"],
             ),
             (
                 "9 ordinals and volumeClaimUpdateStrategy may change",
-                updated(json!({"spec": {"ordinals": {"start": 2}, "volumeClaimUpdateStrategy": {"type": "OnDelete"}}})),
+                updated(
+                    json!({"spec": {"ordinals": {"start": 2}, "volumeClaimUpdateStrategy": {"type": "OnDelete"}}}),
+                ),
                 Some(old.clone()),
                 &[],
             ),
             (
                 "10 retention policy on update",
-                updated(json!({"spec": {"persistentVolumeClaimRetentionPolicy": {"whenScaled": "Keep"}}})),
+                updated(
+                    json!({"spec": {"persistentVolumeClaimRetentionPolicy": {"whenScaled": "Keep"}}}),
+                ),
                 Some(old.clone()),
                 &["spec.persistentVolumeClaimRetentionPolicy.whenScaled"],
             ),
@@ -740,7 +930,8 @@ mod tests {
     #[test]
     fn section_5_8_reserve_ordinals_retention_and_max_unavailable() {
         let ordinals = |value: Value| with(json!({"spec": {"reserveOrdinals": value}}));
-        let retention = |value: Value| with(json!({"spec": {"persistentVolumeClaimRetentionPolicy": value}}));
+        let retention =
+            |value: Value| with(json!({"spec": {"persistentVolumeClaimRetentionPolicy": value}}));
         let parallel = |max_unavailable: Value| {
             let mut value = with(rolling(json!({"maxUnavailable": max_unavailable})));
             value["spec"]["podManagementPolicy"] = json!("Parallel");
@@ -749,11 +940,26 @@ mod tests {
         run(vec![
             ("AS-18 none", ordinals(json!([])), None, &[]),
             ("AS-18 range", ordinals(json!(["1-2"])), None, &[]),
-            ("AS-18 bare number string", ordinals(json!(["12"])), None, &["spec"]),
+            (
+                "AS-18 bare number string",
+                ordinals(json!(["12"])),
+                None,
+                &["spec"],
+            ),
             ("AS-18 int", ordinals(json!([1])), None, &[]),
             ("AS-18 negative", ordinals(json!([-1])), None, &["spec"]),
-            ("2 reversed range", ordinals(json!(["5-2"])), None, &["spec"]),
-            ("AS-19 Delete/Retain", retention(json!({"whenDeleted": "Delete", "whenScaled": "Retain"})), None, &[]),
+            (
+                "2 reversed range",
+                ordinals(json!(["5-2"])),
+                None,
+                &["spec"],
+            ),
+            (
+                "AS-19 Delete/Retain",
+                retention(json!({"whenDeleted": "Delete", "whenScaled": "Retain"})),
+                None,
+                &[],
+            ),
             (
                 "AS-19 whenDeleted empty",
                 retention(json!({"whenDeleted": "", "whenScaled": "Retain"})),
@@ -776,7 +982,8 @@ mod tests {
                 "5 in place with readiness gate",
                 {
                     let mut value = with(rolling(json!({"podUpdatePolicy": "InPlaceOnly"})));
-                    value["spec"]["template"]["spec"]["readinessGates"] = json!([{"conditionType": "InPlaceUpdateReady"}]);
+                    value["spec"]["template"]["spec"]["readinessGates"] =
+                        json!([{"conditionType": "InPlaceUpdateReady"}]);
                     value
                 },
                 None,
@@ -790,13 +997,28 @@ mod tests {
                 None,
                 &["spec.updateStrategy.rollingUpdate.maxUnavailable"],
             ),
-            ("AS-20 maxUnavailable 0", parallel(json!(0)), None, &["spec.updateStrategy.rollingUpdate.maxUnavailable"]),
-            ("6 maxUnavailable 0%", parallel(json!("0%")), None, &["spec.updateStrategy.rollingUpdate.maxUnavailable"]),
+            (
+                "AS-20 maxUnavailable 0",
+                parallel(json!(0)),
+                None,
+                &["spec.updateStrategy.rollingUpdate.maxUnavailable"],
+            ),
+            (
+                "6 maxUnavailable 0%",
+                parallel(json!("0%")),
+                None,
+                &["spec.updateStrategy.rollingUpdate.maxUnavailable"],
+            ),
             (
                 "5 missing maxUnavailable and policy",
-                with(rolling(json!({"maxUnavailable": null, "podUpdatePolicy": null}))),
+                with(rolling(
+                    json!({"maxUnavailable": null, "podUpdatePolicy": null}),
+                )),
                 None,
-                &["spec.updateStrategy.rollingUpdate.maxUnavailable", "spec.updateStrategy.rollingUpdate.podUpdatePolicy"],
+                &[
+                    "spec.updateStrategy.rollingUpdate.maxUnavailable",
+                    "spec.updateStrategy.rollingUpdate.podUpdatePolicy",
+                ],
             ),
             (
                 "5 unknown pod update policy",
@@ -806,7 +1028,9 @@ mod tests {
             ),
             (
                 "5 unordered update needs Parallel",
-                with(rolling(json!({"unorderedUpdate": {"priorityStrategy": {"orderPriority": [{"orderedKey": ""}]}}}))),
+                with(rolling(
+                    json!({"unorderedUpdate": {"priorityStrategy": {"orderPriority": [{"orderedKey": ""}]}}}),
+                )),
                 None,
                 &[
                     "spec.updateStrategy.rollingUpdate.unorderedUpdate",
@@ -827,7 +1051,9 @@ mod tests {
             ),
             (
                 "8 pod spec is not validated",
-                with(json!({"spec": {"template": {"spec": {"containers": null, "dnsPolicy": null}}}})),
+                with(
+                    json!({"spec": {"template": {"spec": {"containers": null, "dnsPolicy": null}}}}),
+                ),
                 None,
                 &[],
             ),
@@ -838,7 +1064,8 @@ mod tests {
     fn in_place_only_updates() {
         let in_place = |image: &str, pull: &str| {
             let mut value = with(rolling(json!({"podUpdatePolicy": "InPlaceOnly"})));
-            value["spec"]["template"]["spec"]["readinessGates"] = json!([{"conditionType": "InPlaceUpdateReady"}]);
+            value["spec"]["template"]["spec"]["readinessGates"] =
+                json!([{"conditionType": "InPlaceUpdateReady"}]);
             value["spec"]["template"]["spec"]["containers"][0]["image"] = json!(image);
             value["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] = json!(pull);
             value
@@ -846,14 +1073,25 @@ mod tests {
         let mut old = in_place("image:v1", "IfNotPresent");
         old["metadata"]["resourceVersion"] = json!("1");
         run(vec![
-            ("11 image change", in_place("image:v2", "IfNotPresent"), Some(old.clone()), &[]),
+            (
+                "11 image change",
+                in_place("image:v2", "IfNotPresent"),
+                Some(old.clone()),
+                &[],
+            ),
             // The unanchored regex lets imagePullPolicy through, as upstream.
-            ("11 imagePullPolicy slips through", in_place("image:v2", "Always"), Some(old.clone()), &[]),
+            (
+                "11 imagePullPolicy slips through",
+                in_place("image:v2", "Always"),
+                Some(old.clone()),
+                &[],
+            ),
             (
                 "11 env change",
                 {
                     let mut value = in_place("image:v1", "IfNotPresent");
-                    value["spec"]["template"]["spec"]["containers"][0]["env"] = json!([{"name": "A", "value": "1"}]);
+                    value["spec"]["template"]["spec"]["containers"][0]["env"] =
+                        json!([{"name": "A", "value": "1"}]);
                     value
                 },
                 Some(old.clone()),
@@ -861,14 +1099,16 @@ mod tests {
             ),
         ]);
         let mut env = in_place("image:v1", "IfNotPresent");
-        env["spec"]["template"]["spec"]["containers"][0]["env"] = json!([{"name": "A", "value": "1"}]);
+        env["spec"]["template"]["spec"]["containers"][0]["env"] =
+            json!([{"name": "A", "value": "1"}]);
         assert_eq!(
             aggregate(&errors(env, Some(old.clone()))),
             "spec.template.spec: Forbidden: invalid template modified with InPlaceOnly strategy: add /containers/0/env, currently only image update is allowed for InPlaceOnly"
         );
         // Other errors first: the in-place check only runs on an otherwise valid update.
         let mut both = in_place("image:v1", "IfNotPresent");
-        both["spec"]["template"]["spec"]["containers"][0]["env"] = json!([{"name": "A", "value": "1"}]);
+        both["spec"]["template"]["spec"]["containers"][0]["env"] =
+            json!([{"name": "A", "value": "1"}]);
         both["spec"]["replicas"] = json!(-1);
         assert_eq!(
             aggregate(&errors(both, Some(old))),
@@ -880,7 +1120,9 @@ mod tests {
     fn messages_match_openkruise() {
         let cases = [
             (
-                with(json!({"spec": {"persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Keep", "whenScaled": "Retain"}}})),
+                with(
+                    json!({"spec": {"persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Keep", "whenScaled": "Retain"}}}),
+                ),
                 "spec.persistentVolumeClaimRetentionPolicy.whenDeleted: Unsupported value: \"Keep\": supported values: \"Retain\", \"Delete\"",
             ),
             (
@@ -924,10 +1166,11 @@ mod tests {
             aggregate(&errors(zero, None)),
             "spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: 0: should not be less than 1"
         );
-        let ranges: Vec<String> = errors(with(json!({"spec": {"reserveOrdinals": [1, "12"]}})), None)
-            .iter()
-            .map(|e| e.detail.clone())
-            .collect();
+        let ranges: Vec<String> =
+            errors(with(json!({"spec": {"reserveOrdinals": [1, "12"]}})), None)
+                .iter()
+                .map(|e| e.detail.clone())
+                .collect();
         assert_eq!(
             ranges,
             [
@@ -941,7 +1184,8 @@ mod tests {
     fn v1alpha1_objects_are_validated_as_v1beta1() {
         let mut alpha = base();
         alpha["apiVersion"] = json!("apps.kruise.io/v1alpha1");
-        let decode_alpha = |value: Value| serde_json::from_value::<v1alpha1::StatefulSet>(value).unwrap();
+        let decode_alpha =
+            |value: Value| serde_json::from_value::<v1alpha1::StatefulSet>(value).unwrap();
         assert!(validate_statefulset_v1alpha1(&decode_alpha(alpha.clone()), None).is_empty());
         let mut bad = alpha.clone();
         bad["spec"]["podManagementPolicy"] = json!("foo");
@@ -955,18 +1199,26 @@ mod tests {
 
     #[test]
     fn deletion_protection_and_warnings() {
-        let protected = decode(with(json!({"metadata": {"labels": {"policy.kruise.io/delete-protection": "Always"}}})));
+        let protected = decode(with(
+            json!({"metadata": {"labels": {"policy.kruise.io/delete-protection": "Always"}}}),
+        ));
         assert_eq!(
             statefulset_deletion_protection(&protected).as_deref(),
-            Some("forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Always")
+            Some(
+                "forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Always"
+            )
         );
         assert_eq!(statefulset_deletion_protection(&decode(base())), None);
         assert!(statefulset_warnings(&decode(with(rolling(json!({}))))).is_empty());
         let mut risky = with(rolling(json!({"partition": 3, "paused": true})));
         risky["spec"]["replicas"] = json!(3);
-        risky["spec"]["persistentVolumeClaimRetentionPolicy"] = json!({"whenDeleted": "Delete", "whenScaled": "Delete"});
+        risky["spec"]["persistentVolumeClaimRetentionPolicy"] =
+            json!({"whenDeleted": "Delete", "whenScaled": "Delete"});
         let warnings = statefulset_warnings(&decode(risky));
         assert_eq!(warnings.len(), 4, "{warnings:#?}");
-        assert!(warnings[0].starts_with("spec.updateStrategy.rollingUpdate.partition 3 covers all 3 pods"));
+        assert!(
+            warnings[0]
+                .starts_with("spec.updateStrategy.rollingUpdate.partition 3 covers all 3 pods")
+        );
     }
 }

@@ -20,9 +20,9 @@ use serde_json::Value;
 
 use super::field::{
     FieldError, GoRepr, LabelSelectorOptions, Path, dns1123_subdomain_errors, go_int_or_string,
-    go_quote, go_string_map, go_string_slice, inclusive_range_error, label_selector_conversion_error,
-    validate_annotations, validate_dns1123_label, validate_label_selector, validate_labels,
-    validate_qualified_name,
+    go_label_selector, go_quote, go_string_map, go_string_slice, inclusive_range_error,
+    label_selector_conversion_error, validate_annotations, validate_dns1123_label,
+    validate_label_selector, validate_labels, validate_qualified_name,
 };
 use super::pod::{PodContext, validate_containers, validate_init_containers, validate_volumes};
 use crate::api::{UpdatePriorityStrategy, UpdateScatterTerm};
@@ -70,13 +70,19 @@ impl Selector<'_> {
             Selector::Nothing => false,
             Selector::Everything => true,
             // Conversion succeeded, so every operator is known and matching cannot fail.
-            Selector::Requirements(selector) => matches(selector, labels, "selector").unwrap_or(false),
+            Selector::Requirements(selector) => {
+                matches(selector, labels, "selector").unwrap_or(false)
+            }
         }
     }
 }
 
 /// `ValidateLabelSelector`, plus OpenKruise's refusal of a selector without requirements.
-pub fn validate_workload_selector(selector: &LabelSelector, kind: &str, path: &Path) -> Vec<FieldError> {
+pub fn validate_workload_selector(
+    selector: &LabelSelector,
+    kind: &str,
+    path: &Path,
+) -> Vec<FieldError> {
     let mut errors = validate_label_selector(selector, LabelSelectorOptions::default(), path);
     if is_empty(selector) {
         errors.push(empty_selector_error(selector, kind, path));
@@ -88,7 +94,7 @@ pub fn validate_workload_selector(selector: &LabelSelector, kind: &str, path: &P
 pub fn empty_selector_error(selector: &LabelSelector, kind: &str, path: &Path) -> FieldError {
     FieldError::invalid(
         path,
-        GoRepr(super::field::go_label_selector(selector)),
+        GoRepr(go_label_selector(selector)),
         format!("empty selector is invalid for {kind}"),
     )
 }
@@ -122,9 +128,13 @@ pub fn template_pod_spec(template: &PodTemplateSpec) -> PodSpec {
 // Pod templates
 
 /// `ValidatePodTemplateSpec`: labels, annotations and the pod spec (see the module docs for what
-/// is covered). `extra_volumes` join the template's own volumes first, as OpenKruise mocks a
-/// CloneSet's volume claim templates into the pod so that mounts of them are valid.
-pub fn validate_pod_template(template: &PodTemplateSpec, extra_volumes: &[Volume], path: &Path) -> Vec<FieldError> {
+/// is covered). `extra_volumes` are appended to the template's own volumes, as OpenKruise mocks
+/// a CloneSet's volume claim templates into the pod so that mounts of them are valid.
+pub fn validate_pod_template(
+    template: &PodTemplateSpec,
+    extra_volumes: &[Volume],
+    path: &Path,
+) -> Vec<FieldError> {
     let meta = template.metadata.as_ref();
     let mut errors = validate_labels(meta.and_then(|m| m.labels.as_ref()), &path.child("labels"));
     errors.extend(validate_annotations(
@@ -135,7 +145,11 @@ pub fn validate_pod_template(template: &PodTemplateSpec, extra_volumes: &[Volume
     let spec = template.spec.as_ref().unwrap_or(&default_spec);
     let spec_path = path.child("spec");
     errors.extend(validate_pod_spec(spec, extra_volumes, &spec_path));
-    if spec.ephemeral_containers.as_ref().is_some_and(|c| !c.is_empty()) {
+    if spec
+        .ephemeral_containers
+        .as_ref()
+        .is_some_and(|c| !c.is_empty())
+    {
         errors.push(FieldError::forbidden(
             &spec_path.child("ephemeralContainers"),
             "ephemeral containers not allowed in pod template",
@@ -161,7 +175,11 @@ fn validate_pod_spec(spec: &PodSpec, extra_volumes: &[Volume], path: &Path) -> V
     };
     let containers: Vec<&Container> = spec.containers.iter().collect();
     let init_containers: Vec<&Container> = spec.init_containers.iter().flatten().collect();
-    errors.extend(validate_containers(&containers, context, &path.child("containers")));
+    errors.extend(validate_containers(
+        &containers,
+        context,
+        &path.child("containers"),
+    ));
     errors.extend(validate_init_containers(
         &init_containers,
         &containers,
@@ -189,7 +207,10 @@ fn validate_pod_spec(spec: &PodSpec, extra_volumes: &[Volume], path: &Path) -> V
             &["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"],
         )),
     }
-    errors.extend(validate_labels(spec.node_selector.as_ref(), &path.child("nodeSelector")));
+    errors.extend(validate_labels(
+        spec.node_selector.as_ref(),
+        &path.child("nodeSelector"),
+    ));
     for (i, gate) in spec.readiness_gates.iter().flatten().enumerate() {
         errors.extend(validate_qualified_name(
             &gate.condition_type,
@@ -246,17 +267,25 @@ pub fn validate_workload_template_policies(
 ) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let pod_spec = template.spec.as_ref();
-    let restart_policy = pod_spec.and_then(|s| s.restart_policy.as_deref()).unwrap_or("");
+    let restart_policy = pod_spec
+        .and_then(|s| s.restart_policy.as_deref())
+        .unwrap_or("");
     if restart_policy != "Always" && !(allow_empty_restart_policy && restart_policy.is_empty()) {
         errors.push(FieldError::not_supported(
-            &spec_path.child("template").child("spec").child("restartPolicy"),
+            &spec_path
+                .child("template")
+                .child("spec")
+                .child("restartPolicy"),
             restart_policy,
             &["Always"],
         ));
     }
     if pod_spec.is_some_and(|s| s.active_deadline_seconds.is_some()) {
         errors.push(FieldError::forbidden(
-            &spec_path.child("template").child("spec").child("activeDeadlineSeconds"),
+            &spec_path
+                .child("template")
+                .child("spec")
+                .child("activeDeadlineSeconds"),
             format!("activeDeadlineSeconds in {kind} is not Supported"),
         ));
     }
@@ -281,7 +310,11 @@ pub fn go_optional_int_or_string(value: Option<&IntOrString>) -> GoRepr {
 
 /// OpenKruise's scaler (CloneSet, SidecarSet partition): ints as they are; strings must end in
 /// `%` and their number may be fractional (`12.5%`); unset is 0.
-pub fn kruise_scaled_value(value: Option<&IntOrString>, total: i32, round_up: bool) -> Result<i64, String> {
+pub fn kruise_scaled_value(
+    value: Option<&IntOrString>,
+    total: i32,
+    round_up: bool,
+) -> Result<i64, String> {
     let text = match value {
         None => return Ok(0),
         Some(IntOrString::Int(n)) => return Ok(i64::from(*n)),
@@ -290,25 +323,41 @@ pub fn kruise_scaled_value(value: Option<&IntOrString>, total: i32, round_up: bo
     let Some(number) = text.strip_suffix('%') else {
         return Err("invalid type: string is not a percentage".to_string());
     };
-    let percent = parse_go_float(number).map_err(|cause| format!("invalid value {}: {cause}", go_quote(text)))?;
+    let percent = parse_go_float(number)
+        .map_err(|cause| format!("invalid value {}: {cause}", go_quote(text)))?;
     Ok(scale_percent(percent, total, round_up))
 }
 
 /// Go's `strconv.ParseFloat(s, 64)` for the inputs Kubernetes users write, with its messages.
+/// Unlike Go, `inf` and `NaN` are refused: Go accepts them and OpenKruise then scales them into
+/// an arbitrary integer.
 fn parse_go_float(number: &str) -> Result<f64, String> {
+    let spelled_non_finite = {
+        let lower = number.to_ascii_lowercase();
+        lower.contains("inf") || lower.contains("nan")
+    };
     match number.parse::<f64>() {
         Ok(value) if value.is_finite() => Ok(value),
-        Ok(_) if !number.to_ascii_lowercase().contains("inf") && !number.to_ascii_lowercase().contains("nan") => Err(
-            format!("strconv.ParseFloat: parsing {}: value out of range", go_quote(number)),
-        ),
-        _ => Err(format!("strconv.ParseFloat: parsing {}: invalid syntax", go_quote(number))),
+        // A finite literal too large for a float.
+        Ok(_) if !spelled_non_finite => Err(format!(
+            "strconv.ParseFloat: parsing {}: value out of range",
+            go_quote(number)
+        )),
+        _ => Err(format!(
+            "strconv.ParseFloat: parsing {}: invalid syntax",
+            go_quote(number)
+        )),
     }
 }
 
 /// `percent` of `total`, rounded; saturates instead of overflowing.
 fn scale_percent(percent: f64, total: i32, round_up: bool) -> i64 {
     let exact = percent * f64::from(total) / 100.0;
-    let rounded = if round_up { exact.ceil() } else { exact.floor() };
+    let rounded = if round_up {
+        exact.ceil()
+    } else {
+        exact.floor()
+    };
     // `as` saturates for out-of-range floats, which is the safe reading of absurd percentages.
     rounded as i64
 }
@@ -317,7 +366,9 @@ fn scale_percent(percent: f64, total: i32, round_up: bool) -> i64 {
 fn go_atoi(text: &str) -> Result<i64, String> {
     text.parse::<i64>().map_err(|error| {
         let reason = match error.kind() {
-            std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => "value out of range",
+            std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
+                "value out of range"
+            }
             _ => "invalid syntax",
         };
         format!("strconv.Atoi: parsing {}: {reason}", go_quote(text))
@@ -344,8 +395,12 @@ pub fn legacy_scaled_value(value: &IntOrString, total: i32, round_up: bool) -> R
         IntOrString::Int(n) => Ok(i64::from(*n)),
         IntOrString::String(text) => {
             let digits = text.replace('%', "");
-            let percent = go_atoi(&digits)
-                .map_err(|cause| format!("invalid value for IntOrString: invalid value {}: {cause}", go_quote(text)))?;
+            let percent = go_atoi(&digits).map_err(|cause| {
+                format!(
+                    "invalid value for IntOrString: invalid value {}: {cause}",
+                    go_quote(text)
+                )
+            })?;
             Ok(scale_percent(percent as f64, total, round_up))
         }
     }
@@ -375,11 +430,13 @@ fn valid_percent(text: &str) -> Option<i64> {
 /// `IsNotMoreThan100Percent`: a valid percentage above 100% is refused (ints are unbounded).
 pub fn not_more_than_100_percent(value: &IntOrString, path: &Path) -> Option<FieldError> {
     match value {
-        IntOrString::String(text) if valid_percent(text).is_some_and(|p| p > 100) => Some(FieldError::invalid(
-            path,
-            GoRepr(go_int_or_string(value)),
-            "must not be greater than 100%",
-        )),
+        IntOrString::String(text) if valid_percent(text).is_some_and(|p| p > 100) => {
+            Some(FieldError::invalid(
+                path,
+                GoRepr(go_int_or_string(value)),
+                "must not be greater than 100%",
+            ))
+        }
         _ => None,
     }
 }
@@ -488,7 +545,10 @@ fn diff_values(old: &Value, new: &Value, path: &str, ops: &mut Vec<PatchOp>) {
             for (key, new_value) in new {
                 let child = format!("{path}/{}", escape_pointer(key));
                 match old.get(key) {
-                    None => ops.push(PatchOp { op: "add", path: child }),
+                    None => ops.push(PatchOp {
+                        op: "add",
+                        path: child,
+                    }),
                     Some(old_value) => diff_values(old_value, new_value, &child, ops),
                 }
             }
@@ -515,22 +575,34 @@ fn diff_arrays(old: &[Value], new: &[Value], path: &str, ops: &mut Vec<PatchOp>)
     if simple(old) && simple(new) {
         for (i, value) in old.iter().enumerate() {
             if !new.contains(value) {
-                ops.push(PatchOp { op: "remove", path: format!("{path}/{i}") });
+                ops.push(PatchOp {
+                    op: "remove",
+                    path: format!("{path}/{i}"),
+                });
             }
         }
         for (i, value) in new.iter().enumerate() {
             if !old.contains(value) {
-                ops.push(PatchOp { op: "add", path: format!("{path}/{i}") });
+                ops.push(PatchOp {
+                    op: "add",
+                    path: format!("{path}/{i}"),
+                });
             }
         }
         return;
     }
     let common = old.len().min(new.len());
     for i in (common..old.len()).rev() {
-        ops.push(PatchOp { op: "remove", path: format!("{path}/{i}") });
+        ops.push(PatchOp {
+            op: "remove",
+            path: format!("{path}/{i}"),
+        });
     }
     for i in common..new.len() {
-        ops.push(PatchOp { op: "add", path: format!("{path}/{i}") });
+        ops.push(PatchOp {
+            op: "add",
+            path: format!("{path}/{i}"),
+        });
     }
     for i in 0..common {
         diff_values(&old[i], &new[i], &format!("{path}/{i}"), ops);
@@ -564,10 +636,19 @@ pub fn contains_container_image_path(path: &str) -> bool {
 /// `ValidateObjectMetaUpdate`: identity fields are immutable, a resource version is required,
 /// the generation never decreases, a deleted object gains no finalizers, and labels and
 /// annotations stay valid.
-pub fn validate_object_meta_update(new: &ObjectMeta, old: &ObjectMeta, path: &Path) -> Vec<FieldError> {
+pub fn validate_object_meta_update(
+    new: &ObjectMeta,
+    old: &ObjectMeta,
+    path: &Path,
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if old.deletion_timestamp.is_some() {
-        let old_finalizers: BTreeSet<&str> = old.finalizers.iter().flatten().map(String::as_str).collect();
+        let old_finalizers: BTreeSet<&str> = old
+            .finalizers
+            .iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
         let added: BTreeSet<String> = new
             .finalizers
             .iter()
@@ -594,7 +675,8 @@ pub fn validate_object_meta_update(new: &ObjectMeta, old: &ObjectMeta, path: &Pa
             "must be specified for an update",
         ));
     }
-    let (new_generation, old_generation) = (new.generation.unwrap_or(0), old.generation.unwrap_or(0));
+    let (new_generation, old_generation) =
+        (new.generation.unwrap_or(0), old.generation.unwrap_or(0));
     if new_generation < old_generation {
         errors.push(FieldError::invalid(
             &path.child("generation"),
@@ -609,15 +691,27 @@ pub fn validate_object_meta_update(new: &ObjectMeta, old: &ObjectMeta, path: &Pa
         ("uid", text(&new.uid), text(&old.uid)),
     ] {
         if new_value != old_value {
-            errors.push(FieldError::invalid(&path.child(field), new_value, FIELD_IMMUTABLE));
+            errors.push(FieldError::invalid(
+                &path.child(field),
+                new_value,
+                FIELD_IMMUTABLE,
+            ));
         }
     }
     let time = |value: &Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>| {
         value.as_ref().map(|t| t.0.to_string())
     };
     for (field, new_value, old_value) in [
-        ("creationTimestamp", time(&new.creation_timestamp), time(&old.creation_timestamp)),
-        ("deletionTimestamp", time(&new.deletion_timestamp), time(&old.deletion_timestamp)),
+        (
+            "creationTimestamp",
+            time(&new.creation_timestamp),
+            time(&old.creation_timestamp),
+        ),
+        (
+            "deletionTimestamp",
+            time(&new.deletion_timestamp),
+            time(&old.deletion_timestamp),
+        ),
         (
             "deletionGracePeriodSeconds",
             new.deletion_grace_period_seconds.map(|s| s.to_string()),
@@ -626,11 +720,18 @@ pub fn validate_object_meta_update(new: &ObjectMeta, old: &ObjectMeta, path: &Pa
     ] {
         if new_value != old_value {
             let shown = GoRepr(new_value.unwrap_or_else(|| "null".to_string()));
-            errors.push(FieldError::invalid(&path.child(field), shown, FIELD_IMMUTABLE));
+            errors.push(FieldError::invalid(
+                &path.child(field),
+                shown,
+                FIELD_IMMUTABLE,
+            ));
         }
     }
     errors.extend(validate_labels(new.labels.as_ref(), &path.child("labels")));
-    errors.extend(validate_annotations(new.annotations.as_ref(), &path.child("annotations")));
+    errors.extend(validate_annotations(
+        new.annotations.as_ref(),
+        &path.child("annotations"),
+    ));
     errors
 }
 
@@ -680,19 +781,30 @@ mod tests {
     }
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
+
+    /// Value, total, round up, expected result.
+    type ScalerCase = (Option<IntOrString>, i32, bool, Result<i64, &'static str>);
 
     #[test]
     fn kruise_scaler_accepts_fractions_and_refuses_bare_numbers() {
-        let cases: [(Option<IntOrString>, i32, bool, Result<i64, &str>); 9] = [
+        let cases: [ScalerCase; 9] = [
             (None, 10, true, Ok(0)),
             (Some(int(3)), 10, true, Ok(3)),
             (Some(int(-1)), 10, true, Ok(-1)),
             (Some(text("20%")), 3, true, Ok(1)),
             (Some(text("20%")), 3, false, Ok(0)),
             (Some(text("12.5%")), 8, true, Ok(1)),
-            (Some(text("5")), 10, true, Err("invalid type: string is not a percentage")),
+            (
+                Some(text("5")),
+                10,
+                true,
+                Err("invalid type: string is not a percentage"),
+            ),
             (
                 Some(text("abc%")),
                 10,
@@ -703,7 +815,9 @@ mod tests {
                 Some(text("1e400%")),
                 10,
                 true,
-                Err(r#"invalid value "1e400%": strconv.ParseFloat: parsing "1e400": value out of range"#),
+                Err(
+                    r#"invalid value "1e400%": strconv.ParseFloat: parsing "1e400": value out of range"#,
+                ),
             ),
         ];
         for (value, total, round_up, expected) in cases {
@@ -805,26 +919,37 @@ mod tests {
             (
                 UpdatePriorityStrategy {
                     weight_priority: Some(vec![weight(10, foo)]),
-                    order_priority: Some(vec![UpdatePriorityOrderTerm { ordered_key: "k".into() }]),
+                    order_priority: Some(vec![UpdatePriorityOrderTerm {
+                        ordered_key: "k".into(),
+                    }]),
                 },
                 Some("only one of weightPriority and orderPriority can be used"),
             ),
             (
                 UpdatePriorityStrategy {
                     weight_priority: None,
-                    order_priority: Some(vec![UpdatePriorityOrderTerm { ordered_key: String::new() }]),
+                    order_priority: Some(vec![UpdatePriorityOrderTerm {
+                        ordered_key: String::new(),
+                    }]),
                 },
                 Some("order key can not be empty"),
             ),
         ];
         for (strategy, expected) in cases {
-            assert_eq!(priority_strategy_error(&strategy).as_deref(), expected, "{strategy:?}");
+            assert_eq!(
+                priority_strategy_error(&strategy).as_deref(),
+                expected,
+                "{strategy:?}"
+            );
         }
         let term = |k: &str, v: &str| UpdateScatterTerm {
             key: k.into(),
             value: v.into(),
         };
-        assert_eq!(scatter_strategy_error(&[term("a", "1"), term("a", "2")]), None);
+        assert_eq!(
+            scatter_strategy_error(&[term("a", "1"), term("a", "2")]),
+            None
+        );
         assert_eq!(
             scatter_strategy_error(&[term("a", "1"), term("a", "1")]).as_deref(),
             Some("duplicated key=a value=1")
@@ -841,29 +966,62 @@ mod tests {
 
     #[test]
     fn pod_spec_patch_compares_containers_by_index() {
-        let old = pod_spec(json!({"containers": [{"name": "a", "image": "img:1", "imagePullPolicy": "Always"}], "nodeSelector": {"x": "y"}}));
-        let new = pod_spec(json!({"containers": [{"name": "a", "image": "img:2", "imagePullPolicy": "IfNotPresent"}], "nodeSelector": {"x": "y"}}));
+        let old = pod_spec(
+            json!({"containers": [{"name": "a", "image": "img:1", "imagePullPolicy": "Always"}], "nodeSelector": {"x": "y"}}),
+        );
+        let new = pod_spec(
+            json!({"containers": [{"name": "a", "image": "img:2", "imagePullPolicy": "IfNotPresent"}], "nodeSelector": {"x": "y"}}),
+        );
         assert_eq!(
             pod_spec_patch(&old, &new),
             [
-                PatchOp { op: "replace", path: "/containers/0/image".into() },
-                PatchOp { op: "replace", path: "/containers/0/imagePullPolicy".into() },
+                PatchOp {
+                    op: "replace",
+                    path: "/containers/0/image".into()
+                },
+                PatchOp {
+                    op: "replace",
+                    path: "/containers/0/imagePullPolicy".into()
+                },
             ]
         );
-        let grown = pod_spec(json!({"containers": [{"name": "a", "image": "img:1", "imagePullPolicy": "Always"}, {"name": "b", "image": "x"}]}));
+        let grown = pod_spec(
+            json!({"containers": [{"name": "a", "image": "img:1", "imagePullPolicy": "Always"}, {"name": "b", "image": "x"}]}),
+        );
         let ops = pod_spec_patch(&old, &grown);
-        assert!(ops.contains(&PatchOp { op: "add", path: "/containers/1".into() }), "{ops:?}");
-        assert!(ops.contains(&PatchOp { op: "remove", path: "/nodeSelector".into() }), "{ops:?}");
+        assert!(
+            ops.contains(&PatchOp {
+                op: "add",
+                path: "/containers/1".into()
+            }),
+            "{ops:?}"
+        );
+        assert!(
+            ops.contains(&PatchOp {
+                op: "remove",
+                path: "/nodeSelector".into()
+            }),
+            "{ops:?}"
+        );
         // Unset and empty are the same.
-        let with_empty = pod_spec(json!({"containers": [{"name": "a", "image": "img:1", "imagePullPolicy": "Always", "env": []}], "nodeSelector": {"x": "y"}, "hostname": ""}));
+        let with_empty = pod_spec(
+            json!({"containers": [{"name": "a", "image": "img:1", "imagePullPolicy": "Always", "env": []}], "nodeSelector": {"x": "y"}, "hostname": ""}),
+        );
         assert!(pod_spec_patch(&old, &with_empty).is_empty());
         // Lists of scalars are compared as sets.
-        let args = |a: serde_json::Value| pod_spec(json!({"containers": [{"name": "a", "args": a}]}));
+        let args =
+            |a: serde_json::Value| pod_spec(json!({"containers": [{"name": "a", "args": a}]}));
         assert_eq!(
             pod_spec_patch(&args(json!(["x", "y"])), &args(json!(["y", "z"]))),
             [
-                PatchOp { op: "remove", path: "/containers/0/args/0".into() },
-                PatchOp { op: "add", path: "/containers/0/args/1".into() },
+                PatchOp {
+                    op: "remove",
+                    path: "/containers/0/args/0".into()
+                },
+                PatchOp {
+                    op: "add",
+                    path: "/containers/0/args/1".into()
+                },
             ]
         );
     }
@@ -875,7 +1033,9 @@ mod tests {
         assert!(!is_container_image_path("/containers/0/imagePullPolicy"));
         assert!(!is_container_image_path("/initContainers/0/image"));
         assert!(!is_container_image_path("/containers/x/image"));
-        assert!(contains_container_image_path("/containers/0/imagePullPolicy"));
+        assert!(contains_container_image_path(
+            "/containers/0/imagePullPolicy"
+        ));
         // Case-sensitive, like upstream's regex: init containers never match.
         assert!(!contains_container_image_path("/initContainers/0/image"));
         assert!(contains_container_image_path("/x/containers/3/image"));
@@ -919,12 +1079,16 @@ mod tests {
         let cascading = labels(&[(DELETION_PROTECTION_LABEL, "Cascading")]);
         assert_eq!(
             deletion_protection(Some(&always), Some(0), false).as_deref(),
-            Some("forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Always")
+            Some(
+                "forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Always"
+            )
         );
         assert_eq!(deletion_protection(Some(&always), Some(0), true), None);
         assert_eq!(
             deletion_protection(Some(&cascading), Some(3), false).as_deref(),
-            Some("forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and replicas 3>0")
+            Some(
+                "forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and replicas 3>0"
+            )
         );
         assert_eq!(deletion_protection(Some(&cascading), Some(0), false), None);
         assert_eq!(deletion_protection(Some(&cascading), None, false), None);
@@ -948,10 +1112,12 @@ mod tests {
         .unwrap();
         let claim = Volume {
             name: "data".into(),
-            persistent_volume_claim: Some(k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
-                claim_name: "data".into(),
-                read_only: Some(false),
-            }),
+            persistent_volume_claim: Some(
+                k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
+                    claim_name: "data".into(),
+                    read_only: Some(false),
+                },
+            ),
             ..Default::default()
         };
         let paths = |extra: &[Volume]| -> Vec<String> {
@@ -973,7 +1139,10 @@ mod tests {
             ]
         );
         // Without the claim volume, the mount refers to nothing.
-        assert!(paths(&[]).contains(&"spec.template.spec.containers[0].volumeMounts[0].name".to_string()));
+        assert!(
+            paths(&[])
+                .contains(&"spec.template.spec.containers[0].volumeMounts[0].name".to_string())
+        );
         let gate = PodReadinessGate {
             condition_type: IN_PLACE_UPDATE_READY.into(),
         };
@@ -986,5 +1155,264 @@ mod tests {
         let b = json!({});
         assert!(!differs(&a, &b));
         assert!(differs(&json!({"a": "x"}), &b));
+    }
+}
+
+/// The three validators must answer, never panic, whatever a decodable object holds.
+#[cfg(test)]
+mod never_panics {
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use crate::api::cloneset::CloneSet;
+    use crate::api::daemonset::DaemonSet;
+    use crate::api::statefulset::{StatefulSet, v1alpha1};
+    use crate::validate::cloneset::{
+        CloneSetContext, PodFacts, cloneset_deletion_protection, cloneset_warnings,
+        validate_cloneset,
+    };
+    use crate::validate::daemonset::{daemonset_warnings, validate_daemonset};
+    use crate::validate::statefulset::{
+        statefulset_deletion_protection, statefulset_warnings, validate_statefulset,
+        validate_statefulset_v1alpha1,
+    };
+
+    /// Strings that mean something to some rule, and some that mean nothing.
+    fn word() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(json!("")),
+            Just(json!("Always")),
+            Just(json!("ReCreate")),
+            Just(json!("InPlaceOnly")),
+            Just(json!("InPlaceIfPossible")),
+            Just(json!("RollingUpdate")),
+            Just(json!("OnDelete")),
+            Just(json!("Parallel")),
+            Just(json!("Surging")),
+            Just(json!("Retain")),
+            Just(json!("p0")),
+            "[a-z0-9./-]{0,12}".prop_map(Value::from),
+            "\\PC{0,6}".prop_map(Value::from),
+        ]
+    }
+
+    fn int_or_string() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            any::<i32>().prop_map(Value::from),
+            (-3i32..3).prop_map(Value::from),
+            "-?[0-9]{0,12}(\\.[0-9]{0,3})?%?".prop_map(Value::from),
+            Just(json!("1e400%")),
+            Just(json!("NaN%")),
+            Just(json!("inf%")),
+            Just(json!("5-2")),
+            Just(json!("99999999999999999999%")),
+            word(),
+        ]
+    }
+
+    fn maybe<S: Strategy<Value = Value>>(strategy: S) -> impl Strategy<Value = Value> {
+        prop_oneof![Just(Value::Null), strategy]
+    }
+
+    fn labels() -> impl Strategy<Value = Value> {
+        prop::collection::btree_map(
+            prop_oneof![Just("a".to_string()), "[a-z/ ]{0,4}"],
+            "[a-zA-Z0-9! ]{0,4}",
+            0..3,
+        )
+        .prop_map(|m| json!(m))
+    }
+
+    fn selector() -> impl Strategy<Value = Value> {
+        maybe(
+            (labels(), prop::collection::vec((word(), word(), prop::collection::vec(word(), 0..3)), 0..2)).prop_map(
+                |(match_labels, expressions)| {
+                    let expressions: Vec<Value> = expressions
+                        .into_iter()
+                        .map(|(key, operator, values)| json!({"key": key, "operator": operator, "values": values}))
+                        .collect();
+                    json!({"matchLabels": match_labels, "matchExpressions": expressions})
+                },
+            ),
+        )
+    }
+
+    fn template() -> impl Strategy<Value = Value> {
+        (
+            labels(),
+            prop::collection::vec((word(), maybe(word()), maybe(word())), 0..3),
+            maybe(word()),
+            maybe(any::<i64>().prop_map(Value::from)),
+            prop::collection::vec(word(), 0..2),
+        )
+            .prop_map(|(labels, containers, restart_policy, deadline, gates)| {
+                let containers: Vec<Value> = containers
+                    .into_iter()
+                    .map(|(name, image, pull)| json!({"name": name, "image": image, "imagePullPolicy": pull, "terminationMessagePolicy": "File"}))
+                    .collect();
+                let gates: Vec<Value> = gates.into_iter().map(|g| json!({"conditionType": g})).collect();
+                json!({
+                    "metadata": {"labels": labels},
+                    "spec": {"containers": containers, "restartPolicy": restart_policy, "activeDeadlineSeconds": deadline,
+                             "dnsPolicy": "ClusterFirst", "readinessGates": gates}
+                })
+            })
+    }
+
+    fn priority() -> impl Strategy<Value = Value> {
+        maybe(
+            (
+                prop::collection::vec((any::<i32>(), labels()), 0..2),
+                prop::collection::vec(word(), 0..2),
+            )
+                .prop_map(|(weights, orders)| {
+                    let weights: Vec<Value> = weights
+                        .into_iter()
+                        .map(|(w, l)| json!({"weight": w, "matchSelector": {"matchLabels": l}}))
+                        .collect();
+                    let orders: Vec<Value> = orders
+                        .into_iter()
+                        .map(|o| json!({"orderedKey": o}))
+                        .collect();
+                    json!({"weightPriority": weights, "orderPriority": orders})
+                }),
+        )
+    }
+
+    fn metadata() -> impl Strategy<Value = Value> {
+        (word(), maybe(word()), maybe(word()), labels()).prop_map(|(name, namespace, version, labels)| {
+            json!({"name": name, "namespace": namespace, "uid": "u", "resourceVersion": version, "labels": labels})
+        })
+    }
+
+    fn cloneset() -> impl Strategy<Value = Value> {
+        (
+            metadata(),
+            maybe(any::<i32>().prop_map(Value::from)),
+            selector(),
+            template(),
+            prop::collection::vec(word(), 0..3),
+            (word(), maybe(int_or_string()), maybe(int_or_string()), maybe(int_or_string())),
+            priority(),
+            prop::collection::vec((word(), word()), 0..3),
+            (maybe(any::<i32>().prop_map(Value::from)), maybe(any::<i32>().prop_map(Value::from))),
+        )
+            .prop_map(|(metadata, replicas, selector, template, pods, (kind, partition, unavailable, surge), priority, scatter, (deadline, ready))| {
+                let scatter: Vec<Value> = scatter.into_iter().map(|(k, v)| json!({"key": k, "value": v})).collect();
+                json!({
+                    "metadata": metadata,
+                    "spec": {
+                        "replicas": replicas, "selector": selector, "template": template,
+                        "volumeClaimTemplates": [{"metadata": {"name": "data"}}],
+                        "scaleStrategy": {"podsToDelete": pods},
+                        "updateStrategy": {"type": kind, "partition": partition, "maxUnavailable": unavailable, "maxSurge": surge,
+                                           "priorityStrategy": priority, "scatterStrategy": scatter},
+                        "progressDeadlineSeconds": deadline, "minReadySeconds": ready
+                    }
+                })
+            })
+    }
+
+    fn statefulset() -> impl Strategy<Value = Value> {
+        (
+            metadata(),
+            maybe(any::<i32>().prop_map(Value::from)),
+            selector(),
+            template(),
+            (word(), word(), maybe(word())),
+            proptest::option::of((maybe(any::<i32>().prop_map(Value::from)), maybe(int_or_string()), maybe(word()), maybe(any::<i32>().prop_map(Value::from)), priority())),
+            prop::collection::vec(int_or_string(), 0..3),
+            (maybe(word()), maybe(word()), maybe(int_or_string())),
+        )
+            .prop_map(|(metadata, replicas, selector, template, (policy, kind, service), rolling, reserve, (deleted, scaled, scale))| {
+                let rolling = rolling.map(|(partition, unavailable, update_policy, ready, priority)| {
+                    json!({"partition": partition, "maxUnavailable": unavailable, "podUpdatePolicy": update_policy,
+                           "minReadySeconds": ready, "unorderedUpdate": {"priorityStrategy": priority}})
+                });
+                json!({
+                    "metadata": metadata,
+                    "spec": {
+                        "replicas": replicas, "selector": selector, "template": template,
+                        "podManagementPolicy": policy, "serviceName": service,
+                        "updateStrategy": {"type": kind, "rollingUpdate": rolling},
+                        "reserveOrdinals": reserve,
+                        "persistentVolumeClaimRetentionPolicy": {"whenDeleted": deleted, "whenScaled": scaled},
+                        "scaleStrategy": {"maxUnavailable": scale}
+                    }
+                })
+            })
+    }
+
+    fn daemonset() -> impl Strategy<Value = Value> {
+        (
+            metadata(),
+            selector(),
+            template(),
+            word(),
+            proptest::option::of((maybe(word()), maybe(int_or_string()), maybe(int_or_string()), maybe(int_or_string()))),
+            (maybe(any::<i32>().prop_map(Value::from)), maybe(any::<i32>().prop_map(Value::from)), any::<bool>()),
+        )
+            .prop_map(|(metadata, selector, template, kind, rolling, (ready, history, hook))| {
+                let rolling = rolling.map(|(rolling_type, unavailable, surge, partition)| {
+                    json!({"rollingUpdateType": rolling_type, "maxUnavailable": unavailable, "maxSurge": surge, "partition": partition})
+                });
+                let lifecycle = if hook { json!({"inPlaceUpdate": {}}) } else { Value::Null };
+                json!({
+                    "metadata": metadata,
+                    "spec": {
+                        "selector": selector, "template": template,
+                        "updateStrategy": {"type": kind, "rollingUpdate": rolling},
+                        "minReadySeconds": ready, "revisionHistoryLimit": history, "lifecycle": lifecycle
+                    }
+                })
+            })
+    }
+
+    /// The generators only build objects of the right shape: decoding must succeed, so that
+    /// every case reaches the validator.
+    fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Option<T> {
+        Some(serde_json::from_value(value).expect("generated objects decode"))
+    }
+
+    proptest! {
+        #[test]
+        fn cloneset_validation_never_panics(new in cloneset(), old in cloneset()) {
+            let pods = std::collections::BTreeMap::from([("p0".to_string(), PodFacts::default())]);
+            let ctx = CloneSetContext::new(&pods);
+            if let Some(new) = decode::<CloneSet>(new) {
+                let _ = validate_cloneset(&new, None, &ctx);
+                let _ = cloneset_warnings(&new);
+                let _ = cloneset_deletion_protection(&new);
+                if let Some(old) = decode::<CloneSet>(old) {
+                    let _ = validate_cloneset(&new, Some(&old), &ctx);
+                }
+            }
+        }
+
+        #[test]
+        fn statefulset_validation_never_panics(new in statefulset(), old in statefulset()) {
+            if let Some(new) = decode::<StatefulSet>(new.clone()) {
+                let _ = validate_statefulset(&new, None);
+                let _ = statefulset_warnings(&new);
+                let _ = statefulset_deletion_protection(&new);
+                if let Some(old) = decode::<StatefulSet>(old.clone()) {
+                    let _ = validate_statefulset(&new, Some(&old));
+                }
+            }
+            if let (Some(new), Some(old)) = (decode::<v1alpha1::StatefulSet>(new), decode::<v1alpha1::StatefulSet>(old)) {
+                let _ = validate_statefulset_v1alpha1(&new, Some(&old));
+            }
+        }
+
+        #[test]
+        fn daemonset_validation_never_panics(new in daemonset(), old in daemonset()) {
+            if let Some(new) = decode::<DaemonSet>(new) {
+                let _ = validate_daemonset(&new, None);
+                let _ = daemonset_warnings(&new);
+                if let Some(old) = decode::<DaemonSet>(old) {
+                    let _ = validate_daemonset(&new, Some(&old));
+                }
+            }
+        }
     }
 }

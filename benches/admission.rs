@@ -1,0 +1,94 @@
+//! Pure decision time of the pod webhook on the benchmark fixture (no TLS, no HTTP): run with
+//! `cargo bench --bench admission`. Prints the mean time per request of each stage.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use kruise_webhook::admission::pod::{PodMutation, mutate_pod};
+use kruise_webhook::admission::review::{decode_envelope, encode_review};
+use kruise_webhook::source::dir;
+
+fn main() {
+    let files =
+        dir::read_directory(std::path::Path::new("bench/sidecarsets")).expect("bench SidecarSets");
+    let (catalogue, errors) = dir::load(&files).into_catalogue();
+    assert!(errors.is_empty(), "{errors:?}");
+    let body = std::fs::read("tests/fixtures/pod-web-log-agent.json").expect("fixture");
+    let iterations = 20_000;
+
+    let time = |name: &str, f: &mut dyn FnMut()| {
+        for _ in 0..1000 {
+            f();
+        }
+        let started = Instant::now();
+        for _ in 0..iterations {
+            f();
+        }
+        let per = started.elapsed() / iterations;
+        println!("{name:<40} {per:>10.2?} per request");
+    };
+    time("decode review incl. pod (baseline)", &mut || {
+        let (version, request) = decode_envelope(black_box(&body)).unwrap();
+        let pod: k8s_openapi::api::core::v1::Pod =
+            kruise_webhook::admission::review::decode_object(request.object, "request.object")
+                .unwrap();
+        black_box((version, pod));
+    });
+    let (_, request) = decode_envelope(&body).unwrap();
+    let pod: k8s_openapi::api::core::v1::Pod =
+        kruise_webhook::admission::review::decode_object(request.object, "o").unwrap();
+    time("stage: decode pod object", &mut || {
+        let p: k8s_openapi::api::core::v1::Pod =
+            kruise_webhook::admission::review::decode_object(black_box(request.object), "o")
+                .unwrap();
+        black_box(p);
+    });
+    time("stage: pod to_value", &mut || {
+        black_box(serde_json::to_value(black_box(&pod)).unwrap());
+    });
+    time("stage: pod clone", &mut || {
+        black_box(black_box(&pod).clone());
+    });
+    let before = serde_json::to_value(&pod).unwrap();
+    let mut injected = pod.clone();
+    let ctx = kruise_webhook::inject::sidecar::InjectionContext {
+        sidecarsets: catalogue.sidecarsets(),
+        namespace_labels: None,
+        now: "2026-11-22T10:00:00Z",
+        sort_sidecars_by_name: false,
+    };
+    time("stage: inject", &mut || {
+        let mut p = pod.clone();
+        black_box(kruise_webhook::inject::sidecar::inject_sidecars(&mut p, &ctx).unwrap());
+    });
+    kruise_webhook::inject::sidecar::inject_sidecars(&mut injected, &ctx).unwrap();
+    let after = serde_json::to_value(&injected).unwrap();
+    time("stage: diff", &mut || {
+        black_box(kruise_webhook::admission::patch::diff(
+            black_box(&before),
+            black_box(&after),
+        ));
+    });
+    time("stage: timestamp + name suffix", &mut || {
+        let now = jiff::Timestamp::now()
+            .strftime("%Y-%m-%dT%H:%M:%SZ")
+            .to_string();
+        black_box((
+            now,
+            kruise_webhook::inject::launch_priority::random_name_suffix(),
+        ));
+    });
+    time("decode + inject + patch + encode", &mut || {
+        let (version, request) = decode_envelope(black_box(&body)).unwrap();
+        let response = mutate_pod(
+            &request,
+            &PodMutation {
+                catalogue: &catalogue,
+                now: "2026-11-22T10:00:00Z",
+                name_suffix: "abcde",
+                sort_sidecars_by_name: false,
+            },
+        );
+        black_box(encode_review(&version, &response));
+    });
+}
