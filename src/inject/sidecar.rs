@@ -276,6 +276,28 @@ struct InjectionPlan {
     annotations: BTreeMap<String, String>,
 }
 
+impl InjectionPlan {
+    /// What `sidecar` becomes in the pod (two copies for a hot upgrade), each with its placement,
+    /// collecting the volumes it needs.
+    fn sidecar_copies(
+        &mut self,
+        sidecar: &SidecarContainer,
+        set: &SidecarSet,
+        app: &AppContainers<'_>,
+        hot_upgrade: bool,
+        hot_upgrade_working: &mut BTreeMap<String, String>,
+    ) -> Vec<(Container, bool)> {
+        let built = build_sidecar(sidecar, set, app, &mut self.volumes);
+        let copies = if hot_upgrade {
+            hot_upgrade_pair(built, sidecar, &mut self.annotations, hot_upgrade_working)
+        } else {
+            vec![built]
+        };
+        let before = goes_before(sidecar);
+        copies.into_iter().map(|c| (c, before)).collect()
+    }
+}
+
 /// Where a sidecar goes when the pod has no container of the same name.
 fn goes_before(sidecar: &SidecarContainer) -> bool {
     sidecar.pod_inject_policy() == keys::BEFORE_APP_CONTAINER
@@ -324,8 +346,8 @@ fn plan_injection(
         .unwrap_or_default();
 
     let app = AppContainers::new(pod);
-    let mut plan = InjectionPlan::default();
     let mut hot_upgrade_injected = false;
+    let mut plan = InjectionPlan::default();
 
     for set in sets {
         injected_names.insert(set.name().to_string());
@@ -336,21 +358,11 @@ fn plan_injection(
             if sidecar.is_native_sidecar() {
                 sidecar_names.push(sidecar.name().to_string());
             }
-            let built = build_sidecar(sidecar, set, &app, &mut plan.volumes);
-            let copies = if sidecar.is_native_sidecar() && sidecar.is_hot_upgrade() {
-                hot_upgrade_injected = true;
-                hot_upgrade_pair(
-                    built,
-                    sidecar,
-                    &mut plan.annotations,
-                    &mut hot_upgrade_working,
-                )
-            } else {
-                vec![built]
-            };
-            let before = goes_before(sidecar);
-            plan.init_containers
-                .extend(copies.into_iter().map(|c| (c, before)));
+            // Only a native sidecar keeps running, so only it can be hot-upgraded.
+            let hot = sidecar.is_native_sidecar() && sidecar.is_hot_upgrade();
+            hot_upgrade_injected |= hot;
+            let copies = plan.sidecar_copies(sidecar, set, &app, hot, &mut hot_upgrade_working);
+            plan.init_containers.extend(copies);
             injecting = true;
         }
         plan.image_pull_secrets
@@ -358,21 +370,10 @@ fn plan_injection(
 
         for sidecar in set.containers() {
             sidecar_names.push(sidecar.name().to_string());
-            let built = build_sidecar(sidecar, set, &app, &mut plan.volumes);
-            let copies = if sidecar.is_hot_upgrade() {
-                hot_upgrade_injected = true;
-                hot_upgrade_pair(
-                    built,
-                    sidecar,
-                    &mut plan.annotations,
-                    &mut hot_upgrade_working,
-                )
-            } else {
-                vec![built]
-            };
-            let before = goes_before(sidecar);
-            plan.containers
-                .extend(copies.into_iter().map(|c| (c, before)));
+            let hot = sidecar.is_hot_upgrade();
+            hot_upgrade_injected |= hot;
+            let copies = plan.sidecar_copies(sidecar, set, &app, hot, &mut hot_upgrade_working);
+            plan.containers.extend(copies);
             injecting = true;
         }
 
