@@ -182,7 +182,10 @@ impl AdmissionResponse {
             return self;
         }
         // Serializing patch operations (pointers and JSON values) cannot fail.
-        let json = serde_json::to_vec(ops).unwrap_or_default();
+        let mut json = Vec::with_capacity(4096);
+        if serde_json::to_writer(&mut json, ops).is_err() {
+            json.clear();
+        }
         self.patch = Some(base64::engine::general_purpose::STANDARD.encode(json));
         self.patch_type = Some("JSONPatch");
         self
@@ -212,7 +215,12 @@ pub fn encode_review(api_version: &str, response: &AdmissionResponse) -> Vec<u8>
         kind: "AdmissionReview",
         response,
     };
-    serde_json::to_vec(&review).unwrap_or_default()
+    let patch_len = response.patch.as_ref().map_or(0, String::len);
+    let mut body = Vec::with_capacity(256 + patch_len);
+    if serde_json::to_writer(&mut body, &review).is_err() {
+        body.clear();
+    }
+    body
 }
 
 #[cfg(test)]

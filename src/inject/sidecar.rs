@@ -308,15 +308,12 @@ fn plan_injection(
     sets: &[&SidecarSet],
     now: &str,
 ) -> Result<InjectionPlan, InjectError> {
-    let pod_id = format!(
-        "{}/{}",
-        pod_namespace(pod),
-        pod.metadata
-            .name
-            .as_deref()
-            .or(pod.metadata.generate_name.as_deref())
-            .unwrap_or("")
-    );
+    // Only needed for an error message.
+    let pod_id = || {
+        let name = pod.metadata.name.as_deref();
+        let name = name.or(pod.metadata.generate_name.as_deref()).unwrap_or("");
+        format!("{}/{name}", pod_namespace(pod))
+    };
     let annotation = |key: &str| {
         pod.metadata
             .annotations
@@ -328,7 +325,7 @@ fn plan_injection(
         None => Ok(BTreeMap::new()),
         Some(value) => {
             parse_upgrade_specs(value).map_err(|message| InjectError::InvalidHashAnnotation {
-                pod: pod_id.clone(),
+                pod: pod_id(),
                 key,
                 value: value.to_string(),
                 message,
@@ -445,8 +442,6 @@ struct AppContainers<'p> {
     pod: &'p Pod,
     /// `spec.containers` that were not themselves injected (no `IS_INJECTED=true`).
     sharing: Vec<&'p Container>,
-    /// `"<container>/<env>"` → env var, over every `spec.containers` entry (last one wins).
-    env_sources: BTreeMap<(String, String), &'p EnvVar>,
 }
 
 impl<'p> AppContainers<'p> {
@@ -457,20 +452,17 @@ impl<'p> AppContainers<'p> {
             .map(|s| s.containers.as_slice())
             .unwrap_or(&[]);
         let sharing = containers.iter().filter(|c| !was_injected(c)).collect();
-        let env_sources = containers
-            .iter()
-            .flat_map(|c| {
-                c.env
-                    .iter()
-                    .flatten()
-                    .map(move |e| ((c.name.clone(), e.name.clone()), e))
-            })
-            .collect();
-        AppContainers {
-            pod,
-            sharing,
-            env_sources,
-        }
+        AppContainers { pod, sharing }
+    }
+
+    /// The `transferEnv` source `container/name`: the last literal env entry of that name in the
+    /// last `spec.containers` entry of that name, as OpenKruise's map-building does.
+    fn env_source(&self, container: &str, name: &str) -> Option<&'p EnvVar> {
+        let containers = self.pod.spec.as_ref()?.containers.iter();
+        containers
+            .rev()
+            .filter(|c| c.name == container)
+            .find_map(|c| c.env.iter().flatten().rev().find(|e| e.name == name))
     }
 }
 
@@ -649,8 +641,8 @@ fn transfer_env(entries: &[TransferEnvVar], app: &AppContainers<'_>) -> Vec<EnvV
             .chain(entry.env_names.iter().flatten().map(String::as_str))
             .collect();
         for name in names {
-            if let Some(var) = app.env_sources.get(&(source.clone(), name.to_string())) {
-                result.push((*var).clone());
+            if let Some(var) = app.env_source(&source, name) {
+                result.push(var.clone());
             }
         }
     }
