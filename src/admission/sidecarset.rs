@@ -12,17 +12,8 @@ use crate::validate::sidecarset::validate_sidecarset;
 /// Decides the answer to one SidecarSet mutation request. No I/O.
 pub fn mutate_sidecarset(request: &RequestEnvelope<'_>) -> AdmissionResponse {
     let uid = request.uid.as_str();
-    if request.kind.kind != "SidecarSet" || request.kind.group != keys::GROUP {
-        return AdmissionResponse::deny(
-            uid,
-            400,
-            format!(
-                "request.kind: Unsupported value: \"{}.{}\": this webhook mutates SidecarSets ({}) only",
-                request.kind.kind,
-                request.kind.group,
-                keys::GROUP
-            ),
-        );
+    if let Some(denial) = refuse_other_kinds(request, "mutates") {
+        return denial;
     }
     if !matches!(request.operation.as_str(), "CREATE" | "UPDATE") {
         return AdmissionResponse::allow(uid);
@@ -50,17 +41,8 @@ pub fn validate_sidecarset_request(
     others: &[std::sync::Arc<SidecarSet>],
 ) -> AdmissionResponse {
     let uid = request.uid.as_str();
-    if request.kind.kind != "SidecarSet" || request.kind.group != keys::GROUP {
-        return AdmissionResponse::deny(
-            uid,
-            400,
-            format!(
-                "request.kind: Unsupported value: \"{}.{}\": this webhook validates SidecarSets ({}) only",
-                request.kind.kind,
-                request.kind.group,
-                keys::GROUP
-            ),
-        );
+    if let Some(denial) = refuse_other_kinds(request, "validates") {
+        return denial;
     }
     let old = match request.operation.as_str() {
         "CREATE" => None,
@@ -111,4 +93,22 @@ fn sidecarset_warnings(set: &SidecarSet) -> Vec<String> {
         ));
     }
     warnings
+}
+
+/// A denial for a request that is not about a SidecarSet (a misconfigured webhook rule).
+fn refuse_other_kinds(request: &RequestEnvelope<'_>, verb: &str) -> Option<AdmissionResponse> {
+    let kind = &request.kind;
+    if kind.kind == "SidecarSet" && kind.group == keys::GROUP {
+        return None;
+    }
+    Some(AdmissionResponse::deny(
+        &request.uid,
+        400,
+        format!(
+            "request.kind: Unsupported value: \"{}.{}\": this webhook {verb} SidecarSets ({}) only",
+            kind.kind,
+            kind.group,
+            keys::GROUP
+        ),
+    ))
 }

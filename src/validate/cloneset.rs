@@ -20,9 +20,8 @@ use super::field::{
 use super::workload::{
     DEFAULT_REPLICAS, PatchOp, Selector, deletion_protection, differs, go_optional_int_or_string,
     int_or_string_text, is_container_image_path, kruise_scaled_value, pod_spec_patch,
-    priority_strategy_error, scatter_strategy_error, template_labels_mismatch, template_pod_spec,
-    validate_object_meta_update, validate_pod_template, validate_workload_selector,
-    validate_workload_template_policies,
+    rollout_order_errors, template_labels_mismatch, template_pod_spec, validate_object_meta_update,
+    validate_pod_template, validate_workload_selector, validate_workload_template_policies,
 };
 use crate::api::cloneset::{
     CloneSet, CloneSetScaleStrategy, CloneSetUpdateStrategy, IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY,
@@ -376,26 +375,11 @@ fn validate_update_strategy(
     );
     errors.extend(validate_nonnegative(partition, &partition_path));
 
-    if let Some(message) = strategy
-        .priority_strategy
-        .as_ref()
-        .and_then(priority_strategy_error)
-    {
-        errors.push(FieldError::required(
-            &path.child("priorityStrategy"),
-            message,
-        ));
-    }
-    if let Some(message) = strategy
-        .scatter_strategy
-        .as_deref()
-        .and_then(scatter_strategy_error)
-    {
-        errors.push(FieldError::required(
-            &path.child("scatterStrategy"),
-            message,
-        ));
-    }
+    errors.extend(rollout_order_errors(
+        strategy.priority_strategy.as_ref(),
+        strategy.scatter_strategy.as_deref(),
+        path,
+    ));
 
     let unavailable_path = path.child("maxUnavailable");
     let max_unavailable = scaled_or_error(

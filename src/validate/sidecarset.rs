@@ -30,7 +30,7 @@ use super::field::{
     validate_label_selector, validate_object_meta, validate_positive_int_or_percent,
 };
 use super::pod::{split_subscripted_path, validate_pod_containers_and_volumes};
-use super::workload::{priority_strategy_error, scatter_strategy_error};
+use super::workload::rollout_order_errors;
 use crate::api::keys;
 use crate::api::{ResourcesPolicy, SidecarSet, SidecarSetInjectRevision, SidecarSetUpdateStrategy};
 use crate::inject::selector::is_empty;
@@ -348,26 +348,11 @@ fn validate_rolling_update(strategy: &SidecarSetUpdateStrategy, path: &Path) -> 
             &path.child("maxUnavailable"),
         ));
     }
-    if let Some(message) = strategy
-        .priority_strategy
-        .as_ref()
-        .and_then(priority_strategy_error)
-    {
-        errors.push(FieldError::required(
-            &path.child("priorityStrategy"),
-            message,
-        ));
-    }
-    if let Some(message) = strategy
-        .scatter_strategy
-        .as_deref()
-        .and_then(scatter_strategy_error)
-    {
-        errors.push(FieldError::required(
-            &path.child("scatterStrategy"),
-            message,
-        ));
-    }
+    errors.extend(rollout_order_errors(
+        strategy.priority_strategy.as_ref(),
+        strategy.scatter_strategy.as_deref(),
+        path,
+    ));
     errors
 }
 

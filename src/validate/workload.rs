@@ -446,6 +446,22 @@ pub fn not_more_than_100_percent(value: &IntOrString, path: &Path) -> Option<Fie
 
 /// The first problem of a priority strategy: not both kinds of terms, weights within 0..=100
 /// (the message says 1-100, upstream accepts 0), non-empty valid selectors, non-empty keys.
+/// The `priorityStrategy` and `scatterStrategy` errors of an update strategy at `path`, as
+/// CloneSet and SidecarSet report them.
+pub fn rollout_order_errors(
+    priority: Option<&UpdatePriorityStrategy>,
+    scatter: Option<&[UpdateScatterTerm]>,
+    path: &Path,
+) -> Vec<FieldError> {
+    let priority = priority
+        .and_then(priority_strategy_error)
+        .map(|message| FieldError::required(&path.child("priorityStrategy"), message));
+    let scatter = scatter
+        .and_then(scatter_strategy_error)
+        .map(|message| FieldError::required(&path.child("scatterStrategy"), message));
+    priority.into_iter().chain(scatter).collect()
+}
+
 pub fn priority_strategy_error(strategy: &UpdatePriorityStrategy) -> Option<String> {
     let weights = strategy.weight_priority.as_deref().unwrap_or(&[]);
     let orders = strategy.order_priority.as_deref().unwrap_or(&[]);
