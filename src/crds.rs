@@ -9,24 +9,40 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::CustomResourceExt;
 
 use crate::api::SidecarSet;
+use crate::api::cloneset::CloneSet;
+use crate::api::daemonset::DaemonSet;
+use crate::api::statefulset::statefulset_crd;
 
 /// Every CRD this project owns.
 pub fn all() -> Vec<CustomResourceDefinition> {
-    vec![SidecarSet::crd()]
-        .into_iter()
-        .map(without_empty_defaults)
-        .collect()
+    vec![
+        SidecarSet::crd(),
+        CloneSet::crd(),
+        statefulset_crd(),
+        DaemonSet::crd(),
+    ]
+    .into_iter()
+    .map(without_empty_defaults)
+    .collect()
 }
 
-/// Drops the `default: ""` schemars emits for `#[serde(default)]` string fields: a v1.20
-/// apiserver reads an empty-string default as null and refuses the CRD ("must be of type
-/// string"), and dropping it changes nothing since the webhook's defaulting fills those fields.
+/// Drops the empty defaults (`""`, `{}`, `[]`, `null`) schemars emits for `#[serde(default)]`
+/// fields: a v1.20 apiserver reads an empty-string default as null and refuses the CRD ("must be
+/// of type string"), and `{}` would make the apiserver store fields the user never wrote (say
+/// `scaleStrategy: {}`), which OpenKruise's CRDs do not do. The types decode a missing field the
+/// same way, and the webhooks' defaulting fills what matters.
 fn without_empty_defaults(crd: CustomResourceDefinition) -> CustomResourceDefinition {
     fn strip(value: &mut serde_json::Value) {
         match value {
             serde_json::Value::Object(map) => {
-                let empty = serde_json::Value::String(String::new());
-                if matches!(map.get("default"), Some(d) if d.is_null() || *d == empty) {
+                let empty_default = map.get("default").is_some_and(|d| match d {
+                    serde_json::Value::Null => true,
+                    serde_json::Value::String(s) => s.is_empty(),
+                    serde_json::Value::Object(o) => o.is_empty(),
+                    serde_json::Value::Array(a) => a.is_empty(),
+                    _ => false,
+                });
+                if empty_default {
                     map.remove("default");
                 }
                 map.values_mut().for_each(strip);
@@ -104,5 +120,69 @@ mod tests {
             .map(|c| c.name.as_str())
             .collect();
         assert_eq!(columns, vec!["MATCHED", "UPDATED", "READY", "AGE"]);
+    }
+
+    #[test]
+    fn workload_crds_shape() {
+        let crds = all();
+        let find = |name: &str| {
+            crds.iter()
+                .find(|c| c.metadata.name.as_deref() == Some(name))
+                .unwrap_or_else(|| panic!("{name} missing"))
+        };
+        let columns = |crd: &CustomResourceDefinition, version: usize| -> Vec<String> {
+            crd.spec.versions[version]
+                .additional_printer_columns
+                .iter()
+                .flatten()
+                .map(|c| c.name.clone())
+                .collect()
+        };
+        let cloneset = find("clonesets.apps.kruise.io");
+        assert_eq!(cloneset.spec.scope, "Namespaced");
+        let subresources = cloneset.spec.versions[0].subresources.as_ref().unwrap();
+        assert!(subresources.status.is_some() && subresources.scale.is_some());
+        assert_eq!(
+            columns(cloneset, 0)[..6],
+            [
+                "DESIRED",
+                "UPDATED",
+                "UPDATED_READY",
+                "READY",
+                "TOTAL",
+                "AGE"
+            ]
+        );
+        let statefulset = find("statefulsets.apps.kruise.io");
+        let versions: Vec<(&str, bool, bool)> = statefulset
+            .spec
+            .versions
+            .iter()
+            .map(|v| (v.name.as_str(), v.served, v.storage))
+            .collect();
+        assert!(versions.contains(&("v1beta1", true, true)), "{versions:?}");
+        assert!(
+            versions.contains(&("v1alpha1", true, false)),
+            "{versions:?}"
+        );
+        let daemonset = find("daemonsets.apps.kruise.io");
+        assert_eq!(
+            columns(daemonset, 0)[..6],
+            [
+                "DESIRED",
+                "CURRENT",
+                "READY",
+                "UP-TO-DATE",
+                "AVAILABLE",
+                "AGE"
+            ]
+        );
+        // No empty defaults: the apiserver must store exactly what users wrote.
+        for crd in &crds {
+            let yaml = render(crd).unwrap();
+            for empty in ["default: {}", "default: []", "default: ''", "default: null"] {
+                assert!(!yaml.contains(empty), "{}: {empty}", file_name(crd));
+            }
+        }
     }
 }

@@ -10,6 +10,7 @@ pub mod api;
 pub mod app;
 pub mod cli;
 pub mod crds;
+pub mod defaults;
 pub mod inject;
 pub mod metrics;
 pub mod server;

@@ -502,6 +502,132 @@ async fn sidecarset_webhook_defaults_and_hashes() {
     assert!(answer["response"].get("patch").is_none(), "{answer}");
 }
 
+/// The workload webhooks: defaults stored by the mutating ones, OpenKruise's status codes and
+/// Kubernetes-style messages from the validating ones, on the defaulted form of the object.
+#[tokio::test]
+async fn workload_webhooks_default_validate_and_protect() {
+    let server = Server::start();
+    let client = server.client();
+
+    // A CloneSet as users write it: the mutating webhook fills OpenKruise's defaults ...
+    let review = fixture("cloneset-create.json");
+    let answer = post_review(
+        &client,
+        &server.url("/mutate-apps-kruise-io-cloneset"),
+        &review,
+    )
+    .await;
+    let set = patched_object(&review, &answer);
+    assert_eq!(set["spec"]["updateStrategy"]["partition"], 0);
+    assert_eq!(set["spec"]["updateStrategy"]["maxUnavailable"], 1, "kept");
+    assert_eq!(set["spec"]["updateStrategy"]["maxSurge"], 0);
+    assert_eq!(
+        set["spec"]["updateStrategy"]["inPlaceUpdateStrategy"],
+        json!({})
+    );
+    assert_eq!(set["spec"]["revisionHistoryLimit"], 10);
+    assert_eq!(set["spec"]["template"]["spec"]["restartPolicy"], "Always");
+    assert_eq!(
+        set["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"],
+        "IfNotPresent"
+    );
+    // ... and the validating webhook accepts it, with or without them.
+    for object in [review["request"]["object"].clone(), set] {
+        let mut request = review.clone();
+        request["request"]["object"] = object;
+        let answer = post_review(
+            &client,
+            &server.url("/validate-apps-kruise-io-cloneset?timeout=10s"),
+            &request,
+        )
+        .await;
+        assert_eq!(answer["response"]["allowed"], true, "{answer}");
+    }
+
+    // Deletion protection: 403 with OpenKruise's message.
+    let review = fixture("cloneset-delete-protected.json");
+    let answer = post_review(
+        &client,
+        &server.url("/validate-apps-kruise-io-cloneset"),
+        &review,
+    )
+    .await;
+    assert_eq!(answer["response"]["allowed"], false);
+    assert_eq!(answer["response"]["status"]["code"], 403);
+    assert_eq!(
+        answer["response"]["status"]["message"],
+        "forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Always"
+    );
+
+    // Every field error in one answer, 422, Kubernetes' wording.
+    let review = fixture("statefulset-bad-retention.json");
+    let answer = post_review(
+        &client,
+        &server.url("/validate-apps-kruise-io-statefulset"),
+        &review,
+    )
+    .await;
+    assert_eq!(answer["response"]["allowed"], false);
+    assert_eq!(answer["response"]["status"]["code"], 422);
+    let message = answer["response"]["status"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(
+            r#"spec.persistentVolumeClaimRetentionPolicy.whenDeleted: Unsupported value: "Keep": supported values: "Retain", "Delete""#
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("spec.updateStrategy.rollingUpdate.maxUnavailable"),
+        "{message}"
+    );
+
+    // A DaemonSet refused at creation gets OpenKruise's 500; the deprecated `Surging` type is
+    // turned into `Standard` with a surge by defaulting, so the fixture itself passes.
+    let review = fixture("daemonset-create.json");
+    let answer = post_review(
+        &client,
+        &server.url("/validate-apps-kruise-io-daemonset"),
+        &review,
+    )
+    .await;
+    assert_eq!(answer["response"]["allowed"], true, "{answer}");
+    let mut bad = review.clone();
+    bad["request"]["object"]["spec"]["lifecycle"]["inPlaceUpdate"] = json!({});
+    let answer = post_review(
+        &client,
+        &server.url("/validate-apps-kruise-io-daemonset"),
+        &bad,
+    )
+    .await;
+    assert_eq!(answer["response"]["allowed"], false, "{answer}");
+    assert_eq!(answer["response"]["status"]["code"], 500);
+    assert_eq!(
+        answer["response"]["status"]["message"],
+        "spec.lifecycle.inPlaceUpdate: Forbidden: inPlaceUpdate hook has not supported yet"
+    );
+
+    // A request of another kind is a misconfigured rule: 400, naming the kind.
+    let answer = post_review(
+        &client,
+        &server.url("/validate-apps-kruise-io-daemonset"),
+        &review_of_kind(&review, "CloneSet"),
+    )
+    .await;
+    assert_eq!(answer["response"]["status"]["code"], 400);
+    assert!(
+        answer["response"]["status"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Kind=CloneSet")
+    );
+}
+
+fn review_of_kind(review: &Value, kind: &str) -> Value {
+    let mut review = review.clone();
+    review["request"]["kind"]["kind"] = json!(kind);
+    review
+}
+
 #[tokio::test]
 async fn admin_endpoints_and_metrics() {
     let server = Server::start();

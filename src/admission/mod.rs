@@ -8,6 +8,7 @@ pub mod patch;
 pub mod pod;
 pub mod review;
 pub mod sidecarset;
+pub mod workload;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -24,6 +25,7 @@ use crate::inject::launch_priority::random_name_suffix;
 use crate::metrics::{AdmissionResult, Metrics};
 use crate::source::SharedCatalogue;
 use review::{AdmissionResponse, RequestEnvelope, decode_envelope, encode_review};
+use workload::{Workload, mutate_workload, validate_workload};
 
 /// Largest accepted request body. An UPDATE review carries two objects of up to 3 MiB each
 /// (the apiserver's own limit); controller-runtime uses the same bound.
@@ -31,6 +33,19 @@ pub const MAX_BODY_BYTES: usize = 7 * 1024 * 1024;
 
 /// Path of the benchmark baseline: decodes the review (object included) and allows it.
 pub const PATH_BASELINE: &str = "/baseline-allow";
+
+/// Every webhook path the router serves (the benchmark baseline aside).
+pub const SERVED_PATHS: [&str; 9] = [
+    keys::PATH_MUTATE_POD,
+    keys::PATH_MUTATE_SIDECARSET,
+    keys::PATH_VALIDATE_SIDECARSET,
+    keys::PATH_MUTATE_CLONESET,
+    keys::PATH_VALIDATE_CLONESET,
+    keys::PATH_MUTATE_STATEFULSET,
+    keys::PATH_VALIDATE_STATEFULSET,
+    keys::PATH_MUTATE_DAEMONSET,
+    keys::PATH_VALIDATE_DAEMONSET,
+];
 
 /// What the admission handlers share.
 #[derive(Clone)]
@@ -47,7 +62,85 @@ pub fn router(state: AdmissionState, with_baseline: bool) -> Router {
     let mut router = Router::new()
         .route(keys::PATH_MUTATE_POD, post(mutate_pod))
         .route(keys::PATH_MUTATE_SIDECARSET, post(mutate_sidecarset))
-        .route(keys::PATH_VALIDATE_SIDECARSET, post(validate_sidecarset));
+        .route(keys::PATH_VALIDATE_SIDECARSET, post(validate_sidecarset))
+        .route(
+            keys::PATH_MUTATE_CLONESET,
+            post(|s, h, b| {
+                workload_webhook(
+                    s,
+                    h,
+                    b,
+                    "mutate-cloneset",
+                    Workload::CloneSet,
+                    mutate_workload,
+                )
+            }),
+        )
+        .route(
+            keys::PATH_VALIDATE_CLONESET,
+            post(|s, h, b| {
+                workload_webhook(
+                    s,
+                    h,
+                    b,
+                    "validate-cloneset",
+                    Workload::CloneSet,
+                    validate_workload,
+                )
+            }),
+        )
+        .route(
+            keys::PATH_MUTATE_STATEFULSET,
+            post(|s, h, b| {
+                workload_webhook(
+                    s,
+                    h,
+                    b,
+                    "mutate-statefulset",
+                    Workload::StatefulSet,
+                    mutate_workload,
+                )
+            }),
+        )
+        .route(
+            keys::PATH_VALIDATE_STATEFULSET,
+            post(|s, h, b| {
+                workload_webhook(
+                    s,
+                    h,
+                    b,
+                    "validate-statefulset",
+                    Workload::StatefulSet,
+                    validate_workload,
+                )
+            }),
+        )
+        .route(
+            keys::PATH_MUTATE_DAEMONSET,
+            post(|s, h, b| {
+                workload_webhook(
+                    s,
+                    h,
+                    b,
+                    "mutate-daemonset",
+                    Workload::DaemonSet,
+                    mutate_workload,
+                )
+            }),
+        )
+        .route(
+            keys::PATH_VALIDATE_DAEMONSET,
+            post(|s, h, b| {
+                workload_webhook(
+                    s,
+                    h,
+                    b,
+                    "validate-daemonset",
+                    Workload::DaemonSet,
+                    validate_workload,
+                )
+            }),
+        );
     if with_baseline {
         router = router.route(PATH_BASELINE, post(baseline_allow));
     }
@@ -105,6 +198,19 @@ async fn validate_sidecarset(
     })
 }
 
+async fn workload_webhook(
+    State(state): State<AdmissionState>,
+    headers: HeaderMap,
+    body: Bytes,
+    webhook: &'static str,
+    workload: Workload,
+    decide: fn(Workload, &RequestEnvelope<'_>) -> AdmissionResponse,
+) -> Response {
+    handle(&state, webhook, &headers, &body, |request| {
+        decide(workload, request)
+    })
+}
+
 async fn baseline_allow(
     State(state): State<AdmissionState>,
     headers: HeaderMap,
@@ -132,7 +238,10 @@ async fn baseline_allow(
 async fn not_found() -> Response {
     (
         StatusCode::NOT_FOUND,
-        "no webhook at this path; served: /mutate-pod, /mutate-apps-kruise-io-sidecarset, /validate-apps-kruise-io-sidecarset\n",
+        format!(
+            "no webhook at this path; served: {}\n",
+            SERVED_PATHS.join(", ")
+        ),
     )
         .into_response()
 }

@@ -189,7 +189,8 @@ fn round_up_to_milli(list: &mut Option<BTreeMap<String, Quantity>>) {
     }
 }
 
-fn default_probe(probe: &mut Probe) {
+/// Kubernetes' probe defaults (timeouts, periods, thresholds, HTTP path and scheme).
+pub fn default_probe(probe: &mut Probe) {
     set_if_zero(&mut probe.timeout_seconds, 1);
     set_if_zero(&mut probe.period_seconds, 10);
     set_if_zero(&mut probe.success_threshold, 1);
@@ -204,7 +205,7 @@ fn default_http_get(action: &mut HTTPGetAction) {
     set_if_empty(&mut action.scheme, "HTTP");
 }
 
-fn default_volume(volume: &mut Volume) {
+pub fn default_volume(volume: &mut Volume) {
     if has_no_source(volume) {
         volume.empty_dir = Some(Default::default());
     }

@@ -75,20 +75,29 @@ static NO_PODS: BTreeMap<String, PodFacts> = BTreeMap::new();
 /// What OpenKruise looks up in the cluster while validating a CloneSet.
 #[derive(Clone, Copy)]
 pub struct CloneSetContext<'a> {
-    /// `Sync` so that a context can be held across an `.await` in a request handler.
-    pub pods: &'a (dyn PodLookup + Sync),
+    /// `Sync` so that a context can be held across an `.await` in a request handler. `None`:
+    /// the caller does not know the pods, and pods newly named in `podsToDelete` are not looked
+    /// up (only duplicates are refused, as for v1beta1).
+    pub pods: Option<&'a (dyn PodLookup + Sync)>,
 }
 
 impl<'a> CloneSetContext<'a> {
     pub fn new(pods: &'a (dyn PodLookup + Sync)) -> CloneSetContext<'a> {
-        CloneSetContext { pods }
+        CloneSetContext { pods: Some(pods) }
+    }
+
+    /// A context for a caller that does not watch pods.
+    pub fn without_pods() -> CloneSetContext<'static> {
+        CloneSetContext { pods: None }
     }
 }
 
 /// A context that knows no pods: every pod newly named in `podsToDelete` is "not found".
 impl Default for CloneSetContext<'static> {
     fn default() -> Self {
-        CloneSetContext { pods: &NO_PODS }
+        CloneSetContext {
+            pods: Some(&NO_PODS),
+        }
     }
 }
 
@@ -332,10 +341,13 @@ fn validate_scale_strategy(
         .flatten()
         .map(String::as_str)
         .collect();
+    let Some(pods) = ctx.pods else {
+        return Vec::new();
+    };
     let mut errors = Vec::new();
     // `seen` is sorted, as upstream walks `sets.String.List()`.
     for name in seen.into_iter().filter(|n| !already_named.contains(n)) {
-        let problem = match ctx.pods.pod(name) {
+        let problem = match pods.pod(name) {
             Err(cause) => Some(format!("find pod {name} failed: {cause}")),
             Ok(pod) if pod.terminating => Some(format!("find pod {name} already terminating")),
             Ok(pod) if pod.controller_uid.as_deref() != Some(uid) => {
