@@ -11,6 +11,7 @@ pub mod app;
 pub mod cli;
 pub mod crds;
 pub mod inject;
+pub mod inplace;
 pub mod metrics;
 pub mod server;
 pub mod source;
