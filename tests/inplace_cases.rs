@@ -14,8 +14,8 @@ use kruise_webhook::inplace::state::{
     self, ContainerBatch, InPlaceUpdateState, LastContainerStatus, UpdateSpec,
 };
 use kruise_webhook::inplace::{
-    BatchKind, CalculateOptions, EngineOptions, NotInPlace, Revision, Step, Write, calculate_spec,
-    next_step, refresh,
+    BatchKind, CalculateOptions, EngineOptions, EnvFromMetadata, NotInPlace, Revision, Step, Write,
+    calculate_spec, next_step, refresh,
 };
 use serde_json::{Value, json};
 
@@ -40,8 +40,16 @@ fn c(name: &str, image: &str) -> Value {
     json!({"name": name, "image": image})
 }
 
+/// §5.1 runs with OpenKruise's env-from-metadata feature on.
+fn kruise_options() -> CalculateOptions {
+    CalculateOptions {
+        env_from_metadata: EnvFromMetadata::InPlace,
+        ..Default::default()
+    }
+}
+
 fn calc(old: Option<&Value>, new: Option<&Value>) -> Result<UpdateSpec, NotInPlace> {
-    calc_with(old, new, None, None, &CalculateOptions::default())
+    calc_with(old, new, None, None, &kruise_options())
 }
 
 fn calc_with(
@@ -224,6 +232,21 @@ fn ip05_env_reads_changed_label() {
             ..image_spec(&[("c1", "foo2")])
         }
     );
+    // Without a node agent to restart c1 (this project's default), the same change recreates.
+    assert_eq!(
+        calc_with(
+            Some(&old),
+            Some(&new),
+            None,
+            None,
+            &CalculateOptions::default()
+        ),
+        Err(NotInPlace::EnvReadsChangedMetadata {
+            container: "c1".into(),
+            field: "metadata.labels",
+            key: "k".into()
+        })
+    );
 }
 
 #[test]
@@ -256,7 +279,7 @@ fn ip08_volume_claim_template_hash() {
     let new = tmpl(json!({}), json!([c("c1", "foo2")]));
     let gate_on = CalculateOptions {
         recreate_on_volume_claim_templates_change: true,
-        ..Default::default()
+        ..kruise_options()
     };
     assert_eq!(
         calc_with(Some(&old), Some(&new), Some(""), Some("balala"), &gate_on),
@@ -283,7 +306,7 @@ fn ip08_volume_claim_template_hash() {
             Some(&new),
             Some(""),
             Some("balala"),
-            &CalculateOptions::default()
+            &kruise_options()
         )
         .is_ok()
     );
@@ -300,7 +323,7 @@ fn grace_seconds_is_carried() {
         None,
         &CalculateOptions {
             grace_seconds: 30,
-            ..Default::default()
+            ..kruise_options()
         },
     )
     .unwrap();

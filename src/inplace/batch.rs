@@ -339,6 +339,55 @@ mod tests {
     }
 
     #[test]
+    fn metadata_patch_and_ref_metadata_follow_the_batches() {
+        let p = pod(vec![container("high", Some(1)), container("low", Some(0))]);
+        let mut spec = images(&["high"]);
+        spec.meta_data_patch = br#"{"metadata":{"labels":{"shared":"new"}}}"#.to_vec();
+        spec.container_ref_metadata = BTreeMap::from([
+            (
+                "high".to_string(),
+                ObjectMeta {
+                    labels: Some(BTreeMap::from([("h".to_string(), "2".to_string())])),
+                    ..Default::default()
+                },
+            ),
+            (
+                "low".to_string(),
+                ObjectMeta {
+                    annotations: Some(BTreeMap::from([("l".to_string(), "2".to_string())])),
+                    ..Default::default()
+                },
+            ),
+        ]);
+        let (patched, batch) =
+            patch_batch(&p, &spec, Default::default(), Timestamp::UNIX_EPOCH).unwrap();
+        assert_eq!(batch, vec!["high".to_string()]);
+        assert_eq!(
+            patched.metadata.labels,
+            Some(BTreeMap::from([
+                ("h".to_string(), "2".to_string()),
+                ("shared".to_string(), "new".to_string()),
+            ]))
+        );
+        let state = state::read_state(&patched).unwrap().unwrap();
+        assert_eq!(
+            state.next_container_ref_metadata.keys().collect::<Vec<_>>(),
+            vec!["low"]
+        );
+        // Only image changes are recorded for the imageID check.
+        assert_eq!(state.last_container_statuses, None);
+        assert!(state.has_next_batch());
+        assert!(
+            !patched
+                .metadata
+                .annotations
+                .as_ref()
+                .unwrap()
+                .contains_key("l")
+        );
+    }
+
+    #[test]
     fn unknown_container_changes_nothing() {
         let p = pod(vec![container("a", None)]);
         let err = patch_batch(

@@ -44,9 +44,11 @@ pub enum EnvFromMetadata {
     /// OpenKruise HEAD (feature `InPlaceUpdateEnvFromMetadata` on): update in place and record the
     /// values in `containerRefMetadata`; a node agent (kruise-daemon) must restart the container,
     /// and completion is judged from its runtime hashes.
-    #[default]
     InPlace,
-    /// No node agent to restart containers: the new value can only reach the env through a new pod.
+    /// The default here: without a node agent nothing restarts the container, so the new value can
+    /// only reach its env through a new pod. Choosing `InPlace` without such an agent would leave
+    /// the pod waiting forever.
+    #[default]
     Recreate,
     /// OpenKruise v1.1 (feature off): patch the metadata only; the env keeps its old value.
     Ignore,
@@ -436,7 +438,10 @@ mod tests {
         let in_place = calculate_spec(
             Some(&rev(&old)),
             Some(&rev(&new)),
-            &CalculateOptions::default(),
+            &CalculateOptions {
+                env_from_metadata: EnvFromMetadata::InPlace,
+                ..Default::default()
+            },
         )
         .unwrap();
         assert!(in_place.update_env_from_metadata);
@@ -471,10 +476,7 @@ mod tests {
         let recreate = calculate_spec(
             Some(&rev(&old)),
             Some(&rev(&new)),
-            &CalculateOptions {
-                env_from_metadata: EnvFromMetadata::Recreate,
-                ..Default::default()
-            },
+            &CalculateOptions::default(),
         );
         assert_eq!(
             recreate,

@@ -392,6 +392,27 @@ mod tests {
     }
 
     #[test]
+    fn go_written_grace_spec_with_ref_metadata_is_read() {
+        let raw = r#"{"revision":"r2","containerImages":{"c1":"foo2"},"containerRefMetadata":{"c1":{"creationTimestamp":null,"labels":{"k":"v2"}}},"metaDataPatch":"eyJtZXRhZGF0YSI6eyJsYWJlbHMiOnsiazEiOiJ2MSJ9fX0=","updateEnvFromMetadata":true,"graceSeconds":5}"#;
+        let spec: UpdateSpec = serde_json::from_str(raw).unwrap();
+        assert_eq!(
+            spec.container_ref_metadata["c1"].labels,
+            Some(BTreeMap::from([("k".to_string(), "v2".to_string())]))
+        );
+        assert_eq!(
+            spec.meta_data_patch,
+            br#"{"metadata":{"labels":{"k1":"v1"}}}"#.to_vec()
+        );
+        assert!(spec.touches("c1"));
+        assert!(!spec.touches("c2"));
+        // Written back the same, minus Go's spurious creationTimestamp.
+        assert_eq!(
+            serde_json::to_string(&spec).unwrap(),
+            raw.replace(r#""creationTimestamp":null,"#, "")
+        );
+    }
+
+    #[test]
     fn legacy_keys_are_read_and_replaced() {
         let mut pod = Pod::default();
         assert!(read_state(&pod).is_none());
