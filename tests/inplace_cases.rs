@@ -1011,3 +1011,35 @@ mod properties {
         }
     }
 }
+
+/// §1.2's example annotation, produced by starting a two-priority update with no grace period.
+#[test]
+fn first_batch_state_matches_the_spec_example_byte_for_byte() {
+    let barrier = |p: i64| json!([{"name":"KRUISE_CONTAINER_BARRIER","valueFrom":{"configMapKeyRef":{"name":"sample-barrier","key":format!("p_{p}")}}}]);
+    let p = pod(json!({
+        "metadata":{"name":"sample"},
+        "spec":{"containers":[
+            {"name":"main","image":"nginx:1.25","env":barrier(1)},
+            {"name":"sidecar","image":"busybox:1.35","env":barrier(0)}
+        ]},
+        "status":{"containerStatuses":[
+            {"name":"main","image":"nginx:1.25","imageID":"docker-pullable://nginx@sha256:aaa","ready":true,"restartCount":0},
+            {"name":"sidecar","image":"busybox:1.35","imageID":"docker-pullable://busybox@sha256:bbb","ready":true,"restartCount":0}
+        ]}
+    }));
+    let target = UpdateSpec::images(
+        "sample-7d9c5b8f6",
+        images(&[("main", "nginx:1.26"), ("sidecar", "busybox:1.36")]),
+    );
+    let now: Timestamp = "2024-05-01T10:00:00Z".parse().unwrap();
+    let step = next_step(&p, Some(&target), &EngineOptions::default(), now).unwrap();
+    let Some(Write::Pod(after)) = step.write() else {
+        panic!("expected a pod write, got {step:?}");
+    };
+    assert_eq!(
+        after.metadata.annotations.as_ref().unwrap()[keys::INPLACE_UPDATE_STATE],
+        r#"{"revision":"sample-7d9c5b8f6","updateTimestamp":"2024-05-01T10:00:00Z","lastContainerStatuses":{"main":{"imageID":"docker-pullable://nginx@sha256:aaa"}},"updateImages":true,"nextContainerImages":{"sidecar":"busybox:1.36"},"preCheckBeforeNext":{"containersRequiredReady":["main"]},"containerBatchesRecord":[{"timestamp":"2024-05-01T10:00:00Z","containers":["main"]}]}"#
+    );
+    assert_eq!(image_of(after, "main"), Some("nginx:1.26"));
+    assert_eq!(image_of(after, "sidecar"), Some("busybox:1.35"));
+}
