@@ -12,6 +12,7 @@ pub mod cli;
 pub mod crds;
 pub mod defaults;
 pub mod inject;
+pub mod inplace;
 pub mod metrics;
 pub mod server;
 pub mod source;

@@ -82,3 +82,28 @@ pub const PATH_MUTATE_STATEFULSET: &str = "/mutate-apps-kruise-io-statefulset";
 pub const PATH_VALIDATE_STATEFULSET: &str = "/validate-apps-kruise-io-statefulset";
 pub const PATH_MUTATE_DAEMONSET: &str = "/mutate-apps-kruise-io-daemonset";
 pub const PATH_VALIDATE_DAEMONSET: &str = "/validate-apps-kruise-io-daemonset";
+
+/// Readiness gate and pod condition type driven by the in-place update engine.
+pub const INPLACE_UPDATE_READY: &str = "InPlaceUpdateReady";
+/// Pod annotation: JSON progress record of the in-place update in flight.
+pub const INPLACE_UPDATE_STATE: &str = "apps.kruise.io/inplace-update-state";
+/// Legacy key of [`INPLACE_UPDATE_STATE`], still read, deleted on every write.
+pub const INPLACE_UPDATE_STATE_LEGACY: &str = "inplace-update-state";
+/// Pod annotation: the whole update spec, present only while the pod waits out its grace period.
+pub const INPLACE_UPDATE_GRACE: &str = "apps.kruise.io/inplace-update-grace";
+/// Legacy key of [`INPLACE_UPDATE_GRACE`], still read, deleted together with it.
+pub const INPLACE_UPDATE_GRACE_LEGACY: &str = "inplace-update-grace";
+/// Pod annotation written by kruise-daemon: container IDs and the hashes it observed.
+pub const RUNTIME_CONTAINERS_META: &str = "apps.kruise.io/runtime-containers-meta";
+/// Pod label carrying the workload revision (the default in-place adapter writes it).
+pub const CONTROLLER_REVISION_HASH: &str = "controller-revision-hash";
+/// Reason of the `InPlaceUpdateReady=False` condition written when an update starts.
+pub const REASON_START_INPLACE_UPDATE: &str = "StartInPlaceUpdate";
+/// Reason of a `Ready=False` condition recomputed from readiness gates.
+pub const REASON_READINESS_GATES_NOT_READY: &str = "ReadinessGatesNotReady";
+/// Core pod condition types the engine reads or recomputes.
+pub const CONDITION_READY: &str = "Ready";
+pub const CONDITION_CONTAINERS_READY: &str = "ContainersReady";
+/// Pod condition status values.
+pub const CONDITION_TRUE: &str = "True";
+pub const CONDITION_FALSE: &str = "False";

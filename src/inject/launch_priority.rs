@@ -146,6 +146,28 @@ fn barrier_env(configmap: &str, priority: i64) -> EnvVar {
     }
 }
 
+/// The priority a container was given at creation, read back from its first
+/// `KRUISE_CONTAINER_BARRIER` env (`p_<n>`); `None` when it has no barrier env.
+///
+/// Batching of in-place updates uses this, not `KRUISE_CONTAINER_PRIORITY`: only the barrier
+/// says the webhook actually ordered the containers. An unreadable key counts as 0, as
+/// OpenKruise's `strconv.Atoi` fallback does.
+pub fn barrier_priority(container: &Container) -> Option<i64> {
+    let var = container
+        .env
+        .iter()
+        .flatten()
+        .find(|e| e.name == keys::ENV_CONTAINER_BARRIER)?;
+    let key = var
+        .value_from
+        .as_ref()
+        .and_then(|from| from.config_map_key_ref.as_ref())
+        .map(|r| r.key.as_str())
+        .unwrap_or("");
+    let number = key.get(keys::BARRIER_KEY_PREFIX.len()..).unwrap_or("");
+    Some(parse_go_int(number).unwrap_or(0))
+}
+
 /// A random `generateName` suffix, as the apiserver would make one.
 pub fn random_name_suffix() -> String {
     (0..NAME_SUFFIX_LEN)
@@ -304,6 +326,39 @@ mod tests {
         assert_eq!(parse_go_int("-9223372036854775808"), Ok(i64::MIN));
         assert!(parse_go_int("+-1").is_err());
         assert!(parse_go_int("-").is_err());
+    }
+
+    #[test]
+    fn barrier_priority_reads_the_injected_key() {
+        let mut p = pod(vec![
+            container("a", Some("10")),
+            container("b", Some("-2")),
+            container("c", None),
+        ]);
+        assert_eq!(apply_launch_priority(&mut p, "xxxxx"), Ok(true));
+        let read: Vec<_> = p
+            .spec
+            .as_ref()
+            .unwrap()
+            .containers
+            .iter()
+            .map(barrier_priority)
+            .collect();
+        assert_eq!(read, vec![Some(10), Some(-2), Some(0)]);
+        // The priority env alone is not a barrier.
+        assert_eq!(barrier_priority(&container("x", Some("7"))), None);
+        // A malformed key still marks the container as ordered.
+        let mut odd = container("y", None);
+        odd.env = Some(vec![barrier_env("y-barrier", 3)]);
+        odd.env.as_mut().unwrap()[0]
+            .value_from
+            .as_mut()
+            .unwrap()
+            .config_map_key_ref
+            .as_mut()
+            .unwrap()
+            .key = "p".into();
+        assert_eq!(barrier_priority(&odd), Some(0));
     }
 
     #[test]

@@ -1,0 +1,27 @@
+//! The in-place update engine: pure functions that decide how a running pod moves to a new
+//! revision without being recreated, in OpenKruise's wire format.
+//!
+//! - [`calculate`]: can the change be applied in place at all (only images, plus template
+//!   metadata), and what exactly changes.
+//! - [`step`]: given the pod as it is now, the one write to make next — readiness gate False,
+//!   grace period, batches in container launch priority order, completion, gate True.
+//! - [`state`], [`batch`], [`completion`], [`conditions`], [`metadata_patch`]: the pieces.
+//!
+//! Nothing here knows about SidecarSets or CloneSets, reads a clock, or talks to the apiserver:
+//! callers pass `now` in and send the returned pod themselves.
+
+pub mod batch;
+pub mod calculate;
+pub mod completion;
+pub mod conditions;
+mod json_diff;
+pub mod metadata_patch;
+pub mod state;
+pub mod step;
+
+pub use calculate::{CalculateOptions, EnvFromMetadata, NotInPlace, Revision, calculate_spec};
+pub use completion::{ContainerHasher, Incomplete, NoRuntimeHashes, pod_update_completed};
+pub use state::{InPlaceUpdateState, UpdateSpec};
+pub use step::{
+    BatchKind, EngineError, EngineOptions, Step, Write, next_step, refresh, start_update,
+};

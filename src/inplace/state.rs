@@ -1,0 +1,460 @@
+//! The two pod annotations that carry an in-place update: the progress record
+//! (`apps.kruise.io/inplace-update-state`) and the grace-period spec
+//! (`apps.kruise.io/inplace-update-grace`).
+//!
+//! Field names, field order and empty-value rules follow OpenKruise's Go structs, because pods
+//! mid-update may be handed over between OpenKruise and this controller in either direction.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec, ResourceRequirements};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::api::keys;
+
+/// Progress record of one in-place update (Go `InPlaceUpdateState`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InPlaceUpdateState {
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub revision: String,
+    /// When the update started; also the start of the grace period. Go writes `null` when unset.
+    #[serde(default)]
+    pub update_timestamp: Option<Time>,
+    /// Image IDs of the containers whose image was patched, captured just before the patch.
+    /// Not omitted when empty: Go writes `null` for a nil map, `{}` for an empty one.
+    #[serde(default)]
+    pub last_container_statuses: Option<BTreeMap<String, LastContainerStatus>>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub update_env_from_metadata: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub update_resources: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub update_images: bool,
+    /// Lower-priority containers still waiting for their image.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub next_container_images: BTreeMap<String, String>,
+    /// Lower-priority containers still waiting for label/annotation values their env reads.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub next_container_ref_metadata: BTreeMap<String, ObjectMeta>,
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub next_container_resources: BTreeMap<String, ResourceRequirements>,
+    /// Containers of the batch just patched; all must be ready before the next batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_check_before_next: Option<PreCheckBeforeNext>,
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub container_batches_record: Vec<ContainerBatch>,
+}
+
+impl InPlaceUpdateState {
+    /// Whether lower-priority containers are still waiting for a later batch.
+    pub fn has_next_batch(&self) -> bool {
+        !self.next_container_images.is_empty()
+            || !self.next_container_ref_metadata.is_empty()
+            || !self.next_container_resources.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LastContainerStatus {
+    #[serde(
+        rename = "imageID",
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub image_id: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreCheckBeforeNext {
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub containers_required_ready: Vec<String>,
+}
+
+/// One patched batch: when, and which containers (sorted).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ContainerBatch {
+    #[serde(default)]
+    pub timestamp: Option<Time>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub containers: Vec<String>,
+}
+
+/// What an in-place update changes (Go `UpdateSpec`); stored whole in the grace annotation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateSpec {
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub revision: String,
+    /// Container name → new image.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub container_images: BTreeMap<String, String>,
+    /// Container name → label/annotation values its env reads through the downward API.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub container_ref_metadata: BTreeMap<String, ObjectMeta>,
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub container_resources: BTreeMap<String, ResourceRequirements>,
+    /// Strategic merge patch (`{"metadata":{…}}`) for the pod; base64 on the wire (Go `[]byte`).
+    #[serde(default, with = "base64_bytes", skip_serializing_if = "Vec::is_empty")]
+    pub meta_data_patch: Vec<u8>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub update_env_from_metadata: bool,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub grace_seconds: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_template: Option<PodTemplateSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_template: Option<PodTemplateSpec>,
+}
+
+impl UpdateSpec {
+    /// A spec that only swaps images: what a SidecarSet-style caller, which has no revisions to
+    /// diff, hands to the engine.
+    pub fn images(revision: impl Into<String>, images: BTreeMap<String, String>) -> Self {
+        UpdateSpec {
+            revision: revision.into(),
+            container_images: images,
+            ..Default::default()
+        }
+    }
+
+    /// Names of every container this spec touches.
+    pub fn touches(&self, container: &str) -> bool {
+        self.container_images.contains_key(container)
+            || self.container_ref_metadata.contains_key(container)
+            || self.container_resources.contains_key(container)
+    }
+}
+
+/// Why an annotation could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum AnnotationError {
+    #[error("annotation {key}: {source}")]
+    Json {
+        key: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// The pod's update state: the current key first, then the legacy one. `None` when neither is set.
+pub fn read_state(pod: &Pod) -> Option<Result<InPlaceUpdateState, AnnotationError>> {
+    let (key, raw) = annotation_with_fallback(
+        pod,
+        keys::INPLACE_UPDATE_STATE,
+        keys::INPLACE_UPDATE_STATE_LEGACY,
+    )?;
+    Some(serde_json::from_str(raw).map_err(|source| AnnotationError::Json { key, source }))
+}
+
+/// The pod's grace spec: the current key first, then the legacy one. `None` when neither is set.
+pub fn read_grace(pod: &Pod) -> Option<Result<UpdateSpec, AnnotationError>> {
+    let (key, raw) = annotation_with_fallback(
+        pod,
+        keys::INPLACE_UPDATE_GRACE,
+        keys::INPLACE_UPDATE_GRACE_LEGACY,
+    )?;
+    Some(serde_json::from_str(raw).map_err(|source| AnnotationError::Json { key, source }))
+}
+
+/// Writes the state under the current key and drops the legacy one, so only one copy is ever read.
+pub fn write_state(pod: &mut Pod, state: &InPlaceUpdateState) -> Result<(), AnnotationError> {
+    let value = serde_json::to_string(state).map_err(|source| AnnotationError::Json {
+        key: keys::INPLACE_UPDATE_STATE,
+        source,
+    })?;
+    let annotations = pod.metadata.annotations.get_or_insert_with(BTreeMap::new);
+    annotations.remove(keys::INPLACE_UPDATE_STATE_LEGACY);
+    annotations.insert(keys::INPLACE_UPDATE_STATE.to_string(), value);
+    Ok(())
+}
+
+/// Writes the grace spec (the pod then waits out `spec.grace_seconds` before its first batch).
+pub fn write_grace(pod: &mut Pod, spec: &UpdateSpec) -> Result<(), AnnotationError> {
+    let value = serde_json::to_string(spec).map_err(|source| AnnotationError::Json {
+        key: keys::INPLACE_UPDATE_GRACE,
+        source,
+    })?;
+    pod.metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .insert(keys::INPLACE_UPDATE_GRACE.to_string(), value);
+    Ok(())
+}
+
+/// Ends the grace period: both the current and the legacy key go.
+pub fn remove_grace(pod: &mut Pod) {
+    if let Some(annotations) = pod.metadata.annotations.as_mut() {
+        annotations.remove(keys::INPLACE_UPDATE_GRACE);
+        annotations.remove(keys::INPLACE_UPDATE_GRACE_LEGACY);
+    }
+}
+
+/// Whether the pod is inside a grace period (either key, non-empty).
+pub fn has_grace(pod: &Pod) -> bool {
+    annotation_with_fallback(
+        pod,
+        keys::INPLACE_UPDATE_GRACE,
+        keys::INPLACE_UPDATE_GRACE_LEGACY,
+    )
+    .is_some()
+}
+
+/// An empty value counts as absent, as Go's `if v := annotations[k]; v != ""` does.
+fn annotation_with_fallback<'a>(
+    pod: &'a Pod,
+    key: &'static str,
+    legacy: &'static str,
+) -> Option<(&'static str, &'a str)> {
+    let annotations = pod.metadata.annotations.as_ref()?;
+    [key, legacy].into_iter().find_map(|k| {
+        annotations
+            .get(k)
+            .filter(|v| !v.is_empty())
+            .map(|v| (k, v.as_str()))
+    })
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+fn is_zero(value: &i32) -> bool {
+    *value == 0
+}
+
+/// Go decodes `null` into a nil map/slice/empty string; serde would reject it.
+fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// Go's `[]byte` JSON form: standard base64 with padding, `null` for nil.
+mod base64_bytes {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&STANDARD.encode(bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
+        let Some(text) = Option::<String>::deserialize(deserializer)? else {
+            return Ok(Vec::new());
+        };
+        STANDARD
+            .decode(text.as_bytes())
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jiff::Timestamp;
+
+    fn time(text: &str) -> Time {
+        Time(text.parse::<Timestamp>().expect("test timestamp"))
+    }
+
+    /// The spec's example: HEAD state after the first batch of a two-priority update.
+    const SPEC_STATE: &str = r#"{"revision":"sample-7d9c5b8f6","updateTimestamp":"2024-05-01T10:00:00Z","lastContainerStatuses":{"main":{"imageID":"docker-pullable://nginx@sha256:aaa"}},"updateImages":true,"nextContainerImages":{"sidecar":"busybox:1.36"},"preCheckBeforeNext":{"containersRequiredReady":["main"]},"containerBatchesRecord":[{"timestamp":"2024-05-01T10:00:00Z","containers":["main"]}]}"#;
+
+    #[test]
+    fn state_round_trips_byte_for_byte() {
+        let state: InPlaceUpdateState = serde_json::from_str(SPEC_STATE).unwrap();
+        assert_eq!(state.revision, "sample-7d9c5b8f6");
+        assert_eq!(state.update_timestamp, Some(time("2024-05-01T10:00:00Z")));
+        assert_eq!(
+            state.last_container_statuses.as_ref().unwrap()["main"].image_id,
+            "docker-pullable://nginx@sha256:aaa"
+        );
+        assert!(state.update_images);
+        assert_eq!(state.next_container_images["sidecar"], "busybox:1.36");
+        assert_eq!(
+            state
+                .pre_check_before_next
+                .as_ref()
+                .unwrap()
+                .containers_required_ready,
+            vec!["main".to_string()]
+        );
+        assert_eq!(state.container_batches_record.len(), 1);
+        assert!(state.has_next_batch());
+        assert_eq!(serde_json::to_string(&state).unwrap(), SPEC_STATE);
+    }
+
+    #[test]
+    fn fresh_state_writes_null_statuses_and_omits_empty_fields() {
+        let state = InPlaceUpdateState {
+            revision: "r1".into(),
+            update_timestamp: Some(time("2024-05-01T10:00:00Z")),
+            ..Default::default()
+        };
+        assert_eq!(
+            serde_json::to_string(&state).unwrap(),
+            r#"{"revision":"r1","updateTimestamp":"2024-05-01T10:00:00Z","lastContainerStatuses":null}"#
+        );
+        let zero = InPlaceUpdateState::default();
+        assert_eq!(
+            serde_json::to_string(&zero).unwrap(),
+            r#"{"revision":"","updateTimestamp":null,"lastContainerStatuses":null}"#
+        );
+    }
+
+    #[test]
+    fn go_written_state_with_nulls_and_creation_timestamp_is_read() {
+        let raw = r#"{"revision":"r","updateTimestamp":"2024-05-01T10:00:00.5+02:00","lastContainerStatuses":{},"updateEnvFromMetadata":true,"nextContainerImages":null,"nextContainerRefMetadata":{"c2":{"creationTimestamp":null,"labels":{"k":"v"}}},"containerBatchesRecord":[{"timestamp":"2024-05-01T10:00:00Z","containers":null}]}"#;
+        let state: InPlaceUpdateState = serde_json::from_str(raw).unwrap();
+        assert_eq!(
+            state.update_timestamp.as_ref().map(|t| t.0.as_second()),
+            Some(time("2024-05-01T08:00:00Z").0.as_second())
+        );
+        assert_eq!(state.last_container_statuses, Some(BTreeMap::new()));
+        assert!(state.next_container_images.is_empty());
+        assert_eq!(
+            state.next_container_ref_metadata["c2"]
+                .labels
+                .as_ref()
+                .unwrap()["k"],
+            "v"
+        );
+        assert!(state.container_batches_record[0].containers.is_empty());
+        assert!(state.has_next_batch());
+        // Written back: UTC, second precision, an empty non-nil map stays `{}`.
+        let written = serde_json::to_string(&state).unwrap();
+        assert!(
+            written.starts_with(r#"{"revision":"r","updateTimestamp":"2024-05-01T08:00:00Z","lastContainerStatuses":{},"updateEnvFromMetadata":true,"nextContainerRefMetadata":{"c2":{"labels":{"k":"v"}}}"#),
+            "{written}"
+        );
+    }
+
+    #[test]
+    fn grace_spec_round_trips_with_base64_patch() {
+        let raw = r#"{"revision":"new-revision","containerImages":{"main":"img-name02"},"graceSeconds":30}"#;
+        let spec: UpdateSpec = serde_json::from_str(raw).unwrap();
+        assert_eq!(spec.grace_seconds, 30);
+        assert_eq!(spec.container_images["main"], "img-name02");
+        assert_eq!(serde_json::to_string(&spec).unwrap(), raw);
+
+        let with_patch = UpdateSpec {
+            revision: "r".into(),
+            meta_data_patch: br#"{"metadata":{"labels":{"k1":"v1"}}}"#.to_vec(),
+            update_env_from_metadata: true,
+            ..Default::default()
+        };
+        let json = serde_json::to_string(&with_patch).unwrap();
+        assert_eq!(
+            json,
+            r#"{"revision":"r","metaDataPatch":"eyJtZXRhZGF0YSI6eyJsYWJlbHMiOnsiazEiOiJ2MSJ9fX0=","updateEnvFromMetadata":true}"#
+        );
+        let back: UpdateSpec = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, with_patch);
+    }
+
+    #[test]
+    fn go_written_grace_spec_with_ref_metadata_is_read() {
+        let raw = r#"{"revision":"r2","containerImages":{"c1":"foo2"},"containerRefMetadata":{"c1":{"creationTimestamp":null,"labels":{"k":"v2"}}},"metaDataPatch":"eyJtZXRhZGF0YSI6eyJsYWJlbHMiOnsiazEiOiJ2MSJ9fX0=","updateEnvFromMetadata":true,"graceSeconds":5}"#;
+        let spec: UpdateSpec = serde_json::from_str(raw).unwrap();
+        assert_eq!(
+            spec.container_ref_metadata["c1"].labels,
+            Some(BTreeMap::from([("k".to_string(), "v2".to_string())]))
+        );
+        assert_eq!(
+            spec.meta_data_patch,
+            br#"{"metadata":{"labels":{"k1":"v1"}}}"#.to_vec()
+        );
+        assert!(spec.touches("c1"));
+        assert!(!spec.touches("c2"));
+        // Written back the same, minus Go's spurious creationTimestamp.
+        assert_eq!(
+            serde_json::to_string(&spec).unwrap(),
+            raw.replace(r#""creationTimestamp":null,"#, "")
+        );
+    }
+
+    #[test]
+    fn legacy_keys_are_read_and_replaced() {
+        let mut pod = Pod::default();
+        assert!(read_state(&pod).is_none());
+        pod.metadata.annotations = Some(BTreeMap::from([
+            (
+                keys::INPLACE_UPDATE_STATE_LEGACY.to_string(),
+                r#"{"revision":"old"}"#.to_string(),
+            ),
+            (keys::INPLACE_UPDATE_GRACE.to_string(), String::new()),
+            (
+                keys::INPLACE_UPDATE_GRACE_LEGACY.to_string(),
+                r#"{"revision":"g"}"#.to_string(),
+            ),
+        ]));
+        assert_eq!(read_state(&pod).unwrap().unwrap().revision, "old");
+        // An empty current key falls through to the legacy one.
+        assert_eq!(read_grace(&pod).unwrap().unwrap().revision, "g");
+        assert!(has_grace(&pod));
+
+        let state = InPlaceUpdateState {
+            revision: "new".into(),
+            ..Default::default()
+        };
+        write_state(&mut pod, &state).unwrap();
+        remove_grace(&mut pod);
+        let annotations = pod.metadata.annotations.as_ref().unwrap();
+        assert!(!annotations.contains_key(keys::INPLACE_UPDATE_STATE_LEGACY));
+        assert!(!has_grace(&pod));
+        assert_eq!(read_state(&pod).unwrap().unwrap().revision, "new");
+    }
+
+    #[test]
+    fn unreadable_state_names_the_key() {
+        let mut pod = Pod::default();
+        pod.metadata.annotations = Some(BTreeMap::from([(
+            keys::INPLACE_UPDATE_STATE.to_string(),
+            "{not json".to_string(),
+        )]));
+        let err = read_state(&pod).unwrap().unwrap_err();
+        assert!(
+            err.to_string().contains(keys::INPLACE_UPDATE_STATE),
+            "{err}"
+        );
+    }
+}

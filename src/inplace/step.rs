@@ -1,0 +1,361 @@
+//! The in-place update as a state machine: given a pod as it is now, the one write to make next
+//! (or why to wait). OpenKruise's `Update()` and `Refresh()` flows, with every write returned as
+//! data so the caller decides how to send it and calls again on the fresh pod afterwards.
+//!
+//! All progress lives in the pod (revision label, state and grace annotations, the
+//! `InPlaceUpdateReady` condition), so a restarted controller resumes where the last one stopped.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use super::batch::{self, BatchError};
+use super::completion::{self, ContainerHasher, Incomplete, NoRuntimeHashes};
+use super::conditions;
+use super::state::{self, AnnotationError, InPlaceUpdateState, UpdateSpec};
+use crate::api::keys;
+
+/// How the engine is wired into one kind of workload.
+#[derive(Clone, Copy)]
+pub struct EngineOptions<'a> {
+    /// The pod label holding the pod's revision, written when an update starts and compared when a
+    /// grace period ends (a rollback cancels it). `None` for callers that must not touch the
+    /// workload's label, such as a SidecarSet updating pods owned by someone else; the state's
+    /// revision is then the pod's revision.
+    pub revision_label: Option<&'a str>,
+    /// Source of kruise-daemon-compatible hashes for the completion check.
+    pub hasher: &'a dyn ContainerHasher,
+}
+
+impl Default for EngineOptions<'static> {
+    fn default() -> Self {
+        EngineOptions {
+            revision_label: Some(keys::CONTROLLER_REVISION_HASH),
+            hasher: &NoRuntimeHashes,
+        }
+    }
+}
+
+impl std::fmt::Debug for EngineOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineOptions")
+            .field("revision_label", &self.revision_label)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Which batch a [`Step::PatchBatch`] applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchKind {
+    /// The update starts with no grace period: first batch right away.
+    First,
+    /// The grace period is over: first batch.
+    AfterGrace,
+    /// The previous batch is running and ready: the next priority level.
+    Next,
+}
+
+/// The next thing to do for one pod.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Status write: `InPlaceUpdateReady=False` with `Ready` recomputed. Nothing else changes yet.
+    SetNotReady { pod: Pod },
+    /// Pod update: revision label, fresh state and the grace annotation; images untouched until
+    /// `until`. Call again after `requeue_after`.
+    StartGrace {
+        pod: Pod,
+        until: Timestamp,
+        requeue_after: Duration,
+    },
+    /// Pod update: one batch of images/metadata applied and recorded in the state annotation.
+    PatchBatch {
+        pod: Pod,
+        kind: BatchKind,
+        containers: Vec<String>,
+    },
+    /// Pod update: the grace annotation is dropped because the pod's revision moved on (rollback).
+    CancelGrace { pod: Pod },
+    /// Nothing to write; call again after `requeue_after`.
+    WaitGrace {
+        until: Timestamp,
+        requeue_after: Duration,
+    },
+    /// Nothing to write: the last patched batch is not running its new spec yet.
+    WaitBatch { reason: Incomplete },
+    /// Nothing to write: these containers of the last batch are not ready yet.
+    WaitReady { containers: Vec<String> },
+    /// Status write: `InPlaceUpdateReady=True`; the update is finished.
+    Complete { pod: Pod },
+    /// Nothing to do: no update in flight, or finished and already marked.
+    Idle,
+    /// The update cannot be applied to this pod in place; nothing was changed.
+    NeedsRecreate { reason: String },
+}
+
+/// How a step's pod must be sent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Write<'a> {
+    /// `PUT` of the pod (metadata and spec).
+    Pod(&'a Pod),
+    /// `PUT` of the pod's `status` subresource.
+    Status(&'a Pod),
+}
+
+impl Step {
+    /// The write this step asks for, if any.
+    pub fn write(&self) -> Option<Write<'_>> {
+        match self {
+            Step::SetNotReady { pod } | Step::Complete { pod } => Some(Write::Status(pod)),
+            Step::StartGrace { pod, .. }
+            | Step::PatchBatch { pod, .. }
+            | Step::CancelGrace { pod } => Some(Write::Pod(pod)),
+            Step::WaitGrace { .. }
+            | Step::WaitBatch { .. }
+            | Step::WaitReady { .. }
+            | Step::Idle
+            | Step::NeedsRecreate { .. } => None,
+        }
+    }
+
+    /// When to look at the pod again if no event arrives sooner.
+    pub fn requeue_after(&self) -> Option<Duration> {
+        match self {
+            Step::StartGrace { requeue_after, .. } | Step::WaitGrace { requeue_after, .. } => {
+                Some(*requeue_after)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The pod's annotations cannot be interpreted; the caller should report it and retry later.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(
+        "pod has {grace} but {state} not found",
+        grace = keys::INPLACE_UPDATE_GRACE,
+        state = keys::INPLACE_UPDATE_STATE
+    )]
+    GraceWithoutState,
+    #[error(transparent)]
+    Annotation(#[from] AnnotationError),
+}
+
+impl From<BatchError> for Step {
+    fn from(error: BatchError) -> Self {
+        Step::NeedsRecreate {
+            reason: error.to_string(),
+        }
+    }
+}
+
+/// One reconcile of one pod. `target` is the update the pod should end up on (`None`: just carry
+/// on with whatever is in flight). Each call returns at most one write; after making it, call
+/// again with the pod as the apiserver returned it.
+pub fn next_step(
+    pod: &Pod,
+    target: Option<&UpdateSpec>,
+    options: &EngineOptions<'_>,
+    now: Timestamp,
+) -> Result<Step, EngineError> {
+    if let Some(spec) = target
+        && !on_revision(pod, &spec.revision, options)
+    {
+        // The pod leaves Service endpoints before its spec is touched.
+        if let Some(pod) = conditions::mark_not_ready(pod, now) {
+            return Ok(Step::SetNotReady { pod });
+        }
+        return start_update(pod, spec, options, now);
+    }
+    refresh(pod, options, now)
+}
+
+/// Whether the pod has already been moved to `revision` (it may still be mid-update).
+pub fn on_revision(pod: &Pod, revision: &str, options: &EngineOptions<'_>) -> bool {
+    match options.revision_label {
+        Some(label) => pod_label(pod, label) == Some(revision),
+        None => matches!(state::read_state(pod), Some(Ok(s)) if s.revision == revision),
+    }
+}
+
+/// `Update()` after the status write: revision label, a fresh state, then either the grace
+/// annotation or the first batch. Caller-specific bookkeeping (lifecycle labels) can be added to
+/// the returned pod before it is written.
+pub fn start_update(
+    pod: &Pod,
+    spec: &UpdateSpec,
+    options: &EngineOptions<'_>,
+    now: Timestamp,
+) -> Result<Step, EngineError> {
+    let mut next = pod.clone();
+    if let Some(label) = options.revision_label {
+        next.metadata
+            .labels
+            .get_or_insert_with(BTreeMap::new)
+            .insert(label.to_string(), spec.revision.clone());
+    }
+    // A fresh record: statuses and batches of an earlier revision no longer mean anything.
+    let fresh = InPlaceUpdateState {
+        revision: spec.revision.clone(),
+        update_timestamp: Some(Time(now)),
+        update_env_from_metadata: spec.update_env_from_metadata,
+        update_images: !spec.container_images.is_empty(),
+        update_resources: !spec.container_resources.is_empty(),
+        ..Default::default()
+    };
+    if spec.grace_seconds > 0 {
+        if let Err(error) = batch::check_containers(&next, spec) {
+            return Ok(error.into());
+        }
+        state::write_state(&mut next, &fresh)?;
+        state::write_grace(&mut next, spec)?;
+        let wait = SignedDuration::from_secs(i64::from(spec.grace_seconds));
+        return Ok(Step::StartGrace {
+            pod: next,
+            until: now.saturating_add(wait).unwrap_or(now),
+            requeue_after: Duration::from_secs(spec.grace_seconds.unsigned_abs().into()),
+        });
+    }
+    state::remove_grace(&mut next);
+    match batch::patch_batch(&next, spec, fresh, now) {
+        Ok((pod, containers)) => Ok(Step::PatchBatch {
+            pod,
+            kind: BatchKind::First,
+            containers,
+        }),
+        Err(BatchError::Annotation(e)) => Err(e.into()),
+        Err(error) => Ok(error.into()),
+    }
+}
+
+/// `Refresh()`: moves an update in flight forward — ends the grace period, patches the next batch
+/// once the previous one runs and is ready, marks the pod ready at the end.
+pub fn refresh(
+    pod: &Pod,
+    options: &EngineOptions<'_>,
+    now: Timestamp,
+) -> Result<Step, EngineError> {
+    if let Some(grace) = state::read_grace(pod) {
+        return finish_grace(pod, grace?, options, now);
+    }
+    if let Some(parsed) = state::read_state(pod) {
+        let state = parsed?;
+        if let Err(reason) = completion::batch_completed(pod, &state, options.hasher) {
+            return Ok(Step::WaitBatch { reason });
+        }
+        if state.has_next_batch() {
+            return next_batch(pod, state, now);
+        }
+    }
+    Ok(match conditions::mark_ready(pod, now) {
+        Some(pod) => Step::Complete { pod },
+        None => Step::Idle,
+    })
+}
+
+fn finish_grace(
+    pod: &Pod,
+    spec: UpdateSpec,
+    options: &EngineOptions<'_>,
+    now: Timestamp,
+) -> Result<Step, EngineError> {
+    let state = state::read_state(pod).ok_or(EngineError::GraceWithoutState)??;
+    if let Some(label) = options.revision_label
+        && pod_label(pod, label) != Some(spec.revision.as_str())
+    {
+        let mut next = pod.clone();
+        state::remove_grace(&mut next);
+        return Ok(Step::CancelGrace { pod: next });
+    }
+    if let Some(started) = state.update_timestamp.as_ref() {
+        let grace = SignedDuration::from_secs(i64::from(spec.grace_seconds));
+        let elapsed = now.duration_since(started.0);
+        if elapsed < grace {
+            return Ok(Step::WaitGrace {
+                until: started.0.saturating_add(grace).unwrap_or(now),
+                requeue_after: whole_seconds_up(grace - elapsed),
+            });
+        }
+    }
+    let mut next = pod.clone();
+    state::remove_grace(&mut next);
+    match batch::patch_batch(&next, &spec, state, now) {
+        Ok((pod, containers)) => Ok(Step::PatchBatch {
+            pod,
+            kind: BatchKind::AfterGrace,
+            containers,
+        }),
+        Err(BatchError::Annotation(e)) => Err(e.into()),
+        Err(error) => Ok(error.into()),
+    }
+}
+
+fn next_batch(pod: &Pod, state: InPlaceUpdateState, now: Timestamp) -> Result<Step, EngineError> {
+    let not_ready: Vec<String> = state
+        .pre_check_before_next
+        .iter()
+        .flat_map(|p| p.containers_required_ready.iter())
+        .filter(|name| !completion::container_status(pod, name).is_some_and(|s| s.ready))
+        .cloned()
+        .collect();
+    if !not_ready.is_empty() {
+        return Ok(Step::WaitReady {
+            containers: not_ready,
+        });
+    }
+    let spec = UpdateSpec {
+        container_images: state.next_container_images.clone(),
+        container_ref_metadata: state.next_container_ref_metadata.clone(),
+        container_resources: state.next_container_resources.clone(),
+        update_env_from_metadata: state.update_env_from_metadata,
+        ..Default::default()
+    };
+    match batch::patch_batch(pod, &spec, state, now) {
+        Ok((pod, containers)) => Ok(Step::PatchBatch {
+            pod,
+            kind: BatchKind::Next,
+            containers,
+        }),
+        Err(BatchError::Annotation(e)) => Err(e.into()),
+        Err(error) => Ok(error.into()),
+    }
+}
+
+fn pod_label<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
+    pod.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(key))
+        .map(String::as_str)
+}
+
+/// Kruise requeues grace periods on whole seconds, rounded up.
+fn whole_seconds_up(remaining: SignedDuration) -> Duration {
+    let secs = remaining.as_secs().max(0) as u64;
+    let extra = u64::from(remaining.subsec_nanos() > 0);
+    Duration::from_secs(secs + extra)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grace_rounds_up_to_whole_seconds() {
+        assert_eq!(
+            whole_seconds_up(SignedDuration::from_secs(20)),
+            Duration::from_secs(20)
+        );
+        assert_eq!(
+            whole_seconds_up(SignedDuration::from_millis(19_001)),
+            Duration::from_secs(20)
+        );
+        assert_eq!(
+            whole_seconds_up(SignedDuration::from_millis(1)),
+            Duration::from_secs(1)
+        );
+    }
+}
