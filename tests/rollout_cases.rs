@@ -11,7 +11,8 @@ use kruise_webhook::api::{SidecarSet, UpdateScatterTerm, keys};
 use kruise_webhook::rollout::order::default_order;
 use kruise_webhook::rollout::scatter::expand_terms;
 use kruise_webhook::rollout::{
-    Halt, facts_of, matched_pods, plan_round, upgradable_condition, upgrade_order, upgrade_pod,
+    Halt, facts_of, matched_pods, plan_round, reset_idle_copies, upgradable_condition,
+    upgrade_order, upgrade_pod,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -1273,6 +1274,91 @@ fn hot_upgrade_targets_the_idle_copy() {
             .map(String::as_str),
         Some("4242")
     );
+}
+
+#[test]
+fn hot_upgrade_rollout_resets_the_idle_copy_once_the_new_one_is_ready() {
+    let mut set = sidecarset(json!({}));
+    set.spec.containers = Some(vec![
+        serde_json::from_value(json!({"name": "test-sidecar", "image": NEW_IMAGE,
+        "upgradeStrategy": {"upgradeType": "HotUpgrade", "hotUpgradeEmptyImage": "empty:1"}}))
+        .expect("sidecar"),
+    ]);
+    let mut hot = pod(0, Stage::Old);
+    if let Some(spec) = hot.spec.as_mut() {
+        spec.containers[1].name = "test-sidecar-1".into();
+        let mut idle = spec.containers[1].clone();
+        idle.name = "test-sidecar-2".into();
+        idle.image = Some("empty:1".into());
+        spec.containers.push(idle);
+    }
+    if let Some(statuses) = hot
+        .status
+        .as_mut()
+        .and_then(|s| s.container_statuses.as_mut())
+    {
+        statuses[1].name = "test-sidecar-1".into();
+        statuses.push(
+            serde_json::from_value(status("test-sidecar-2", "empty:1", "empty-id"))
+                .expect("status"),
+        );
+    }
+    hot.metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .insert(
+            keys::SIDECARSET_WORKING_HOTUPGRADE_CONTAINER.into(),
+            r#"{"test-sidecar":"test-sidecar-1"}"#.into(),
+        );
+    let mut pods = shared(vec![hot]);
+
+    let plan = plan_round(&set, &pods);
+    assert_eq!(plan.upgrade, [0]);
+    let mut upgraded = upgrade_pod(&pods[0], &set, NOW).expect("upgrade").pod;
+    kubelet_catches_up(&mut upgraded);
+    pods[0] = Arc::new(upgraded);
+
+    // The new copy works; the old one still holds the old image: reset it, nothing else this round.
+    let plan = plan_round(&set, &pods);
+    assert_eq!(plan.halted, Some(Halt::ResettingIdleCopies));
+    assert_eq!(plan.reset_idle, [0]);
+    assert!(plan.upgrade.is_empty());
+    let mut reset = reset_idle_copies(&pods[0], &set, NOW);
+    let images: Vec<&str> = reset
+        .spec
+        .as_ref()
+        .map(|s| {
+            s.containers
+                .iter()
+                .filter_map(|c| c.image.as_deref())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(images, ["nginx:1.25", "empty:1", NEW_IMAGE]);
+    let a = reset.metadata.annotations.clone().unwrap_or_default();
+    assert_eq!(
+        a.get("version.sidecarset.kruise.io/test-sidecar-1")
+            .map(String::as_str),
+        Some("0")
+    );
+    assert_eq!(
+        a.get("versionalt.sidecarset.kruise.io/test-sidecar-2")
+            .map(String::as_str),
+        Some("0")
+    );
+    assert_eq!(
+        annotation_json(&reset, keys::SIDECARSET_INPLACE_UPDATE_STATE)[SET]["lastContainerStatuses"]
+            ["test-sidecar-1"]["imageID"],
+        OLD_IMAGE_ID
+    );
+    // Until the runtime switches the idle copy, the pod is neither ready nor consistent.
+    let facts = facts_of(&set, &shared(vec![reset.clone()]))[0];
+    assert!(!facts.available());
+    kubelet_catches_up(&mut reset);
+    pods[0] = Arc::new(reset);
+    let plan = plan_round(&set, &pods);
+    assert_eq!(plan.halted, Some(Halt::Complete));
+    assert_eq!(plan.status.updated_ready_pods, Some(1));
 }
 
 #[test]

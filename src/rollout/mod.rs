@@ -15,4 +15,6 @@ pub use plan::{
     upgrade_order,
 };
 pub use pod_state::{PodFacts, SidecarSetView, pod_facts};
-pub use upgrade::{ImageChange, PodUpgrade, UpgradeError, upgradable_condition, upgrade_pod};
+pub use upgrade::{
+    ImageChange, PodUpgrade, UpgradeError, reset_idle_copies, upgradable_condition, upgrade_pod,
+};

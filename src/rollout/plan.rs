@@ -108,6 +108,9 @@ pub enum Halt {
     Paused,
     /// Every matched pod is updated.
     Complete,
+    /// Idle hot-upgrade copies are being reset to the empty image (`reset_idle`): the next round
+    /// goes on.
+    ResettingIdleCopies,
 }
 
 /// What one round decides. Pods are named by their index in the matched-pod slice.
@@ -120,6 +123,9 @@ pub struct RoundPlan {
     /// Pods whose sidecars changed in more than their images: they need a recreate, and get the
     /// `SidecarSetUpgradable` condition set to False.
     pub not_upgradable: Vec<usize>,
+    /// Pods whose idle hot-upgrade copies go back to the empty image (see
+    /// [`super::upgrade::reset_idle_copies`]).
+    pub reset_idle: Vec<usize>,
 }
 
 /// Plans one round over the SidecarSet's matched pods (as [`matched_pods`] returns them).
@@ -132,10 +138,15 @@ pub fn plan_round(set: &SidecarSet, matched: &[Arc<Pod>]) -> RoundPlan {
         .update_strategy
         .as_ref()
         .unwrap_or(&default_strategy);
+    let reset_idle: Vec<usize> = (0..facts.len())
+        .filter(|&i| facts[i].idle_copy_to_reset)
+        .collect();
     let halted = if strategy.type_.as_deref() == Some(keys::NOT_UPDATE) {
         Some(Halt::NotUpdate)
     } else if strategy.paused == Some(true) {
         Some(Halt::Paused)
+    } else if !reset_idle.is_empty() {
+        Some(Halt::ResettingIdleCopies)
     } else if status.updated_pods >= status.matched_pods {
         Some(Halt::Complete)
     } else {
@@ -146,7 +157,12 @@ pub fn plan_round(set: &SidecarSet, matched: &[Arc<Pod>]) -> RoundPlan {
         halted,
         upgrade: Vec::new(),
         not_upgradable: Vec::new(),
+        reset_idle: Vec::new(),
     };
+    if halted == Some(Halt::ResettingIdleCopies) {
+        plan.reset_idle = reset_idle;
+        return plan;
+    }
     if halted.is_some() {
         return plan;
     }

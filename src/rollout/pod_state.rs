@@ -9,6 +9,16 @@ use serde_json::Value;
 use crate::api::{SidecarSet, keys};
 use crate::inject::sidecar::parse_upgrade_specs;
 
+/// The copy of a hot-upgrade sidecar that is not the working one.
+pub fn idle_copy(sidecar: &str, working: &BTreeMap<String, String>) -> String {
+    let (first, second) = hot_upgrade_copies(sidecar);
+    if working.get(sidecar) == Some(&first) {
+        second
+    } else {
+        first
+    }
+}
+
 /// The parts of a SidecarSet every per-pod check needs, worked out once per round.
 #[derive(Debug, Clone)]
 pub struct SidecarSetView<'a> {
@@ -82,6 +92,9 @@ pub struct PodFacts {
     /// Some sidecar reports ready while a previous in-place update of it is still rolling: the
     /// pod waits for that update before the next one.
     pub upgrade_in_progress: bool,
+    /// Hot upgrade done (updated, running and ready on the new working copies) but some idle copy
+    /// still holds a real image: time to reset it to the empty image.
+    pub idle_copy_to_reset: bool,
 }
 
 impl PodFacts {
@@ -102,14 +115,39 @@ pub fn pod_facts(pod: &Pod, view: &SidecarSetView<'_>) -> PodFacts {
     let upgrade_in_progress = all
         .iter()
         .any(|name| ready_statuses.contains(name) && !state.consistent(pod, &[name]));
-    PodFacts {
+    let mut facts = PodFacts {
         updated: recorded_hash(pod, keys::SIDECARSET_HASH, view.name) == view.hash,
         upgradable: recorded_hash(pod, keys::SIDECARSET_HASH_WITHOUT_IMAGE, view.name)
             == view.hash_without_image,
         ready: is_ready(pod, view),
         consistent: state.consistent(pod, &all),
         upgrade_in_progress,
+        idle_copy_to_reset: false,
+    };
+    facts.idle_copy_to_reset = facts.updated && hot_upgrade_finished(pod, view, &state);
+    facts
+}
+
+/// Every hot-upgrade sidecar's working copy runs its spec image and is ready, the pod is running
+/// and ready, and some idle copy does not run the empty image yet.
+fn hot_upgrade_finished(pod: &Pod, view: &SidecarSetView<'_>, state: &SidecarState) -> bool {
+    if !hot_upgrade_pending(pod, view)
+        || phase(pod) != "Running"
+        || !has_ready_condition(pod)
+        || pod.metadata.deletion_timestamp.is_some()
+    {
+        return false;
     }
+    let working = working_containers(pod);
+    view.hot_upgrade.iter().all(|(name, _)| {
+        let Some(copy) = working.get(*name) else {
+            return false;
+        };
+        let ready = container_statuses(pod)
+            .iter()
+            .any(|s| s.name == *copy && s.ready);
+        ready && state.consistent(pod, &[copy.as_str()])
+    })
 }
 
 pub fn annotation<'p>(pod: &'p Pod, key: &str) -> Option<&'p str> {
@@ -191,19 +229,14 @@ pub fn is_ready(pod: &Pod, view: &SidecarSetView<'_>) -> bool {
 }
 
 /// Some hot-upgrade sidecar's idle copy does not run the empty image yet.
-fn hot_upgrade_pending(pod: &Pod, view: &SidecarSetView<'_>) -> bool {
+pub fn hot_upgrade_pending(pod: &Pod, view: &SidecarSetView<'_>) -> bool {
     if view.hot_upgrade.is_empty() {
         return false;
     }
     let working = working_containers(pod);
     let containers = pod.spec.as_ref().map(|s| s.containers.as_slice());
     view.hot_upgrade.iter().any(|(name, empty_image)| {
-        let (first, second) = hot_upgrade_copies(name);
-        let idle = if working.get(*name) == Some(&first) {
-            second
-        } else {
-            first
-        };
+        let idle = idle_copy(name, &working);
         containers
             .unwrap_or(&[])
             .iter()

@@ -8,7 +8,9 @@ use k8s_openapi::api::core::v1::{Pod, PodCondition};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::{Map, Value, json};
 
-use super::pod_state::{annotation, container_statuses, hot_upgrade_copies, working_containers};
+use super::pod_state::{
+    annotation, container_statuses, hot_upgrade_copies, idle_copy, working_containers,
+};
 use crate::api::{SidecarContainer, SidecarSet, keys};
 use crate::inject::launch_priority::barrier_priority;
 use crate::inject::sidecar::{
@@ -184,11 +186,7 @@ fn hot_upgrade_target(
             return copy.clone();
         }
     }
-    if working.get(sidecar.name()) == Some(&first) {
-        second
-    } else {
-        first
-    }
+    idle_copy(sidecar.name(), working)
 }
 
 /// Hot upgrade bookkeeping: the upgraded copy becomes the working one, and both copies learn each
@@ -303,6 +301,58 @@ fn state_annotation(pod: &Pod, set: &SidecarSet, changes: &[ImageChange], now: &
         }
     }
     to_json(&states)
+}
+
+/// After a hot upgrade finished: every idle copy goes back to the empty image, its version
+/// annotations to "0", and its current imageID is recorded so that later rounds see it switch.
+pub fn reset_idle_copies(pod: &Pod, set: &SidecarSet, now: &str) -> Pod {
+    let mut reset = pod.clone();
+    let working = working_containers(pod);
+    let mut changes = Vec::new();
+    let mut versions = BTreeMap::new();
+    for sidecar in set.containers().iter().filter(|s| s.is_hot_upgrade()) {
+        let idle = idle_copy(sidecar.name(), &working);
+        let empty_image = sidecar
+            .upgrade_strategy
+            .as_ref()
+            .and_then(|s| s.hot_upgrade_empty_image.clone())
+            .unwrap_or_default();
+        let Some(container) = reset
+            .spec
+            .as_mut()
+            .and_then(|s| s.containers.iter_mut().find(|c| c.name == idle))
+        else {
+            continue;
+        };
+        if container.image.as_deref() == Some(empty_image.as_str()) {
+            continue;
+        }
+        let previous_image = container.image.replace(empty_image.clone());
+        versions.insert(
+            format!("{}{idle}", keys::SIDECARSET_VERSION_PREFIX),
+            "0".to_string(),
+        );
+        if let Some(working_copy) = working.get(sidecar.name()) {
+            versions.insert(
+                format!("{}{working_copy}", keys::SIDECARSET_VERSION_ALT_PREFIX),
+                "0".to_string(),
+            );
+        }
+        changes.push(ImageChange {
+            container: idle,
+            image: empty_image,
+            previous_image,
+            priority: None,
+        });
+    }
+    if changes.is_empty() {
+        return reset;
+    }
+    let state = state_annotation(pod, set, &changes, now);
+    let annotations = reset.metadata.annotations.get_or_insert_with(BTreeMap::new);
+    annotations.extend(versions);
+    annotations.insert(keys::SIDECARSET_INPLACE_UPDATE_STATE.to_string(), state);
+    reset
 }
 
 /// Image changes grouped by priority, highest first; no-priority changes join the first batch.
