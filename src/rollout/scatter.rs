@@ -182,6 +182,52 @@ mod tests {
     }
 
     #[test]
+    fn several_terms_apply_most_matching_first_and_drop_unmatched_terms() {
+        let pods: Vec<Labels> = (0..12)
+            .map(|i| {
+                let mut labels = Labels::new();
+                labels.insert("zone".into(), if i % 2 == 0 { "a" } else { "b" }.into());
+                if i < 4 {
+                    labels.insert("rack".into(), "r".into());
+                }
+                labels
+            })
+            .collect();
+        let all: Vec<Option<&Labels>> = pods.iter().map(Some).collect();
+        let waiting: Vec<usize> = (0..12).collect();
+        let (rack, zone, absent) = (term("rack", "r"), term("zone", "a"), term("zone", "c"));
+        let sequential = |first: &UpdateScatterTerm, second: &UpdateScatterTerm| {
+            let once = scatter(std::slice::from_ref(first), &all, waiting.clone());
+            scatter(std::slice::from_ref(second), &all, once)
+        };
+        let expected = sequential(&zone, &rack);
+        // The order of application matters for this population…
+        assert_ne!(expected, sequential(&rack, &zone));
+        // …and the zone term (6 waiting pods) goes before the rack term (4), whatever the list order.
+        let listed = [rack.clone(), absent.clone(), zone.clone()];
+        assert_eq!(scatter(&listed, &all, waiting.clone()), expected);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn scatter_is_a_permutation(
+            zones in proptest::collection::vec(0u8..3, 0..30),
+            drop in proptest::collection::vec(proptest::bool::ANY, 30),
+        ) {
+            let pods: Vec<Labels> = zones
+                .iter()
+                .map(|z| Labels::from([("zone".to_string(), z.to_string())]))
+                .collect();
+            let all: Vec<Option<&Labels>> = pods.iter().map(Some).collect();
+            let waiting: Vec<usize> = (0..pods.len()).filter(|&i| !drop[i]).collect();
+            let terms = expand_terms(&[term("zone", "*")], &all);
+            let mut order = scatter(&terms, &all, waiting.clone());
+            order.sort();
+            proptest::prop_assert_eq!(order, waiting);
+        }
+    }
+
+    #[test]
     fn unmatched_remainder_comes_first_when_totals_are_more_balanced() {
         // Totals: 5 matched (4 after setting one aside), 5 unmatched; waiting: 3 matched, 5 unmatched.
         let pods = zone_pods(&["a", "a", "a", "a", "a", "b", "b", "b", "b", "b"]);
