@@ -1,11 +1,12 @@
 //! The order in which waiting pods are upgraded: Kubernetes' "active pods" order (the pods least
 //! worth keeping first), then the SidecarSet's `priorityStrategy`.
 
-use std::cmp::Ordering;
+use std::cmp::{Ordering, Reverse};
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
 
 use super::pod_state::{container_statuses, has_ready_condition, phase};
 use crate::api::UpdatePriorityStrategy;
@@ -14,40 +15,50 @@ use crate::inject::selector;
 /// Kubernetes' `ActivePods` order; pods that compare equal there are ordered by namespace and
 /// name, so that the result never depends on the order pods came out of the cache.
 pub fn default_order(a: &Pod, b: &Pod) -> Ordering {
-    let unscheduled = |p: &Pod| node_name(p).is_empty();
-    if node_name(a) != node_name(b) && (unscheduled(a) || unscheduled(b)) {
-        return unscheduled(b).cmp(&unscheduled(a));
-    }
-    let phase_rank = |p: &Pod| match phase(p) {
-        "Unknown" => 1,
-        "Running" => 2,
-        // Pending, and every other phase, ranks as Pending.
-        _ => 0,
-    };
-    let by_phase = phase_rank(a).cmp(&phase_rank(b));
-    if by_phase != Ordering::Equal {
-        return by_phase;
-    }
-    let (ready_a, ready_b) = (has_ready_condition(a), has_ready_condition(b));
-    if ready_a != ready_b {
-        return ready_a.cmp(&ready_b);
-    }
-    if ready_a {
-        // The more recently ready first; no recorded time first of all.
-        let by_ready_time = zero_or_later_first(ready_since(a), ready_since(b));
-        if by_ready_time != Ordering::Equal {
-            return by_ready_time;
+    OrderKey::of(a).cmp(&OrderKey::of(b))
+}
+
+/// A pod's place in [`default_order`], computed once per pod so that sorting compares plain
+/// values. Field order is rule order:
+/// 1. unscheduled before scheduled;
+/// 2. phase Pending (and any other phase) < Unknown < Running;
+/// 3. not ready before ready;
+/// 4. among ready pods, the more recently ready first (no recorded time first of all);
+/// 5. more container restarts first;
+/// 6. newer first (no creation time first of all).
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct OrderKey<'p> {
+    scheduled: bool,
+    phase_rank: u8,
+    ready: bool,
+    ready_since: Option<Reverse<&'p Timestamp>>,
+    restarts: Reverse<i32>,
+    created: Option<Reverse<&'p Timestamp>>,
+    identity: (&'p str, &'p str),
+}
+
+impl<'p> OrderKey<'p> {
+    pub fn of(pod: &'p Pod) -> Self {
+        let ready = has_ready_condition(pod);
+        Self {
+            scheduled: !node_name(pod).is_empty(),
+            phase_rank: match phase(pod) {
+                "Unknown" => 1,
+                "Running" => 2,
+                _ => 0,
+            },
+            ready,
+            // Only compared between ready pods.
+            ready_since: ready_since(pod).filter(|_| ready).map(|t| Reverse(&t.0)),
+            restarts: Reverse(max_restarts(pod)),
+            created: pod
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .map(|t| Reverse(&t.0)),
+            identity: identity(pod),
         }
     }
-    let by_restarts = max_restarts(b).cmp(&max_restarts(a));
-    if by_restarts != Ordering::Equal {
-        return by_restarts;
-    }
-    let by_age = zero_or_later_first(
-        a.metadata.creation_timestamp.as_ref(),
-        b.metadata.creation_timestamp.as_ref(),
-    );
-    by_age.then_with(|| identity(a).cmp(&identity(b)))
 }
 
 fn node_name(pod: &Pod) -> &str {
@@ -71,16 +82,6 @@ fn ready_since(pod: &Pod) -> Option<&Time> {
         .and_then(|s| s.conditions.as_ref())
         .and_then(|conditions| conditions.iter().find(|c| c.type_ == "Ready"))
         .and_then(|c| c.last_transition_time.as_ref())
-}
-
-/// Kubernetes' `afterOrZero` as an ordering: unset first, then the later time first.
-fn zero_or_later_first(a: Option<&Time>, b: Option<&Time>) -> Ordering {
-    match (a, b) {
-        (None, None) => Ordering::Equal,
-        (None, Some(_)) => Ordering::Less,
-        (Some(_), None) => Ordering::Greater,
-        (Some(a), Some(b)) => b.0.cmp(&a.0),
-    }
 }
 
 fn max_restarts(pod: &Pod) -> i32 {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Pod;
 
 use super::budget::{max_unavailable_count, partition_count, take_within_budget};
-use super::order::{default_order, priority_order};
+use super::order::{OrderKey, priority_order};
 use super::pod_state::{PodFacts, SidecarSetView, carries_sidecars, is_injected, pod_facts};
 use super::scatter::{expand_terms, scatter};
 use crate::api::{SidecarSet, SidecarSetStatus, SidecarSetUpdateStrategy, keys};
@@ -226,7 +226,7 @@ pub fn upgrade_order(
     mut waiting: Vec<usize>,
 ) -> Vec<usize> {
     waiting.retain(|&i| i < pods.len());
-    waiting.sort_by(|&a, &b| default_order(&pods[a], &pods[b]));
+    waiting.sort_by_cached_key(|&i| OrderKey::of(&pods[i]));
     if let Some(priority) = &strategy.priority_strategy {
         waiting.sort_by(|&a, &b| {
             priority_order(
