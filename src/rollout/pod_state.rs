@@ -104,6 +104,7 @@ impl PodFacts {
     }
 }
 
+/// Reads one matched pod against one SidecarSet. The in-place state annotation is parsed once.
 pub fn pod_facts(pod: &Pod, view: &SidecarSetView<'_>) -> PodFacts {
     let state = SidecarState::read(pod, view.name);
     let all: Vec<&str> = view.sidecar_names.iter().map(String::as_str).collect();
