@@ -2,7 +2,7 @@
 //! priority, SidecarSet defaulting) in one small binary.
 //!
 //! Data flows one way: bytes → AdmissionReview → typed object → pure function → new object → JSON
-//! patch → response. The pure core (`inject`) never sees sockets, clients or files.
+//! patch → response. The pure cores (`inject`, `rollout`) never see sockets, clients or files.
 
 pub mod admin;
 pub mod admission;
@@ -14,6 +14,7 @@ pub mod defaults;
 pub mod inject;
 pub mod inplace;
 pub mod metrics;
+pub mod rollout;
 pub mod server;
 pub mod source;
 pub mod tls;

@@ -22,6 +22,14 @@ pub const SIDECARSET_VERSION_ALT_PREFIX: &str = "versionalt.sidecarset.kruise.io
 /// Pod annotation written by the SidecarSet controller (listed so nothing else collides with it).
 pub const SIDECARSET_INPLACE_UPDATE_STATE: &str = "kruise.io/sidecarset-inplace-update-state";
 
+/// Pod condition: can every SidecarSet of the pod upgrade its sidecars in place? The message is a
+/// JSON object SidecarSet name → bool.
+pub const SIDECARSET_UPGRADABLE_CONDITION: &str = "SidecarSetUpgradable";
+/// [`SIDECARSET_UPGRADABLE_CONDITION`] reason when every SidecarSet can upgrade in place.
+pub const REASON_ALL_SIDECARSETS_UPGRADABLE: &str = "AllSidecarsetUpgradable";
+/// [`SIDECARSET_UPGRADABLE_CONDITION`] reason when a SidecarSet changed more than images.
+pub const REASON_UPDATE_IMMUTABLE_FIELD: &str = "UpdateImmutableField";
+
 /// SidecarSet annotation marking a canary SidecarSet (value `"true"`).
 pub const SIDECARSET_CANARY: &str = "apps.kruise.io/sidecarset-canary";
 /// SidecarSet annotation naming the base SidecarSet a canary overrides.

@@ -120,6 +120,24 @@ fn env_priority(index: usize, container: &Container) -> Result<i64, PriorityErro
     })
 }
 
+/// The priority an in-place update reads off a container: the number in the key (`p_<n>`) of its
+/// `KRUISE_CONTAINER_BARRIER` env. `None` when the container has no barrier (or an unreadable key):
+/// such a container has no priority and goes with the first batch.
+pub fn barrier_priority(container: &Container) -> Option<i64> {
+    let key = container
+        .env
+        .iter()
+        .flatten()
+        .find(|e| e.name == keys::ENV_CONTAINER_BARRIER)?
+        .value_from
+        .as_ref()?
+        .config_map_key_ref
+        .as_ref()?
+        .key
+        .as_str();
+    parse_go_int(key.get(keys::BARRIER_KEY_PREFIX.len()..)?).ok()
+}
+
 /// Go's `strconv.Atoi` on a 64-bit platform: optional sign, ASCII digits, no spaces.
 fn parse_go_int(value: &str) -> Result<i64, String> {
     let digits = value.strip_prefix(['+', '-']).unwrap_or(value);
@@ -318,6 +336,34 @@ mod tests {
                 "{message}"
             );
         }
+    }
+
+    #[test]
+    fn barrier_priority_reads_the_barrier_key_only() {
+        let mut p = pod(vec![
+            container("a", Some("10")),
+            container("b", Some("-2")),
+            container("c", None),
+        ]);
+        let before: Vec<_> = p
+            .spec
+            .as_ref()
+            .unwrap()
+            .containers
+            .iter()
+            .map(barrier_priority)
+            .collect();
+        assert_eq!(before, vec![None, None, None]);
+        apply_launch_priority(&mut p, "xxxxx").unwrap();
+        let after: Vec<_> = p
+            .spec
+            .as_ref()
+            .unwrap()
+            .containers
+            .iter()
+            .map(barrier_priority)
+            .collect();
+        assert_eq!(after, vec![Some(10), Some(-2), Some(0)]);
     }
 
     #[test]

@@ -104,7 +104,7 @@ pub fn parse_upgrade_specs(value: &str) -> Result<BTreeMap<String, UpgradeSpec>,
 }
 
 /// Is the pod still running or about to run? Finished and terminating pods are left alone.
-fn is_active(pod: &Pod) -> bool {
+pub fn is_active(pod: &Pod) -> bool {
     let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
     !matches!(phase, Some("Succeeded" | "Failed")) && pod.metadata.deletion_timestamp.is_none()
 }
@@ -162,7 +162,7 @@ pub fn matching_sidecarsets<'a>(
 /// v1beta1, means `namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: <ns>}}`: the
 /// Namespace must be known and carry that label. A `namespaceSelector` needs the Namespace's labels
 /// to be known.
-fn namespace_matches(
+pub fn namespace_matches(
     set: &SidecarSet,
     namespace: &str,
     namespace_labels: Option<&Labels>,
@@ -216,7 +216,7 @@ pub fn inject_sidecars(pod: &mut Pod, ctx: &InjectionContext<'_>) -> Result<bool
 // ---------------------------------------------------------------------------------------------
 // patchPodMetadata
 
-fn apply_patch_pod_metadata(pod: &mut Pod, sets: &[&SidecarSet]) -> Result<bool, InjectError> {
+pub fn apply_patch_pod_metadata(pod: &mut Pod, sets: &[&SidecarSet]) -> Result<bool, InjectError> {
     let mut changed = false;
     for set in sets {
         for patch in set.spec.patch_pod_metadata.iter().flatten() {

@@ -1,0 +1,107 @@
+//! How many pods one round may upgrade: `partition` pods are left alone, and upgrades stop before
+//! more than `maxUnavailable` updated pods are unavailable.
+
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use crate::validate::workload::kruise_scaled_value;
+
+/// The number of waiting pods `partition` keeps on the old sidecars (HEAD semantics): an int as
+/// is; a percentage of `matched` rounded up, except that a percentage below 100% never keeps every
+/// pod of a set larger than one; clamped to `[0, matched]`. An unreadable value counts as 0.
+pub fn partition_count(partition: Option<&IntOrString>, matched: usize) -> usize {
+    let total = i32::try_from(matched).unwrap_or(i32::MAX);
+    let mut kept = kruise_scaled_value(partition, total, true).unwrap_or(0);
+    let is_partial_percent = matches!(partition, Some(IntOrString::String(text)) if text != "100%");
+    if total > 1 && is_partial_percent && kept == i64::from(total) {
+        kept -= 1;
+    }
+    usize::try_from(kept.clamp(0, i64::from(total))).unwrap_or(0)
+}
+
+/// `maxUnavailable` (default 1) as a pod count: an int as is; `N%` of `matched` rounded up.
+/// A string that is not an integer percentage (`"5"`, `"2.5%"`) counts as 0, as upstream.
+pub fn max_unavailable_count(max_unavailable: Option<&IntOrString>, matched: usize) -> usize {
+    let total = i64::try_from(matched).unwrap_or(i64::MAX);
+    let count = match max_unavailable {
+        None => 1,
+        Some(IntOrString::Int(n)) => i64::from(*n),
+        Some(IntOrString::String(text)) => match text
+            .strip_suffix('%')
+            .and_then(|digits| digits.parse::<i64>().ok())
+        {
+            Some(percent) => (percent as f64 * total as f64 / 100.0).ceil() as i64,
+            None => 0,
+        },
+    };
+    usize::try_from(count).unwrap_or(0)
+}
+
+/// Picks from `candidates` (already ordered, partition already applied): a candidate that is not
+/// ready costs nothing and is always taken; a ready one is taken while fewer than `max_unavailable`
+/// pods are unavailable, and the first ready one that does not fit ends the walk.
+pub fn take_within_budget(
+    candidates: &[usize],
+    is_ready: impl Fn(usize) -> bool,
+    mut unavailable: usize,
+    max_unavailable: usize,
+) -> Vec<usize> {
+    let mut taken = Vec::new();
+    for &candidate in candidates {
+        if !is_ready(candidate) {
+            taken.push(candidate);
+            continue;
+        }
+        if unavailable >= max_unavailable {
+            break;
+        }
+        taken.push(candidate);
+        unavailable += 1;
+    }
+    taken
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn percent(text: &str) -> IntOrString {
+        IntOrString::String(text.to_string())
+    }
+
+    #[test]
+    fn partition_rounds_up_but_below_100_percent_leaves_one_to_update() {
+        assert_eq!(partition_count(None, 5), 0);
+        assert_eq!(partition_count(Some(&IntOrString::Int(3)), 5), 3);
+        assert_eq!(partition_count(Some(&IntOrString::Int(9)), 5), 5);
+        assert_eq!(partition_count(Some(&IntOrString::Int(-2)), 5), 0);
+        assert_eq!(partition_count(Some(&percent("99%")), 5), 4);
+        assert_eq!(partition_count(Some(&percent("1%")), 5), 1);
+        assert_eq!(partition_count(Some(&percent("100%")), 5), 5);
+        assert_eq!(partition_count(Some(&percent("99%")), 1), 1);
+        assert_eq!(partition_count(Some(&percent("18%")), 1000), 180);
+        assert_eq!(partition_count(Some(&percent("12.5%")), 8), 1);
+        assert_eq!(partition_count(Some(&percent("50")), 8), 0);
+    }
+
+    #[test]
+    fn max_unavailable_defaults_to_one_and_rounds_up() {
+        assert_eq!(max_unavailable_count(None, 100), 1);
+        assert_eq!(max_unavailable_count(Some(&IntOrString::Int(10)), 100), 10);
+        assert_eq!(max_unavailable_count(Some(&percent("5%")), 5), 1);
+        assert_eq!(max_unavailable_count(Some(&percent("10%")), 1000), 100);
+        assert_eq!(max_unavailable_count(Some(&percent("2.5%")), 1000), 0);
+        assert_eq!(max_unavailable_count(Some(&percent("5")), 1000), 0);
+        assert_eq!(max_unavailable_count(Some(&IntOrString::Int(-1)), 10), 0);
+    }
+
+    #[test]
+    fn not_ready_candidates_are_free_and_the_walk_stops_at_the_first_misfit() {
+        let ready = [true, false, true, true, false];
+        let taken = take_within_budget(&[0, 1, 2, 3, 4], |i| ready[i], 0, 2);
+        assert_eq!(taken, vec![0, 1, 2]);
+        let taken = take_within_budget(&[0, 1, 2, 3, 4], |i| ready[i], 2, 2);
+        assert!(taken.is_empty());
+        let taken = take_within_budget(&[1, 4, 0], |i| ready[i], 5, 2);
+        assert_eq!(taken, vec![1, 4]);
+    }
+}

@@ -1,0 +1,20 @@
+//! The pure SidecarSet rollout planner: which pods a SidecarSet matches, its status, which pods
+//! one reconcile round upgrades (strategy, order, partition, unavailability budget), and what is
+//! written to an upgraded pod. No I/O and no clock: the controller shell passes pods (as shared
+//! handles, never copied on the read path) and `now`, and performs the writes.
+
+pub mod budget;
+pub mod order;
+pub mod plan;
+pub mod pod_state;
+pub mod scatter;
+pub mod upgrade;
+
+pub use plan::{
+    Halt, RolloutError, RoundPlan, compute_status, facts_of, matched_pods, plan_round,
+    upgrade_order,
+};
+pub use pod_state::{PodFacts, SidecarSetView, pod_facts};
+pub use upgrade::{
+    ImageChange, PodUpgrade, UpgradeError, reset_idle_copies, upgradable_condition, upgrade_pod,
+};

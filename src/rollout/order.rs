@@ -1,0 +1,238 @@
+//! The order in which waiting pods are upgraded: Kubernetes' "active pods" order (the pods least
+//! worth keeping first), then the SidecarSet's `priorityStrategy`.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+
+use super::pod_state::{container_statuses, has_ready_condition, phase};
+use crate::api::UpdatePriorityStrategy;
+use crate::inject::selector;
+
+/// Kubernetes' `ActivePods` order; pods that compare equal there are ordered by namespace and
+/// name, so that the result never depends on the order pods came out of the cache.
+pub fn default_order(a: &Pod, b: &Pod) -> Ordering {
+    OrderKey::of(a).cmp(&OrderKey::of(b))
+}
+
+/// A pod's place in [`default_order`], computed once per pod so that sorting compares plain
+/// values. Field order is rule order:
+/// 1. unscheduled before scheduled;
+/// 2. phase Pending (and any other phase) < Unknown < Running;
+/// 3. not ready before ready;
+/// 4. among ready pods, the more recently ready first (no recorded time first of all);
+/// 5. more container restarts first;
+/// 6. newer first (no creation time first of all).
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct OrderKey<'p> {
+    scheduled: bool,
+    phase_rank: u8,
+    ready: bool,
+    ready_since: Option<Reverse<&'p Timestamp>>,
+    restarts: Reverse<i32>,
+    created: Option<Reverse<&'p Timestamp>>,
+    identity: (&'p str, &'p str),
+}
+
+impl<'p> OrderKey<'p> {
+    pub fn of(pod: &'p Pod) -> Self {
+        let ready = has_ready_condition(pod);
+        Self {
+            scheduled: !node_name(pod).is_empty(),
+            phase_rank: match phase(pod) {
+                "Unknown" => 1,
+                "Running" => 2,
+                _ => 0,
+            },
+            ready,
+            // Only compared between ready pods.
+            ready_since: ready_since(pod).filter(|_| ready).map(|t| Reverse(&t.0)),
+            restarts: Reverse(max_restarts(pod)),
+            created: pod
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .map(|t| Reverse(&t.0)),
+            identity: identity(pod),
+        }
+    }
+}
+
+fn node_name(pod: &Pod) -> &str {
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.node_name.as_deref())
+        .unwrap_or("")
+}
+
+fn identity(pod: &Pod) -> (&str, &str) {
+    (
+        pod.metadata.namespace.as_deref().unwrap_or(""),
+        pod.metadata.name.as_deref().unwrap_or(""),
+    )
+}
+
+/// When the Ready condition last turned True.
+fn ready_since(pod: &Pod) -> Option<&Time> {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|conditions| conditions.iter().find(|c| c.type_ == "Ready"))
+        .and_then(|c| c.last_transition_time.as_ref())
+}
+
+fn max_restarts(pod: &Pod) -> i32 {
+    container_statuses(pod)
+        .iter()
+        .map(|s| s.restart_count)
+        .max()
+        .unwrap_or(0)
+}
+
+/// `priorityStrategy` as a comparator: `Less` means "upgrade first". Weight terms win over order
+/// terms; equal pods compare `Equal` so that a stable sort keeps the default order among them.
+pub fn priority_order(
+    strategy: &UpdatePriorityStrategy,
+    a: Option<&BTreeMap<String, String>>,
+    b: Option<&BTreeMap<String, String>>,
+) -> Ordering {
+    let weights = strategy.weight_priority.as_deref().unwrap_or(&[]);
+    if !weights.is_empty() {
+        let weight = |labels: Option<&BTreeMap<String, String>>| -> i64 {
+            weights
+                .iter()
+                .filter(|term| {
+                    selector::matches(&term.match_selector, labels, "matchSelector")
+                        .unwrap_or(false)
+                })
+                .map(|term| i64::from(term.weight))
+                .sum()
+        };
+        return weight(b).cmp(&weight(a));
+    }
+    let orders = strategy.order_priority.as_deref().unwrap_or(&[]);
+    if !orders.is_empty() {
+        let rank = |labels: Option<&BTreeMap<String, String>>| -> (i64, i64) {
+            orders
+                .iter()
+                .enumerate()
+                .find_map(|(level, term)| {
+                    let value = labels?.get(&term.ordered_key)?;
+                    Some((level as i64, trailing_number(value)))
+                })
+                // No key at all: level -1, so such pods go before keyed ones (upstream behaviour).
+                .unwrap_or((-1, 0))
+        };
+        let (level_a, order_a) = rank(a);
+        let (level_b, order_b) = rank(b);
+        return level_a.cmp(&level_b).then(order_b.cmp(&order_a));
+    }
+    Ordering::Equal
+}
+
+/// The integer formed by a value's trailing digits (0 when none, or when it does not fit).
+fn trailing_number(value: &str) -> i64 {
+    let digits = value.len()
+        - value
+            .bytes()
+            .rev()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+    value[digits..].parse().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{UpdatePriorityOrderTerm, UpdatePriorityWeightTerm};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn weights(terms: &[(i32, &str, &str)]) -> UpdatePriorityStrategy {
+        UpdatePriorityStrategy {
+            weight_priority: Some(
+                terms
+                    .iter()
+                    .map(|(weight, key, value)| UpdatePriorityWeightTerm {
+                        weight: *weight,
+                        match_selector: LabelSelector {
+                            match_labels: Some(labels(&[(key, value)])),
+                            ..Default::default()
+                        },
+                    })
+                    .collect(),
+            ),
+            order_priority: None,
+        }
+    }
+
+    /// The upstream comparator answers "I before J"; here that is `Less`.
+    fn before(strategy: &UpdatePriorityStrategy, i: &[(&str, &str)], j: &[(&str, &str)]) -> bool {
+        priority_order(strategy, Some(&labels(i)), Some(&labels(j))) == Ordering::Less
+    }
+
+    #[test]
+    fn weight_priority_cases() {
+        let strategy = weights(&[(20, "key", "foo"), (10, "key", "bar")]);
+        assert_eq!(
+            priority_order(&strategy, Some(&labels(&[])), Some(&labels(&[]))),
+            Ordering::Equal
+        );
+        assert!(!before(&strategy, &[("key", "bar")], &[("key", "foo")]));
+        assert!(!before(&strategy, &[], &[("key", "bar")]));
+        let strategy = weights(&[
+            (20, "key1", "foo"),
+            (10, "key2", "bar"),
+            (15, "key3", "baz"),
+        ]);
+        assert!(!before(
+            &strategy,
+            &[("key1", "foo")],
+            &[("key2", "bar"), ("key3", "baz")]
+        ));
+        assert!(before(
+            &strategy,
+            &[("key2", "bar"), ("key3", "baz")],
+            &[("key1", "foo")]
+        ));
+    }
+
+    #[test]
+    fn order_priority_cases() {
+        let strategy = UpdatePriorityStrategy {
+            weight_priority: None,
+            order_priority: Some(
+                ["key1", "key2"]
+                    .iter()
+                    .map(|key| UpdatePriorityOrderTerm {
+                        ordered_key: key.to_string(),
+                    })
+                    .collect(),
+            ),
+        };
+        assert!(before(&strategy, &[("key1", "o-10")], &[("key1", "o-5")]));
+        assert!(!before(&strategy, &[("key1", "o-10")], &[("key1", "o-20")]));
+        assert!(!before(&strategy, &[("key2", "o-20")], &[("key1", "o-10")]));
+        assert!(before(&strategy, &[("key2", "o-20")], &[("key2", "o-10")]));
+        // No key at all sorts before keyed pods.
+        assert!(before(&strategy, &[], &[("key1", "o-1")]));
+    }
+
+    #[test]
+    fn trailing_numbers() {
+        assert_eq!(trailing_number("o-10"), 10);
+        assert_eq!(trailing_number("abc"), 0);
+        assert_eq!(trailing_number(""), 0);
+        assert_eq!(trailing_number("v1.007"), 7);
+        assert_eq!(trailing_number("x99999999999999999999999"), 0);
+    }
+}
