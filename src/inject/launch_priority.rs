@@ -120,24 +120,6 @@ fn env_priority(index: usize, container: &Container) -> Result<i64, PriorityErro
     })
 }
 
-/// The priority an in-place update reads off a container: the number in the key (`p_<n>`) of its
-/// `KRUISE_CONTAINER_BARRIER` env. `None` when the container has no barrier (or an unreadable key):
-/// such a container has no priority and goes with the first batch.
-pub fn barrier_priority(container: &Container) -> Option<i64> {
-    let key = container
-        .env
-        .iter()
-        .flatten()
-        .find(|e| e.name == keys::ENV_CONTAINER_BARRIER)?
-        .value_from
-        .as_ref()?
-        .config_map_key_ref
-        .as_ref()?
-        .key
-        .as_str();
-    parse_go_int(key.get(keys::BARRIER_KEY_PREFIX.len()..)?).ok()
-}
-
 /// Go's `strconv.Atoi` on a 64-bit platform: optional sign, ASCII digits, no spaces.
 fn parse_go_int(value: &str) -> Result<i64, String> {
     let digits = value.strip_prefix(['+', '-']).unwrap_or(value);
