@@ -10,6 +10,9 @@
 //!
 //! Webhook configurations are selected by name (flags). No CRD of this project uses a
 //! conversion webhook, so no CRD is touched.
+//!
+//! [`spawn_bundle_check`] is the read-only counterpart for `serve --external-certs`: it never
+//! writes, it only reports webhooks whose `caBundle` does not trust the served certificate.
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -25,8 +28,18 @@ use kube::{Api, Client};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+use tokio::time::MissedTickBehavior;
+use tokio_util::sync::CancellationToken;
+
 use crate::cli::CertsArgs;
+use crate::metrics::Metrics;
+use crate::tls::resolver::ReloadableCert;
 use crate::tls::rotation::{self, Policy, SecretData};
+use crate::tls::trust::bundle_trusts;
 
 /// Attempts when another writer changed an object between our read and our write.
 const ATTEMPTS: usize = 5;
@@ -225,6 +238,96 @@ where
     })
 }
 
+/// The webhook configurations `serve --external-certs` checks.
+#[derive(Clone, Debug)]
+pub struct CheckedConfigurations {
+    pub mutating: Vec<String>,
+    pub validating: Vec<String>,
+}
+
+/// Every `interval`, checks that each webhook of the configured configurations has a `caBundle`
+/// that trusts the certificate `resolver` serves; logs each mismatch and publishes their count.
+/// Read-only: whoever injects the bundle (cert-manager's cainjector, the `certs` job) owns it.
+pub fn spawn_bundle_check(
+    client: Client,
+    configurations: CheckedConfigurations,
+    resolver: Arc<ReloadableCert>,
+    metrics: Arc<Metrics>,
+    interval: Duration,
+    shutdown: CancellationToken,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut ticker = tokio::time::interval(interval);
+        ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+        let validating: Api<ValidatingWebhookConfiguration> = Api::all(client);
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                _ = ticker.tick() => {}
+            }
+            let chain = resolver.current().cert.clone();
+            let mut mismatches = 0;
+            let mut complete = true;
+            for name in &configurations.mutating {
+                let what = format!("MutatingWebhookConfiguration {name}");
+                match check_one(&mutating, name, &what, &chain).await {
+                    Some(count) => mismatches += count,
+                    None => complete = false,
+                }
+            }
+            for name in &configurations.validating {
+                let what = format!("ValidatingWebhookConfiguration {name}");
+                match check_one(&validating, name, &what, &chain).await {
+                    Some(count) => mismatches += count,
+                    None => complete = false,
+                }
+            }
+            // A failed read says nothing about the bundle; keep the last count then.
+            if complete || mismatches > 0 {
+                metrics.set_ca_bundle_mismatches(mismatches);
+            }
+        }
+    })
+}
+
+/// Mismatching webhooks of one configuration, or `None` when it could not be read.
+async fn check_one<K>(
+    api: &Api<K>,
+    name: &str,
+    what: &str,
+    chain: &[rustls::pki_types::CertificateDer<'static>],
+) -> Option<usize>
+where
+    K: kube::Resource + ClientConfigs + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let mut object = match api.get_opt(name).await {
+        Ok(Some(object)) => object,
+        Ok(None) => {
+            tracing::warn!("{what} not found; its caBundle cannot be checked");
+            return None;
+        }
+        Err(error) => {
+            tracing::warn!(%error, "{what}: cannot read it to check its caBundle");
+            return None;
+        }
+    };
+    let now = SystemTime::now();
+    let mut mismatches = 0;
+    for (index, config) in object.client_configs().into_iter().enumerate() {
+        let bundle = config
+            .ca_bundle
+            .as_ref()
+            .map(|b| b.0.as_slice())
+            .unwrap_or_default();
+        if let Err(reason) = bundle_trusts(bundle, chain, now) {
+            tracing::warn!("{what}: webhook #{index}: {reason}");
+            mismatches += 1;
+        }
+    }
+    Some(mismatches)
+}
+
 fn secret_data(secret: &Secret) -> SecretData {
     secret
         .data
@@ -254,6 +357,48 @@ fn new_secret(args: &CertsArgs, data: SecretData) -> Secret {
         type_: Some("Opaque".to_owned()),
         data: Some(to_byte_strings(data)),
         ..Secret::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::admissionregistration::v1::MutatingWebhook;
+
+    fn webhook(name: &str, bundle: Option<&[u8]>) -> MutatingWebhook {
+        MutatingWebhook {
+            name: name.to_owned(),
+            client_config: WebhookClientConfig {
+                ca_bundle: bundle.map(|b| ByteString(b.to_vec())),
+                url: Some("https://127.0.0.1:9443/mutate-pod".to_owned()),
+                ..WebhookClientConfig::default()
+            },
+            admission_review_versions: vec!["v1".to_owned()],
+            side_effects: "None".to_owned(),
+            ..MutatingWebhook::default()
+        }
+    }
+
+    #[test]
+    fn ca_bundle_is_set_on_every_webhook_and_only_when_different() {
+        let mut config = MutatingWebhookConfiguration {
+            webhooks: Some(vec![
+                webhook("a.kb.io", None),
+                webhook("b.kb.io", Some(b"old")),
+            ]),
+            ..MutatingWebhookConfiguration::default()
+        };
+        assert!(set_ca_bundle(&mut config, b"new"));
+        for config in config.client_configs() {
+            assert_eq!(config.ca_bundle.as_ref().unwrap().0, b"new");
+        }
+        assert!(
+            !set_ca_bundle(&mut config, b"new"),
+            "second pass must be a no-op"
+        );
+
+        let mut empty = ValidatingWebhookConfiguration::default();
+        assert!(!set_ca_bundle(&mut empty, b"new"));
     }
 }
 

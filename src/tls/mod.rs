@@ -4,6 +4,7 @@
 pub mod certgen;
 pub mod resolver;
 pub mod rotation;
+pub mod trust;
 
 pub use certgen::{CertError, CertFiles, ensure_cert_dir};
 pub use resolver::{LoadError, ReloadableCert, server_config, spawn_reloader};
