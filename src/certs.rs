@@ -360,6 +360,15 @@ fn new_secret(args: &CertsArgs, data: SecretData) -> Secret {
     }
 }
 
+fn kube_error(action: &'static str, what: &str) -> impl FnOnce(kube::Error) -> CertsError {
+    let what = what.to_owned();
+    move |source| CertsError::Kube {
+        action,
+        what,
+        source,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,14 +408,5 @@ mod tests {
 
         let mut empty = ValidatingWebhookConfiguration::default();
         assert!(!set_ca_bundle(&mut empty, b"new"));
-    }
-}
-
-fn kube_error(action: &'static str, what: &str) -> impl FnOnce(kube::Error) -> CertsError {
-    let what = what.to_owned();
-    move |source| CertsError::Kube {
-        action,
-        what,
-        source,
     }
 }
