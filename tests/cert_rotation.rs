@@ -2,7 +2,8 @@
 //! mounted certificate is replaced ten times (one of them a CA rotation), the way the kubelet
 //! updates a Secret volume. Keep-alive and fresh-connection clients trust the published bundle
 //! (old and new CA, as the apiserver does during the overlap); not one request may fail, and a
-//! fresh handshake must see each new certificate within a few reload intervals.
+//! fresh handshake must see each new certificate within a few reload intervals; a broken update
+//! at the end is refused while the last good certificate keeps serving.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
@@ -288,7 +289,13 @@ async fn rotation_under_load_loses_no_request() {
         }
         slowest = slowest.max(published.elapsed());
     }
-    tokio::time::sleep(RELOAD_INTERVAL * 2).await;
+    // A broken update (key of another version) is refused; the last good pair stays in service.
+    let mut broken = versions[ROTATIONS].clone();
+    broken.insert(KEY_KEY.to_owned(), versions[1][KEY_KEY].clone());
+    publish(certs.path(), ROTATIONS + 1, &broken);
+    tokio::time::sleep(RELOAD_INTERVAL * 4).await;
+    let served = post(&probe, &url, &body).await.expect("probe after a broken update");
+    assert_eq!(served, leaf_der(&versions[ROTATIONS]), "broken pair was served");
     stop.store(true, Ordering::Relaxed);
 
     let first_leaf = leaf_der(&versions[0]);
@@ -330,6 +337,10 @@ async fn rotation_under_load_loses_no_request() {
     let metrics = http_get(admin, "/metrics").expect("metrics");
     assert!(
         metrics.contains(&format!("tls_certificate_reloads_total {ROTATIONS}\n")),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("tls_certificate_reload_failures_total 1\n"),
         "{metrics}"
     );
     eprintln!(
