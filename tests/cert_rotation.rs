@@ -294,8 +294,14 @@ async fn rotation_under_load_loses_no_request() {
     broken.insert(KEY_KEY.to_owned(), versions[1][KEY_KEY].clone());
     publish(certs.path(), ROTATIONS + 1, &broken);
     tokio::time::sleep(RELOAD_INTERVAL * 4).await;
-    let served = post(&probe, &url, &body).await.expect("probe after a broken update");
-    assert_eq!(served, leaf_der(&versions[ROTATIONS]), "broken pair was served");
+    let served = post(&probe, &url, &body)
+        .await
+        .expect("probe after a broken update");
+    assert_eq!(
+        served,
+        leaf_der(&versions[ROTATIONS]),
+        "broken pair was served"
+    );
     stop.store(true, Ordering::Relaxed);
 
     let first_leaf = leaf_der(&versions[0]);
