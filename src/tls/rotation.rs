@@ -724,4 +724,56 @@ mod tests {
         assert!(text.lines().all(|line| line.len() <= 64));
         assert_eq!(certs_in(&plan.bundle), certs_in(&data[CA_CERT_KEY]));
     }
+
+    mod properties {
+        use super::*;
+        use crate::tls::trust::bundle_trusts;
+        use proptest::prelude::*;
+
+        fn leaf_chain(data: &SecretData) -> Vec<CertificateDer<'static>> {
+            CertificateDer::pem_slice_iter(&data[CERT_KEY])
+                .map(Result::unwrap)
+                .collect()
+        }
+
+        fn valid_at(data: &SecretData, now: SystemTime) -> bool {
+            let chain = leaf_chain(data);
+            not_after(&chain[0]).is_some_and(|expiry| expiry > now)
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(24))]
+
+            /// Whatever the sequence of runs (time passing, forced renewals and CA rotations), each
+            /// run's bundle trusts the certificate it stores *and* the one servers presented until
+            /// then (unless that one has expired), and running again at once changes nothing.
+            #[test]
+            fn every_run_trusts_old_and_new_certificates(
+                steps in proptest::collection::vec((0u32..120, 0u32..48, any::<bool>(), 0u8..4), 1..8)
+            ) {
+                let mut now = SystemTime::now();
+                let (mut data, _) = apply(&SecretData::new(), &policy(now));
+                for (days, hours, force_renew, rotate) in steps {
+                    now += days * DAY + hours * HOUR;
+                    let mut run = policy(now);
+                    run.force_renew = force_renew;
+                    run.force_rotate_ca = rotate == 0;
+                    let (next, plan) = apply(&data, &run);
+                    prop_assert_eq!(bundle_trusts(&plan.bundle, &leaf_chain(&next), now), Ok(()));
+                    if valid_at(&data, now) {
+                        prop_assert_eq!(
+                            bundle_trusts(&plan.bundle, &leaf_chain(&data), now),
+                            Ok(()),
+                            "actions {:?}",
+                            plan.actions
+                        );
+                    }
+                    prop_assert_eq!(&next[BUNDLE_KEY], &plan.bundle);
+                    let again = super::plan(&next, &policy(now)).unwrap();
+                    prop_assert!(again.data.is_none(), "not idempotent: {:?}", again.actions);
+                    data = next;
+                }
+            }
+        }
+    }
 }
