@@ -24,8 +24,10 @@ const FIXTURE: &str = concat!(
 );
 const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/examples");
 const RELOAD_INTERVAL: Duration = Duration::from_millis(200);
-/// A fresh handshake must present the new certificate within this many reload intervals.
-const MAX_INTERVALS_TO_SEE_NEW_CERT: u32 = 5;
+/// A fresh handshake must present the new certificate within this many reload intervals (one poll
+/// normally suffices; a poll that catches the swap half-done waits for the next; the rest is slack
+/// for a busy 2-core CI machine).
+const MAX_INTERVALS_TO_SEE_NEW_CERT: u32 = 8;
 const ROTATIONS: usize = 10;
 /// The rotation (1-based) that also replaces the CA.
 const CA_ROTATION: usize = 5;
