@@ -1,7 +1,7 @@
 //! Process wiring: what `serve` and `inject` do, from parsed arguments to running tasks.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,11 +10,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::admin::{Readiness, admin_router};
 use crate::admission::{AdmissionState, router};
+use crate::certs::CheckedConfigurations;
 use crate::cli::{CrdsArgs, InjectArgs, ServeArgs};
 use crate::metrics::Metrics;
 use crate::source::dir::{self, EMBEDDED_EXAMPLES, LoadError};
 use crate::source::{self, Catalogue};
-use crate::tls::certgen::ensure_cert_dir;
+use crate::tls::certgen::{CA_CERT_FILE, CERT_FILE, KEY_FILE, ensure_cert_dir};
 use crate::tls::resolver::{ReloadableCert, server_config, spawn_reloader};
 
 /// Lifetime of a certificate generated for local use.
@@ -25,16 +26,30 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     let readiness = Arc::new(Readiness::default());
     let shutdown = CancellationToken::new();
 
-    // Certificates: reuse what the directory holds while valid, otherwise generate.
-    let mut ips: Vec<IpAddr> = vec![Ipv4Addr::LOCALHOST.into(), Ipv6Addr::LOCALHOST.into()];
-    ips.extend(args.tls_ips.iter().copied());
-    let files = ensure_cert_dir(
-        &args.cert_dir,
-        &args.certificate_dns_names(),
-        &ips,
-        LOCAL_CERT_VALIDITY,
-    )
-    .map_err(|e| format!("certificates in {}: {e}", args.cert_dir.display()))?;
+    // Certificates: managed elsewhere and served as mounted, or generated here and reused while
+    // valid.
+    let files = if args.external_certs {
+        CertPaths {
+            cert: args.cert_dir.join(CERT_FILE),
+            key: args.cert_dir.join(KEY_FILE),
+            ca: args.cert_dir.join(CA_CERT_FILE),
+        }
+    } else {
+        let mut ips: Vec<IpAddr> = vec![Ipv4Addr::LOCALHOST.into(), Ipv6Addr::LOCALHOST.into()];
+        ips.extend(args.tls_ips.iter().copied());
+        let files = ensure_cert_dir(
+            &args.cert_dir,
+            &args.certificate_dns_names(),
+            &ips,
+            LOCAL_CERT_VALIDITY,
+        )
+        .map_err(|e| format!("certificates in {}: {e}", args.cert_dir.display()))?;
+        CertPaths {
+            cert: files.cert,
+            key: files.key,
+            ca: files.ca,
+        }
+    };
     let certificate = Arc::new(
         ReloadableCert::from_files(&files.cert, &files.key)
             .map_err(|e| format!("loading {}: {e}", files.cert.display()))?,
@@ -52,6 +67,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
             shutdown.clone(),
             move |outcome| metrics.record_certificate_reload(outcome),
         );
+    }
+    if args.external_certs {
+        spawn_external_bundle_check(&args, &certificate, &metrics, &shutdown).await;
     }
 
     // SidecarSets: a directory that is watched, or the embedded examples.
@@ -126,6 +144,39 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+struct CertPaths {
+    cert: PathBuf,
+    key: PathBuf,
+    ca: PathBuf,
+}
+
+/// With a reachable cluster, checks (never writes) the caBundle of the webhook configurations.
+async fn spawn_external_bundle_check(
+    args: &ServeArgs,
+    certificate: &Arc<ReloadableCert>,
+    metrics: &Arc<Metrics>,
+    shutdown: &CancellationToken,
+) {
+    match kube::Client::try_default().await {
+        Ok(client) => {
+            crate::certs::spawn_bundle_check(
+                client,
+                CheckedConfigurations {
+                    mutating: args.mutating_configurations.clone(),
+                    validating: args.validating_configurations.clone(),
+                },
+                certificate.clone(),
+                metrics.clone(),
+                args.ca_bundle_check_interval,
+                shutdown.clone(),
+            );
+        }
+        Err(error) => {
+            tracing::info!(%error, "no cluster configuration; caBundle of the webhook configurations not checked");
+        }
+    }
 }
 
 fn report_load(metrics: &Metrics, catalogue: &Catalogue, errors: &[LoadError]) {

@@ -42,6 +42,139 @@ pub enum Command {
     Inject(InjectArgs),
     /// Write the CustomResourceDefinitions generated from the Rust types.
     Crds(CrdsArgs),
+    /// Create or renew the CA and serving certificate in their Secret and publish the CA bundle in
+    /// the webhook configurations (one run; used as install Job and daily CronJob).
+    Certs(CertsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CertsArgs {
+    /// Namespace of the certificate Secret.
+    #[arg(long, default_value = "kruise-system", env = "POD_NAMESPACE")]
+    pub namespace: String,
+    /// Name of the certificate Secret.
+    #[arg(
+        long,
+        default_value = "kruise-webhook-certs",
+        env = "KRUISE_WEBHOOK_SECRET_NAME"
+    )]
+    pub secret_name: String,
+    /// Service name: the certificate covers <service>, <service>.<namespace>,
+    /// <service>.<namespace>.svc and <service>.<namespace>.svc.cluster.local.
+    #[arg(
+        long,
+        default_value = "kruise-webhook",
+        env = "KRUISE_WEBHOOK_SERVICE_NAME"
+    )]
+    pub service_name: String,
+    /// Extra DNS names for the serving certificate (localhost and 127.0.0.1 are always included).
+    #[arg(
+        long = "tls-dns-name",
+        env = "KRUISE_WEBHOOK_TLS_DNS_NAMES",
+        value_delimiter = ','
+    )]
+    pub tls_dns_names: Vec<String>,
+    /// Extra IP addresses for the serving certificate.
+    #[arg(long = "tls-ip", env = "KRUISE_WEBHOOK_TLS_IPS", value_delimiter = ',')]
+    pub tls_ips: Vec<IpAddr>,
+    /// MutatingWebhookConfigurations whose caBundle this job owns.
+    #[arg(
+        long = "mutating-webhook-configuration",
+        default_value = "kruise-mutating-webhook-configuration",
+        env = "KRUISE_WEBHOOK_MUTATING_CONFIGURATIONS",
+        value_delimiter = ','
+    )]
+    pub mutating_configurations: Vec<String>,
+    /// ValidatingWebhookConfigurations whose caBundle this job owns.
+    #[arg(
+        long = "validating-webhook-configuration",
+        default_value = "kruise-validating-webhook-configuration",
+        env = "KRUISE_WEBHOOK_VALIDATING_CONFIGURATIONS",
+        value_delimiter = ','
+    )]
+    pub validating_configurations: Vec<String>,
+    /// Lifetime of a new serving certificate (`90d`, `6m` = 180 days, `1y` = 365 days, `12h`, `30s`).
+    #[arg(long, default_value = "1y", value_parser = parse_period, env = "KRUISE_WEBHOOK_CERT_VALIDITY")]
+    pub cert_validity: Duration,
+    /// Renew the serving certificate when less than this is left.
+    #[arg(long, default_value = "90d", value_parser = parse_period, env = "CERTS_RENEW_BEFORE")]
+    pub renew_before: Duration,
+    /// Lifetime of a new CA.
+    #[arg(long, default_value = "10y", value_parser = parse_period, env = "KRUISE_WEBHOOK_CA_VALIDITY")]
+    pub ca_validity: Duration,
+    /// Replace the CA when less than this (or less than the certificate validity) is left.
+    #[arg(long, default_value = "2y", value_parser = parse_period, env = "KRUISE_WEBHOOK_CA_RENEW_BEFORE")]
+    pub ca_renew_before: Duration,
+    /// How long a replaced CA stays in the caBundle after its successor was created (time for
+    /// every server to pick up the new certificate). `0s` drops it on the next run.
+    #[arg(long, default_value = "1h", value_parser = parse_period_or_zero, env = "KRUISE_WEBHOOK_CA_OVERLAP")]
+    pub ca_overlap: Duration,
+    /// Issue a new serving certificate even if the current one is good.
+    #[arg(long)]
+    pub force_renew: bool,
+    /// Replace the CA (and the serving certificate) even if it is good; the old CA stays in the
+    /// caBundle for the overlap.
+    #[arg(long)]
+    pub force_rotate_ca: bool,
+}
+
+impl CertsArgs {
+    /// The DNS names the serving certificate must cover.
+    pub fn certificate_dns_names(&self) -> Vec<String> {
+        service_dns_names(&self.service_name, &self.namespace, &self.tls_dns_names)
+    }
+}
+
+fn service_dns_names(service: &str, namespace: &str, extra: &[String]) -> Vec<String> {
+    let mut names = vec![
+        "localhost".to_string(),
+        service.to_owned(),
+        format!("{service}.{namespace}"),
+        format!("{service}.{namespace}.svc"),
+        format!("{service}.{namespace}.svc.cluster.local"),
+    ];
+    names.extend(extra.iter().cloned());
+    names.dedup();
+    names
+}
+
+/// OpenKruise's `CERTS_RENEW_BEFORE` format — an integer and `d` (days), `m` (30-day months) or
+/// `y` (365-day years) — plus `h` and `s` for short test lifetimes. Must be positive.
+fn parse_period(value: &str) -> Result<Duration, String> {
+    match parse_period_or_zero(value)? {
+        Duration::ZERO => Err(format!("period {value:?} must be positive")),
+        period => Ok(period),
+    }
+}
+
+fn parse_period_or_zero(value: &str) -> Result<Duration, String> {
+    let value = value.trim();
+    let split = value.len().saturating_sub(1);
+    let at = if value.is_char_boundary(split) {
+        split
+    } else {
+        0
+    };
+    let (number, unit) = value.split_at(at);
+    let amount: u64 = number
+        .parse()
+        .map_err(|_| format!("invalid period {value:?}: expected e.g. 90d, 6m, 1y, 12h"))?;
+    let unit_seconds: u64 = match unit {
+        "s" => 1,
+        "h" => 3600,
+        "d" => 24 * 3600,
+        "m" => 30 * 24 * 3600,
+        "y" => 365 * 24 * 3600,
+        _ => {
+            return Err(format!(
+                "invalid period unit in {value:?}: use d (days), m (30-day months), y (365-day years), h or s"
+            ));
+        }
+    };
+    amount
+        .checked_mul(unit_seconds)
+        .map(Duration::from_secs)
+        .ok_or_else(|| format!("period {value:?} is too long"))
 }
 
 #[derive(Args, Debug)]
@@ -91,6 +224,31 @@ pub struct ServeArgs {
     /// it, the example SidecarSets compiled into the binary are served.
     #[arg(long, env = "KRUISE_WEBHOOK_SIDECARSETS")]
     pub sidecarsets: Option<PathBuf>,
+    /// Certificates are managed outside this process (the `certs` job's Secret, or cert-manager):
+    /// serve tls.crt/tls.key from --cert-dir as mounted, never generate or write anything. With a
+    /// reachable cluster, the caBundle of the webhook configurations is checked against the served
+    /// certificate (log and metric on mismatch, never written).
+    #[arg(long, env = "KRUISE_WEBHOOK_EXTERNAL_CERTS")]
+    pub external_certs: bool,
+    /// MutatingWebhookConfigurations whose caBundle is checked in --external-certs mode.
+    #[arg(
+        long = "mutating-webhook-configuration",
+        default_value = "kruise-mutating-webhook-configuration",
+        env = "KRUISE_WEBHOOK_MUTATING_CONFIGURATIONS",
+        value_delimiter = ','
+    )]
+    pub mutating_configurations: Vec<String>,
+    /// ValidatingWebhookConfigurations whose caBundle is checked in --external-certs mode.
+    #[arg(
+        long = "validating-webhook-configuration",
+        default_value = "kruise-validating-webhook-configuration",
+        env = "KRUISE_WEBHOOK_VALIDATING_CONFIGURATIONS",
+        value_delimiter = ','
+    )]
+    pub validating_configurations: Vec<String>,
+    /// How often the caBundle is checked in --external-certs mode.
+    #[arg(long, default_value = "1m", value_parser = parse_duration, env = "KRUISE_WEBHOOK_CA_BUNDLE_CHECK_INTERVAL")]
+    pub ca_bundle_check_interval: Duration,
     /// How often the SidecarSet directory and the certificate files are checked for changes.
     #[arg(long, default_value = "2s", value_parser = parse_duration, env = "KRUISE_WEBHOOK_RELOAD_INTERVAL")]
     pub reload_interval: Duration,
@@ -105,17 +263,11 @@ pub struct ServeArgs {
 impl ServeArgs {
     /// The DNS names the serving certificate must cover.
     pub fn certificate_dns_names(&self) -> Vec<String> {
-        let (service, namespace) = (&self.service_name, &self.service_namespace);
-        let mut names = vec![
-            "localhost".to_string(),
-            service.clone(),
-            format!("{service}.{namespace}"),
-            format!("{service}.{namespace}.svc"),
-            format!("{service}.{namespace}.svc.cluster.local"),
-        ];
-        names.extend(self.tls_dns_names.iter().cloned());
-        names.dedup();
-        names
+        service_dns_names(
+            &self.service_name,
+            &self.service_namespace,
+            &self.tls_dns_names,
+        )
     }
 }
 
@@ -187,6 +339,40 @@ mod tests {
         let names = args.certificate_dns_names();
         assert!(names.contains(&"kruise-webhook.kruise-system.svc".to_string()));
         assert!(names.contains(&"b.example".to_string()));
+    }
+
+    #[test]
+    fn periods_accept_openkruise_format() {
+        const DAY: u64 = 24 * 3600;
+        assert_eq!(parse_period("90d"), Ok(Duration::from_secs(90 * DAY)));
+        assert_eq!(parse_period("6m"), Ok(Duration::from_secs(180 * DAY)));
+        assert_eq!(parse_period("1y"), Ok(Duration::from_secs(365 * DAY)));
+        assert_eq!(parse_period("12h"), Ok(Duration::from_secs(12 * 3600)));
+        assert_eq!(parse_period("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_period_or_zero("0s"), Ok(Duration::ZERO));
+        for bad in ["0d", "90", "d", "", "-1d", "1.5y", "2w", "90dd", "é"] {
+            assert!(parse_period(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn certs_defaults() {
+        let cli = Cli::try_parse_from(["kruise-webhook", "certs", "--force-rotate-ca"]).unwrap();
+        let Command::Certs(args) = cli.command else {
+            panic!("certs expected")
+        };
+        assert_eq!(args.secret_name, "kruise-webhook-certs");
+        assert_eq!(
+            args.mutating_configurations,
+            vec!["kruise-mutating-webhook-configuration"]
+        );
+        assert_eq!(
+            args.validating_configurations,
+            vec!["kruise-validating-webhook-configuration"]
+        );
+        assert!(args.force_rotate_ca && !args.force_renew);
+        assert!(args.renew_before < args.cert_validity);
+        assert!(args.ca_renew_before < args.ca_validity);
     }
 
     #[test]

@@ -90,6 +90,7 @@ pub struct Metrics {
     certificate_not_after: Gauge,
     certificate_reloads: Counter,
     certificate_reload_failures: Counter,
+    ca_bundle_mismatches: Gauge,
     sidecarsets_loaded: Gauge,
     sidecarset_load_errors: Counter,
 }
@@ -108,6 +109,7 @@ impl Metrics {
         let certificate_not_after = Gauge::default();
         let certificate_reloads = Counter::default();
         let certificate_reload_failures = Counter::default();
+        let ca_bundle_mismatches = Gauge::default();
         let sidecarsets_loaded = Gauge::default();
         let sidecarset_load_errors = Counter::default();
 
@@ -142,6 +144,11 @@ impl Metrics {
             certificate_reload_failures.clone(),
         );
         registry.register(
+            "tls_ca_bundle_mismatches",
+            "Webhooks whose caBundle does not trust the served certificate (--external-certs checks)",
+            ca_bundle_mismatches.clone(),
+        );
+        registry.register(
             "sidecarsets_loaded",
             "SidecarSets in the current catalogue snapshot",
             sidecarsets_loaded.clone(),
@@ -159,6 +166,7 @@ impl Metrics {
             certificate_not_after,
             certificate_reloads,
             certificate_reload_failures,
+            ca_bundle_mismatches,
             sidecarsets_loaded,
             sidecarset_load_errors,
         }
@@ -205,6 +213,12 @@ impl Metrics {
                 self.certificate_reload_failures.inc();
             }
         }
+    }
+
+    /// Publishes how many checked webhooks have a caBundle that does not trust the served certificate.
+    pub fn set_ca_bundle_mismatches(&self, count: usize) {
+        self.ca_bundle_mismatches
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
     }
 
     pub fn set_sidecarsets_loaded(&self, count: usize) {
@@ -259,6 +273,7 @@ mod tests {
             "# TYPE tls_certificate_not_after_seconds gauge",
             "# TYPE tls_certificate_reloads counter",
             "# TYPE tls_certificate_reload_failures counter",
+            "# TYPE tls_ca_bundle_mismatches gauge",
             "# TYPE sidecarsets_loaded gauge",
             "# TYPE sidecarset_load_errors counter",
         ] {

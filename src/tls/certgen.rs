@@ -39,7 +39,7 @@ const CA_LIFETIME: Duration = Duration::from_secs(10 * 365 * 24 * 60 * 60);
 /// this before expiry: a one-year certificate is renewed 30 days ahead, a one-day one after 16 h.
 const MAX_RENEWAL_MARGIN: Duration = Duration::from_secs(30 * 24 * 60 * 60);
 /// `notBefore` is backdated so a peer whose clock runs a little behind accepts a fresh certificate.
-const CLOCK_SKEW_ALLOWANCE: Duration = Duration::from_secs(5 * 60);
+pub(crate) const CLOCK_SKEW_ALLOWANCE: Duration = Duration::from_secs(5 * 60);
 
 const PRIVATE_FILE_MODE: u32 = 0o600;
 const PUBLIC_FILE_MODE: u32 = 0o644;
@@ -163,13 +163,13 @@ impl Paths {
 }
 
 /// The SANs the serving certificate must carry: the loopback names plus what the caller asked for.
-struct WantedNames {
+pub(crate) struct WantedNames {
     dns: BTreeSet<String>,
     ips: BTreeSet<IpAddr>,
 }
 
 impl WantedNames {
-    fn new(dns_names: &[String], ip_sans: &[IpAddr]) -> Self {
+    pub(crate) fn new(dns_names: &[String], ip_sans: &[IpAddr]) -> Self {
         let mut dns = BTreeSet::from(["localhost".to_owned()]);
         let mut ips = BTreeSet::from([
             IpAddr::V4(Ipv4Addr::LOCALHOST),
@@ -237,19 +237,34 @@ fn ip_from_bytes(bytes: &[u8]) -> Option<IpAddr> {
 }
 
 /// A CA able to sign serving certificates.
-struct Ca {
-    cert_der: CertificateDer<'static>,
+pub(crate) struct Ca {
+    pub(crate) cert_der: CertificateDer<'static>,
     issuer: Issuer<'static, KeyPair>,
+    pub(crate) not_before: SystemTime,
+    pub(crate) not_after: SystemTime,
 }
 
 /// Loads `ca.crt`/`ca.key`, or says why they cannot be reused.
 fn load_ca(paths: &Paths, valid_for: Duration, now: SystemTime) -> Result<Ca, String> {
     let cert_pem = read_for_check(&paths.ca_cert)?;
     let key_pem = read_for_check(&paths.ca_key)?;
-    let cert_der = CertificateDer::from_pem_slice(&cert_pem)
+    let ca = parse_ca(&cert_pem, &key_pem)?;
+    // The CA must outlive any serving certificate issued now.
+    let outlives_new_leaf = now
+        .checked_add(valid_for)
+        .is_some_and(|leaf_not_after| ca.not_after >= leaf_not_after);
+    if renewal_due(ca.not_before, ca.not_after, now) || !outlives_new_leaf {
+        return Err(format!("{CA_CERT_FILE} expires too soon"));
+    }
+    Ok(ca)
+}
+
+/// Parses a CA certificate and its key (PEM), or says why they cannot sign.
+pub(crate) fn parse_ca(cert_pem: &[u8], key_pem: &[u8]) -> Result<Ca, String> {
+    let cert_der = CertificateDer::from_pem_slice(cert_pem)
         .map_err(|error| format!("{CA_CERT_FILE}: {error}"))?;
     let key_pem =
-        std::str::from_utf8(&key_pem).map_err(|_| format!("{CA_KEY_FILE} is not PEM text"))?;
+        std::str::from_utf8(key_pem).map_err(|_| format!("{CA_KEY_FILE} is not PEM text"))?;
     let key = KeyPair::from_pem(key_pem).map_err(|error| format!("{CA_KEY_FILE}: {error}"))?;
 
     let (_, parsed) = x509_parser::parse_x509_certificate(&cert_der)
@@ -261,17 +276,14 @@ fn load_ca(paths: &Paths, valid_for: Duration, now: SystemTime) -> Result<Ca, St
         return Err(format!("{CA_KEY_FILE} does not belong to {CA_CERT_FILE}"));
     }
     let (not_before, not_after) = validity(&parsed);
-    // The CA must outlive any serving certificate issued now.
-    let outlives_new_leaf = now
-        .checked_add(valid_for)
-        .is_some_and(|leaf_not_after| not_after >= leaf_not_after);
-    if renewal_due(not_before, not_after, now) || !outlives_new_leaf {
-        return Err(format!("{CA_CERT_FILE} expires too soon"));
-    }
-
     let issuer = Issuer::from_ca_cert_der(&cert_der, key)
         .map_err(|error| format!("{CA_CERT_FILE}: {error}"))?;
-    Ok(Ca { cert_der, issuer })
+    Ok(Ca {
+        cert_der,
+        issuer,
+        not_before,
+        not_after,
+    })
 }
 
 /// Checks `tls.crt`/`tls.key` against `ca`; returns the expiry or why they cannot be reused.
@@ -283,11 +295,28 @@ fn check_serving_cert(
 ) -> Result<SystemTime, String> {
     let cert_pem = read_for_check(&paths.cert)?;
     let key_pem = read_for_check(&paths.key)?;
-    let chain = CertificateDer::pem_slice_iter(&cert_pem)
+    let (not_before, not_after) = check_leaf(&cert_pem, &key_pem, ca, wanted, now)?;
+    if renewal_due(not_before, not_after, now) {
+        return Err(format!("{CERT_FILE} is due for renewal"));
+    }
+    Ok(not_after)
+}
+
+/// Checks a serving certificate and key (PEM): the key belongs to the certificate, the certificate
+/// chains to `ca` and is valid at `now`, and it covers every wanted name. Returns its validity
+/// period or why it cannot be served.
+pub(crate) fn check_leaf(
+    cert_pem: &[u8],
+    key_pem: &[u8],
+    ca: &Ca,
+    wanted: &WantedNames,
+    now: SystemTime,
+) -> Result<(SystemTime, SystemTime), String> {
+    let chain = CertificateDer::pem_slice_iter(cert_pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|error| format!("{CERT_FILE}: {error}"))?;
     let key =
-        PrivateKeyDer::from_pem_slice(&key_pem).map_err(|error| format!("{KEY_FILE}: {error}"))?;
+        PrivateKeyDer::from_pem_slice(key_pem).map_err(|error| format!("{KEY_FILE}: {error}"))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     certified_key(chain.clone(), key, &provider).map_err(|error| error.to_string())?;
 
@@ -318,18 +347,14 @@ fn check_serving_cert(
     if let Some(missing) = wanted.first_missing(&parsed) {
         return Err(format!("{CERT_FILE} does not cover {missing}"));
     }
-    let (not_before, not_after) = validity(&parsed);
-    if renewal_due(not_before, not_after, now) {
-        return Err(format!("{CERT_FILE} is due for renewal"));
-    }
-    Ok(not_after)
+    Ok(validity(&parsed))
 }
 
 fn read_for_check(path: &Path) -> Result<Vec<u8>, String> {
     fs::read(path).map_err(|error| format!("cannot read {}: {error}", path.display()))
 }
 
-fn validity(cert: &X509Certificate<'_>) -> (SystemTime, SystemTime) {
+pub(crate) fn validity(cert: &X509Certificate<'_>) -> (SystemTime, SystemTime) {
     let validity = cert.validity();
     (
         unix_seconds_to_system_time(validity.not_before.timestamp()),
@@ -346,30 +371,45 @@ fn renewal_due(not_before: SystemTime, not_after: SystemTime, now: SystemTime) -
     }
 }
 
-/// Returns the CA plus its certificate and key as PEM.
-fn generate_ca(now: SystemTime, lifetime: Duration) -> Result<(Ca, String, String), CertError> {
+/// Returns the CA plus its certificate and key as PEM. The subject names the creation time, so
+/// two CAs published side by side during a rotation are told apart by people and tools alike.
+pub(crate) fn generate_ca(
+    now: SystemTime,
+    lifetime: Duration,
+) -> Result<(Ca, String, String), CertError> {
     let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)?;
     let mut params = CertificateParams::default();
-    params.distinguished_name = distinguished_name("kruise-webhook CA");
+    let created = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+    params.distinguished_name = distinguished_name(&format!("kruise-webhook CA {created}"));
     params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
     params.key_usages = vec![
         KeyUsagePurpose::KeyCertSign,
         KeyUsagePurpose::CrlSign,
         KeyUsagePurpose::DigitalSignature,
     ];
-    set_validity(&mut params, now, lifetime)?;
+    let not_after = set_validity(&mut params, now, lifetime)?;
+    let not_before = now.checked_sub(CLOCK_SKEW_ALLOWANCE).unwrap_or(UNIX_EPOCH);
+    let not_before = UNIX_EPOCH
+        + Duration::from_secs(
+            not_before
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs(),
+        );
     let cert = params.self_signed(&key)?;
     let cert_pem = cert.pem();
     let key_pem = key.serialize_pem();
     let ca = Ca {
         cert_der: cert.der().clone(),
         issuer: Issuer::new(params, key),
+        not_before,
+        not_after,
     };
     Ok((ca, cert_pem, key_pem))
 }
 
 /// Returns the serving certificate and key as PEM, and the certificate's expiry.
-fn issue_serving_cert(
+pub(crate) fn issue_serving_cert(
     ca: &Ca,
     wanted: &WantedNames,
     valid_for: Duration,

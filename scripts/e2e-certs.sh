@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# End-to-end check of the certificate lifecycle against a real kube-apiserver.
+#
+# Needs KUBECONFIG of a running, disposable cluster whose apiserver can reach 127.0.0.1 (the
+# project's kube-local harness). Steps:
+#   1. `kruise-webhook certs` creates the Secret and writes caBundle into the two webhook
+#      configurations registered here (clientConfig.url https://127.0.0.1:<port>/…, since the
+#      apiserver cannot route to Services);
+#   2. the Secret is copied into a directory the way the kubelet mounts it (..data symlink swap)
+#      and `kruise-webhook serve --external-certs` serves it;
+#   3. pods are created continuously and each must be injected, while `certs --force-rotate-ca`
+#      replaces the CA, the directory is re-synced, and a later run drops the old CA;
+#   4. runs with nothing to do must leave every resourceVersion unchanged;
+#   5. serve must never have restarted and must report no caBundle mismatch.
+# The webhook configurations, pods, Secret and (if created here) the SidecarSet are deleted
+# again; the job's ServiceAccount and RBAC (applied from deploy/certs) are left in place.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+: "${KUBECONFIG:?set KUBECONFIG to a disposable cluster}"
+export KUBECONFIG
+
+ns=kruise-system
+secret=kruise-webhook-certs
+mwc=kruise-mutating-webhook-configuration
+vwc=kruise-validating-webhook-configuration
+bin=${KRUISE_WEBHOOK_BIN:-target/debug/kruise-webhook}
+[ -x "$bin" ] || cargo build --quiet --bin kruise-webhook
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port=$(free_port); admin=$(free_port)
+work=$(mktemp -d)
+certs_dir=$work/certs; mkdir -p "$certs_dir"
+serve_pid=""; load_pid=""; created_sidecarset=0
+
+cleanup() {
+  [ -n "$load_pid" ] && kill "$load_pid" 2>/dev/null || true
+  [ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null || true
+  # The webhooks point at a server that is going away: remove them first.
+  kubectl delete mutatingwebhookconfiguration "$mwc" --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete validatingwebhookconfiguration "$vwc" --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete pods -n default -l e2e-certs=true --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  kubectl delete secret -n "$ns" "$secret" --ignore-not-found >/dev/null 2>&1 || true
+  if [ "$created_sidecarset" = 1 ]; then
+    kubectl delete -f deploy/examples/log-agent.yaml --ignore-not-found >/dev/null 2>&1 || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+passed=0; failed=0
+check() { # name command...
+  local name=$1; shift
+  if "$@"; then echo "ok   $name"; passed=$((passed + 1)); else echo "FAIL $name"; failed=$((failed + 1)); fi
+}
+
+# Every `certs` run uses the job's own ServiceAccount (deploy/certs RBAC) through impersonation,
+# so a missing or too-wide permission shows up here.
+sa_kubeconfig=$work/certs-sa.kubeconfig
+certs() { KUBECONFIG=$sa_kubeconfig "$bin" --log warn certs --namespace "$ns" "$@"; }
+
+# Copies the Secret into $certs_dir like the kubelet: new hidden dir, atomic ..data swap.
+version=0
+sync_secret() {
+  version=$((version + 1))
+  local dir="$certs_dir/..v$version" json
+  mkdir "$dir"
+  json=$(kubectl get secret -n "$ns" "$secret" -o json)
+  for key in tls.crt tls.key ca.crt ca-bundle.crt; do
+    jq -r --arg k "$key" '.data[$k] // ""' <<<"$json" | base64 -d > "$dir/$key"
+  done
+  ln -s "..v$version" "$certs_dir/..data_tmp"
+  mv -T "$certs_dir/..data_tmp" "$certs_dir/..data"
+  for key in tls.crt tls.key ca.crt ca-bundle.crt; do
+    [ -L "$certs_dir/$key" ] || ln -s "..data/$key" "$certs_dir/$key"
+  done
+  [ "$version" -gt 1 ] && rm -rf "$certs_dir/..v$((version - 1))"
+  return 0
+}
+
+resource_versions() {
+  kubectl get secret -n "$ns" "$secret" -o jsonpath='{.metadata.resourceVersion}'; echo -n " "
+  kubectl get mutatingwebhookconfiguration "$mwc" -o jsonpath='{.metadata.resourceVersion}'; echo -n " "
+  kubectl get validatingwebhookconfiguration "$vwc" -o jsonpath='{.metadata.resourceVersion}'
+}
+bundle_cert_count() { # kind name
+  kubectl get "$1" "$2" -o jsonpath='{.webhooks[0].clientConfig.caBundle}' | base64 -d | grep -c 'BEGIN CERTIFICATE'
+}
+served_leaf() {
+  openssl s_client -connect "127.0.0.1:$port" -servername localhost </dev/null 2>/dev/null \
+    | openssl x509 -noout -fingerprint -sha256 2>/dev/null
+}
+secret_leaf() {
+  kubectl get secret -n "$ns" "$secret" -o jsonpath='{.data.tls\.crt}' | base64 -d \
+    | openssl x509 -noout -fingerprint -sha256
+}
+metric() { curl -fsS "http://127.0.0.1:$admin/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
+
+kubectl get namespace "$ns" >/dev/null 2>&1 || kubectl create namespace "$ns" >/dev/null
+kubectl apply -f deploy/crds/ >/dev/null
+kubectl wait --for=condition=Established --timeout=60s -f deploy/crds/ >/dev/null
+kubectl delete secret -n "$ns" "$secret" --ignore-not-found >/dev/null
+kubectl apply -f deploy/certs/serviceaccount.yaml -f deploy/certs/rbac.yaml >/dev/null
+kubectl config view --raw --flatten --minify -o json \
+  | jq --arg who "system:serviceaccount:$ns:kruise-webhook-certs" '.users[0].user["as"] = $who' \
+  > "$sa_kubeconfig"
+kubectl apply -f - >/dev/null <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: $mwc}
+webhooks:
+  - name: mpod.kb.io
+    clientConfig: {url: "https://127.0.0.1:$port/mutate-pod"}
+    rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
+    objectSelector: {matchLabels: {e2e-certs: "true"}}
+    failurePolicy: Fail
+    sideEffects: None
+    admissionReviewVersions: [v1, v1beta1]
+    timeoutSeconds: 10
+  - name: msidecarset.kb.io
+    clientConfig: {url: "https://127.0.0.1:$port/mutate-apps-kruise-io-sidecarset"}
+    rules: [{apiGroups: [apps.kruise.io], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [sidecarsets]}]
+    failurePolicy: Fail
+    sideEffects: None
+    admissionReviewVersions: [v1, v1beta1]
+    timeoutSeconds: 10
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: $vwc}
+webhooks:
+  - name: vsidecarset.kb.io
+    clientConfig: {url: "https://127.0.0.1:$port/validate-apps-kruise-io-sidecarset"}
+    rules: [{apiGroups: [apps.kruise.io], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [sidecarsets]}]
+    failurePolicy: Fail
+    sideEffects: None
+    admissionReviewVersions: [v1, v1beta1]
+    timeoutSeconds: 10
+EOF
+
+can_list() { KUBECONFIG=$sa_kubeconfig kubectl auth can-i "$@" 2>/dev/null; }
+check "the job's account cannot read other Secrets" test "$(can_list get secret/other -n "$ns" || true)" = no
+check "certs creates the Secret (as the job's ServiceAccount)" certs
+check "caBundle written into both configurations" \
+  test "$(bundle_cert_count mutatingwebhookconfiguration "$mwc")-$(bundle_cert_count validatingwebhookconfiguration "$vwc")" = 1-1
+
+sync_secret
+"$bin" --log warn serve --external-certs --cert-dir "$certs_dir" \
+  --listen "127.0.0.1:$port" --admin-listen "127.0.0.1:$admin" \
+  --sidecarsets deploy/examples --reload-interval 500ms --ca-bundle-check-interval 1s \
+  > "$work/serve.log" 2>&1 &
+serve_pid=$!
+for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$admin/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+
+# One pod (labelled for the log-agent example SidecarSet) must come back injected.
+create_pod() {
+  kubectl create -f - -o jsonpath='{.spec.containers[*].name}' <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {generateName: web-, namespace: default, labels: {app: web, e2e-certs: "true"}}
+spec:
+  containers:
+    - name: app
+      image: nginx:1.25
+      env: [{name: TZ, value: Europe/Berlin}]
+EOF
+}
+injected() { [[ " $(create_pod) " == *" log-agent "* ]]; }
+check "a pod is injected through the webhook" injected
+kubectl get -f deploy/examples/log-agent.yaml >/dev/null 2>&1 || created_sidecarset=1
+apply_sidecarset() { kubectl apply -f deploy/examples/log-agent.yaml >/dev/null 2>&1; }
+check "a SidecarSet passes both SidecarSet webhooks" apply_sidecarset
+
+# Continuous load: one pod after another until told to stop; every result is recorded.
+load() {
+  while [ ! -e "$work/stop" ]; do
+    if injected >/dev/null 2>&1; then echo ok; else echo failed; fi
+    sleep 0.2
+  done
+}
+load > "$work/load.log" &
+load_pid=$!
+
+rv_before=$(resource_versions)
+check "a second run with nothing to do changes nothing" certs
+check "resourceVersions unchanged after a no-op run" test "$(resource_versions)" = "$rv_before"
+
+old_leaf=$(served_leaf)
+check "certs --force-rotate-ca" certs --force-rotate-ca
+check "bundle holds the old and the new CA" \
+  test "$(bundle_cert_count mutatingwebhookconfiguration "$mwc")-$(bundle_cert_count validatingwebhookconfiguration "$vwc")" = 2-2
+sleep 2   # pods keep being created while the old certificate is still served
+sync_secret
+new_leaf=$(secret_leaf)
+seen_new() {
+  for _ in $(seq 1 40); do [ "$(served_leaf)" = "$new_leaf" ] && return 0; sleep 0.25; done
+  return 1
+}
+check "serve presents the new certificate without a restart" seen_new
+check "the new certificate differs from the old one" test "$old_leaf" != "$new_leaf"
+sleep 2
+
+rv_before=$(resource_versions)
+check "a run within the overlap changes nothing" certs
+check "resourceVersions unchanged within the overlap" test "$(resource_versions)" = "$rv_before"
+
+check "a run after the overlap drops the old CA" certs --ca-overlap 0s
+check "bundle holds only the new CA" \
+  test "$(bundle_cert_count mutatingwebhookconfiguration "$mwc")-$(bundle_cert_count validatingwebhookconfiguration "$vwc")" = 1-1
+sync_secret
+sleep 2
+rv_before=$(resource_versions)
+check "the next run changes nothing" certs --ca-overlap 0s
+check "resourceVersions unchanged after the rotation settled" test "$(resource_versions)" = "$rv_before"
+
+touch "$work/stop"; wait "$load_pid" || true; load_pid=""
+created=$(grep -c . "$work/load.log" || true)
+lost=$(grep -c failed "$work/load.log" || true)
+echo "     pods created during the rotation: $created, not injected or refused: $lost"
+check "pods were created throughout" test "$created" -ge 10
+check "every pod created during the rotation was injected" test "$lost" = 0
+check "serve never restarted" kill -0 "$serve_pid"
+check "serve reports no caBundle mismatch" test "$(metric tls_ca_bundle_mismatches)" = 0
+check "serve counted the reload" test "$(metric tls_certificate_reloads_total)" -ge 1
+
+echo "e2e-certs: $passed passed, $failed failed"
+[ "$failed" = 0 ] || { echo "--- serve log"; tail -30 "$work/serve.log"; exit 1; }
