@@ -206,7 +206,7 @@ fn fixture_expectations() {
 fn e2e_workloads_pass_validation() {
     use kruise_webhook::admission::workload::validate_workload;
     let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/workloads.yaml"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/examples/workloads/workloads.yaml"),
     )
     .unwrap();
     let mut checked = 0;

@@ -27,6 +27,51 @@ pub fn diff(before: &Value, after: &Value) -> Vec<PatchOperation> {
     ops
 }
 
+/// The raw object with the changes between two typed renderings of it carried over: where
+/// `before` and `after` agree the raw JSON is kept as it is (unknown fields, absent keys), where
+/// they differ `after` wins. Diffing the raw object against this result gives a patch that
+/// always applies to the raw object, even when the typed rendering adds keys the raw object does
+/// not have (an empty `updateStrategy: {}` of a non-optional struct).
+pub fn carry_over(raw: &Value, before: &Value, after: &Value) -> Value {
+    if before == after {
+        return raw.clone();
+    }
+    match (raw, before, after) {
+        (Value::Object(raw_map), Value::Object(before_map), Value::Object(after_map)) => {
+            let mut merged = raw_map.clone();
+            for (key, after_value) in after_map {
+                let before_value = before_map.get(key).unwrap_or(&Value::Null);
+                if before_value == after_value {
+                    continue;
+                }
+                let value = match raw_map.get(key) {
+                    Some(raw_value) => carry_over(raw_value, before_value, after_value),
+                    None => after_value.clone(),
+                };
+                merged.insert(key.clone(), value);
+            }
+            for key in before_map.keys() {
+                if !after_map.contains_key(key) {
+                    merged.remove(key);
+                }
+            }
+            Value::Object(merged)
+        }
+        (Value::Array(raw_items), Value::Array(before_items), Value::Array(after_items))
+            if raw_items.len() == before_items.len() && before_items.len() == after_items.len() =>
+        {
+            Value::Array(
+                raw_items
+                    .iter()
+                    .zip(before_items.iter().zip(after_items))
+                    .map(|(raw, (before, after))| carry_over(raw, before, after))
+                    .collect(),
+            )
+        }
+        _ => after.clone(),
+    }
+}
+
 fn diff_at(path: &mut PointerBuf, before: &Value, after: &Value, ops: &mut Vec<PatchOperation>) {
     match (before, after) {
         (Value::Object(old), Value::Object(new)) => {
@@ -532,5 +577,24 @@ mod tests {
             let ops = diff(&before, &after);
             prop_assert_eq!(apply(&before, &ops), after);
         }
+    }
+
+    #[test]
+    fn carried_over_changes_apply_to_the_raw_object() {
+        // The typed rendering adds `strategy: {}` and drops `unknown`; defaulting fills a field
+        // inside `strategy` and one inside the first container.
+        let raw = json!({"spec": {"containers": [{"name": "a", "unknown": 1}], "x": 1}});
+        let before = json!({"spec": {"containers": [{"name": "a"}], "strategy": {}, "x": 1}});
+        let after = json!({"spec": {"containers": [{"name": "a", "pull": "Always"}], "strategy": {"type": "ReCreate"}, "x": 1}});
+        let merged = carry_over(&raw, &before, &after);
+        assert_eq!(
+            merged,
+            json!({"spec": {"containers": [{"name": "a", "unknown": 1, "pull": "Always"}], "strategy": {"type": "ReCreate"}, "x": 1}})
+        );
+        let mut patched = raw.clone();
+        json_patch::patch(&mut patched, &diff(&raw, &merged)).unwrap();
+        assert_eq!(patched, merged);
+        // Nothing changed: the raw object comes back untouched.
+        assert_eq!(carry_over(&raw, &before, &before), raw);
     }
 }
