@@ -92,6 +92,7 @@ pub struct Metrics {
     certificate_reload_failures: Counter,
     sidecarsets_loaded: Gauge,
     sidecarset_load_errors: Counter,
+    namespaces_known: Gauge,
 }
 
 impl Default for Metrics {
@@ -110,6 +111,7 @@ impl Metrics {
         let certificate_reload_failures = Counter::default();
         let sidecarsets_loaded = Gauge::default();
         let sidecarset_load_errors = Counter::default();
+        let namespaces_known = Gauge::default();
 
         // prometheus-client appends `_total` to counters and the unit suffix itself, so names are
         // registered without them.
@@ -151,6 +153,11 @@ impl Metrics {
             "SidecarSets skipped because they could not be decoded",
             sidecarset_load_errors.clone(),
         );
+        registry.register(
+            "namespaces_known",
+            "Namespaces whose labels the current catalogue snapshot holds",
+            namespaces_known.clone(),
+        );
 
         Metrics {
             registry,
@@ -161,6 +168,7 @@ impl Metrics {
             certificate_reload_failures,
             sidecarsets_loaded,
             sidecarset_load_errors,
+            namespaces_known,
         }
     }
 
@@ -209,6 +217,11 @@ impl Metrics {
 
     pub fn set_sidecarsets_loaded(&self, count: usize) {
         self.sidecarsets_loaded
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
+
+    pub fn set_namespaces_known(&self, count: usize) {
+        self.namespaces_known
             .set(i64::try_from(count).unwrap_or(i64::MAX));
     }
 
@@ -261,6 +274,7 @@ mod tests {
             "# TYPE tls_certificate_reload_failures counter",
             "# TYPE sidecarsets_loaded gauge",
             "# TYPE sidecarset_load_errors counter",
+            "# TYPE namespaces_known gauge",
         ] {
             assert!(text.contains(family), "missing {family:?} in:\n{text}");
         }
