@@ -140,8 +140,8 @@ registered() {
 check "webhook configurations from deploy/ registered by URL and called" registered
 
 # Waits for the webhook's catalogue to hold n SidecarSets (its watch is asynchronous).
-catalogue_has() { # n
-  for _ in $(seq 1 50); do
+catalogue_has() { # n [tries, 0.2 s apart]
+  for _ in $(seq 1 "${2:-50}"); do
     curl -fsS "http://127.0.0.1:$admin_port/metrics" | grep -qx "sidecarsets_loaded $1" && return 0
     sleep 0.2
   done
@@ -299,6 +299,32 @@ EOT
   [[ "$out" == *'log-agent'* ]] || { echo "$out"; return 1; }
 }
 check "SidecarSet conflicting with one in the cluster's catalogue refused" conflict_refused
+
+# Only with the local apiserver, which this script may restart.
+survives_apiserver_restart() {
+  catalogue_has 3 || return 1 # the 2 examples and e2e-hashed
+  "$here/scripts/kube-local/stop.sh" >/dev/null 2>&1
+  curl -fsS "http://127.0.0.1:$admin_port/readyz" >/dev/null || { echo "not ready while the apiserver is down"; return 1; }
+  catalogue_has 3 1 || return 1
+  WITH_KCM=0 "$here/scripts/kube-local/start.sh" >/dev/null || return 1
+  kubectl apply -f - >/dev/null <<'EOT' || return 1
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata:
+  name: e2e-after-restart
+spec:
+  namespace: e2e-other
+  selector: {matchLabels: {app: after}}
+  containers:
+    - name: after-sidecar
+      image: busybox:1.36
+EOT
+  # The watches reconnect with backoff (0.8 s doubling, at most 30 s).
+  catalogue_has 4 300
+}
+if [ "$started_local" = 1 ]; then
+  check "apiserver restarted: last snapshot kept and ready, watches reconnect and see new SidecarSets" survives_apiserver_restart
+fi
 
 stopped_refuses() {
   stop_webhook
