@@ -17,6 +17,7 @@ here=$PWD
 export KUBE_LOCAL=${KUBE_LOCAL:-$HOME/.cache/kruise-webhook/kube-local}
 started_local=0
 
+command -v jq >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq jq >/dev/null; }
 if [ -z "${KUBECONFIG:-}" ]; then
   command -v kubectl >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq kubernetes-client >/dev/null; }
   if [ ! -x "$KUBE_LOCAL/bin/kube-apiserver" ]; then
@@ -103,9 +104,22 @@ kubectl create namespace e2e-other >/dev/null
 kubectl create namespace e2e-cp >/dev/null
 kubectl label namespace e2e-cp control-plane=e2e >/dev/null
 kubectl create namespace shop >/dev/null 2>&1 || true
+# Stored before any webhook is registered, so nothing refused it: cluster mode must skip it.
+kubectl apply -f - >/dev/null <<'EOT'
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata:
+  name: e2e-stored-invalid
+spec:
+  selector: {matchLabels: {app: stored-invalid}}
+  containers:
+    - name: stored-invalid
+      image: busybox:1.36
+      podInjectPolicy: Middle
+EOT
 
 start_webhook() {
-  "$binary" serve --kubeconfig "$KUBECONFIG" --cert-dir "$work/certs" \
+  "$binary" serve --kubeconfig "$KUBECONFIG" --cert-dir "$work/certs" --log-format json \
     --listen "127.0.0.1:$webhook_port" --admin-listen "127.0.0.1:$admin_port" \
     >>"$work/webhook.log" 2>&1 &
   webhook_pid=$!
@@ -148,6 +162,12 @@ catalogue_has() { # n [tries, 0.2 s apart]
   echo "catalogue does not hold $1 SidecarSets"; return 1
 }
 check "catalogue synced from the cluster (the 2 examples)" catalogue_has 2
+invalid_skipped() {
+  grep 'SidecarSet in the cluster skipped' "$work/webhook.log" | grep '"sidecarset":"e2e-stored-invalid"' \
+    | grep -q 'spec.container.podInjectPolicy: Invalid value: \\"Middle\\": unsupported pod inject policy' \
+    && curl -fsS "http://127.0.0.1:$admin_port/metrics" | grep -qx 'sidecarset_load_errors_total 1'
+}
+check "an invalid SidecarSet stored in the cluster is logged with its field and skipped" invalid_skipped
 
 # Creates a pod from JSON on stdin and prints the stored pod as JSON.
 create_pod() {

@@ -164,7 +164,7 @@ fn report_load(metrics: &Metrics, catalogue: &Catalogue, errors: &[LoadError]) {
 
 fn report_snapshot(metrics: &Metrics, snapshot: &Snapshot) {
     for (name, message) in &snapshot.newly_refused {
-        tracing::warn!(sidecarset = %name, %message, "SidecarSet in the cluster skipped");
+        tracing::warn!(sidecarset = %name, reason = %message, "SidecarSet in the cluster skipped");
     }
     let catalogue = &snapshot.catalogue;
     metrics.set_sidecarsets_loaded(catalogue.sidecarsets().len());
