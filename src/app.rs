@@ -68,6 +68,14 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
                 catalogue.clone(),
                 move |snapshot| {
                     report_snapshot(&metrics, snapshot);
+                    if !readiness.is_ready() {
+                        tracing::info!(
+                            sidecarsets = snapshot.catalogue.sidecarsets().len(),
+                            namespaces = snapshot.catalogue.namespace_count(),
+                            skipped = snapshot.refused,
+                            "SidecarSet catalogue synced from the cluster"
+                        );
+                    }
                     readiness.set_catalogue_loaded(true);
                 },
                 shutdown.clone(),
