@@ -24,7 +24,8 @@ secret=kruise-webhook-certs
 mwc=kruise-mutating-webhook-configuration
 vwc=kruise-validating-webhook-configuration
 bin=${KRUISE_WEBHOOK_BIN:-target/debug/kruise-webhook}
-[ -x "$bin" ] || cargo build --quiet --bin kruise-webhook
+# --all-targets: the feature set of `cargo test --all-targets`, so nothing is rebuilt after it.
+[ -x "$bin" ] || cargo build --locked --quiet --all-targets
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 port=$(free_port); admin=$(free_port)
 work=$(mktemp -d)
@@ -95,8 +96,9 @@ secret_leaf() {
 metric() { curl -fsS "http://127.0.0.1:$admin/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 
 kubectl get namespace "$ns" >/dev/null 2>&1 || kubectl create namespace "$ns" >/dev/null
-kubectl apply -f deploy/crds/ >/dev/null
-kubectl wait --for=condition=Established --timeout=60s -f deploy/crds/ >/dev/null
+kubectl kustomize deploy/crds/ > "$work/crds.yaml"
+kubectl apply -f "$work/crds.yaml" >/dev/null
+kubectl wait --for=condition=Established --timeout=60s -f "$work/crds.yaml" >/dev/null
 kubectl delete secret -n "$ns" "$secret" --ignore-not-found >/dev/null
 kubectl apply -f deploy/certs/serviceaccount.yaml -f deploy/certs/rbac.yaml >/dev/null
 kubectl config view --raw --flatten --minify -o json \

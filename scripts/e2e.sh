@@ -6,14 +6,18 @@
 # runs against that cluster instead (it must be a disposable one: CRDs are installed and objects
 # created in it).
 #
-# Checks: the generated CRDs apply and become Established; every example object round-trips
-# through the apiserver without losing a field.
+# Checks: the kustomize base renders; the generated CRDs apply and become Established; every
+# example object round-trips through the apiserver without losing a field. Then the webhook binary
+# runs in cluster mode on 127.0.0.1, registered with the deploy/ webhook configurations rewritten
+# to `clientConfig.url` (the apiserver here cannot reach a Service), and pods, SidecarSets and
+# refusals go through the apiserver. E2E_WEBHOOK_PORT / E2E_ADMIN_PORT move the webhook's ports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here=$PWD
 export KUBE_LOCAL=${KUBE_LOCAL:-$HOME/.cache/kruise-webhook/kube-local}
 started_local=0
 
+command -v jq >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq jq >/dev/null; }
 if [ -z "${KUBECONFIG:-}" ]; then
   command -v kubectl >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq kubernetes-client >/dev/null; }
   if [ ! -x "$KUBE_LOCAL/bin/kube-apiserver" ]; then
@@ -27,8 +31,21 @@ if [ -z "${KUBECONFIG:-}" ]; then
   started_local=1
   export KUBECONFIG=$KUBE_LOCAL/kubeconfig
 fi
+work=$(mktemp -d)
+webhook_pid=
+stop_webhook() {
+  if [ -n "$webhook_pid" ]; then
+    kill "$webhook_pid" 2>/dev/null || true
+    wait "$webhook_pid" 2>/dev/null || true
+    webhook_pid=
+  fi
+}
 cleanup() {
+  stop_webhook
+  # Registrations pointing at a stopped server would block pod creation in a user's cluster.
+  kubectl delete --ignore-not-found -f "$work/webhooks.json" >/dev/null 2>&1 || true
   if [ "$started_local" = 1 ]; then "$here/scripts/kube-local/stop.sh" >/dev/null 2>&1 || true; fi
+  rm -rf "$work"
 }
 trap cleanup EXIT
 
@@ -38,9 +55,21 @@ check() { # name command...
   if "$@"; then echo "ok   $name"; passed=$((passed + 1)); else echo "FAIL $name"; failed=$((failed + 1)); fi
 }
 
+kustomize_renders() {
+  local kinds
+  kinds=$(kubectl kustomize deploy/ | grep '^kind:' | sort | uniq -c | awk '{print $3"="$1}' | tr '\n' ' ') || return 1
+  echo "     $kinds"
+  for kind in Namespace CustomResourceDefinition ServiceAccount ClusterRole ClusterRoleBinding Service Deployment \
+      PodDisruptionBudget MutatingWebhookConfiguration ValidatingWebhookConfiguration; do
+    [[ " $kinds" == *" $kind="* ]] || { echo "missing $kind"; return 1; }
+  done
+}
+check "kubectl kustomize deploy/ renders the base" kustomize_renders
+
 crds_established() {
-  kubectl apply -f deploy/crds/ >/dev/null || return 1
-  kubectl wait --for=condition=Established --timeout=60s -f deploy/crds/ >/dev/null
+  kubectl kustomize deploy/crds/ > "$work/crds.yaml" || return 1
+  kubectl apply -f "$work/crds.yaml" >/dev/null || return 1
+  kubectl wait --for=condition=Established --timeout=60s -f "$work/crds.yaml" >/dev/null
 }
 check "generated CRDs apply and become Established" crds_established
 
@@ -48,17 +77,379 @@ check "generated CRDs apply and become Established" crds_established
 round_trip() { # file
   local file=$1 sent stored
   # (errexit is off inside a function run as a condition: every step checks its own status)
-  sent=$(kubectl create --dry-run=client -o json -f "$file" | jq -S 'if .kind == "List" then .items else [.] end | map(.spec)') || return 1
+  local specs='map(if .kind == "List" then .items[] else . end | .spec)'
+  sent=$(kubectl create --dry-run=client -o json -f "$file" | jq -S -s "$specs") || return 1
   kubectl apply -f "$file" >/dev/null || return 1
-  stored=$(kubectl get -o json -f "$file" | jq -S 'if .kind == "List" then .items else [.] end | map(.spec)') || return 1
+  stored=$(kubectl get -o json -f "$file" | jq -S -s "$specs") || return 1
   if [ "$sent" != "$stored" ]; then
     diff <(echo "$sent") <(echo "$stored") | head -20
     return 1
   fi
 }
-for example in deploy/examples/*.yaml; do
+# Before any webhook is registered: what users write is stored as written.
+for example in deploy/examples/*.yaml deploy/examples/workloads/*.yaml; do
   check "example $example round-trips through the apiserver" round_trip "$example"
 done
+
+
+# ---------------------------------------------------------------------------------------------
+# The webhook in cluster mode, registered with the apiserver.
+webhook_port=${E2E_WEBHOOK_PORT:-19443}
+admin_port=${E2E_ADMIN_PORT:-19090}
+# --all-targets: the same feature set as `cargo test --all-targets`, so this is a no-op after it
+cargo build --locked --quiet --all-targets
+binary=$(cargo metadata --format-version 1 --no-deps | jq -r .target_directory)/debug/kruise-webhook
+
+# Namespaces first, so the webhook's first list already has their labels.
+kubectl create namespace e2e-web >/dev/null
+kubectl create namespace e2e-other >/dev/null
+kubectl create namespace e2e-cp >/dev/null
+kubectl label namespace e2e-cp control-plane=e2e >/dev/null
+kubectl create namespace shop >/dev/null 2>&1 || true
+# Stored before any webhook is registered, so nothing refused it: cluster mode must skip it.
+kubectl apply -f - >/dev/null <<'EOT'
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata:
+  name: e2e-stored-invalid
+spec:
+  selector: {matchLabels: {app: stored-invalid}}
+  containers:
+    - name: stored-invalid
+      image: busybox:1.36
+      podInjectPolicy: Middle
+EOT
+
+start_webhook() {
+  "$binary" serve --kubeconfig "$KUBECONFIG" --cert-dir "$work/certs" --log-format json \
+    --listen "127.0.0.1:$webhook_port" --admin-listen "127.0.0.1:$admin_port" \
+    >>"$work/webhook.log" 2>&1 &
+  webhook_pid=$!
+  for _ in $(seq 1 150); do
+    curl -fsS "http://127.0.0.1:$admin_port/readyz" >/dev/null 2>&1 && return 0
+    kill -0 "$webhook_pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  echo "webhook not ready; log:"; tail -20 "$work/webhook.log"; return 1
+}
+start_webhook
+
+# deploy/webhooks.yaml with each service reference turned into a URL on 127.0.0.1.
+kubectl create --dry-run=client -o json -f deploy/webhooks.yaml \
+  | jq -s --arg base "https://127.0.0.1:$webhook_port" --arg ca "$(base64 -w0 < "$work/certs/ca.crt")" \
+      '{apiVersion: "v1", kind: "List", items: [.[] | if .kind == "List" then .items[] else . end
+        | .webhooks[] |= (.clientConfig = {url: ($base + .clientConfig.service.path), caBundle: $ca})]}' \
+  > "$work/webhooks.json"
+registered() {
+  kubectl apply -f "$work/webhooks.json" >/dev/null || return 1
+  # The apiserver picks configurations up asynchronously: wait until a pod is actually mutated.
+  local name
+  for _ in $(seq 1 50); do
+    name=$(printf '%s' '{"apiVersion":"v1","kind":"Pod","metadata":{"generateName":"probe-","namespace":"e2e-other","labels":{"app":"probe"}},
+      "spec":{"containers":[{"name":"a","image":"busybox:1","env":[{"name":"KRUISE_CONTAINER_PRIORITY","value":"1"}]},{"name":"b","image":"busybox:1"}]}}' \
+      | kubectl create -f - -o jsonpath='{.metadata.name}{" "}{.spec.containers[0].env[*].name}') || return 1
+    [[ "$name" == *KRUISE_CONTAINER_BARRIER* ]] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+check "webhook configurations from deploy/ registered by URL and called" registered
+
+# Waits for the webhook's catalogue to hold n SidecarSets (its watch is asynchronous).
+catalogue_has() { # n [tries, 0.2 s apart]
+  for _ in $(seq 1 "${2:-50}"); do
+    curl -fsS "http://127.0.0.1:$admin_port/metrics" | grep -qx "sidecarsets_loaded $1" && return 0
+    sleep 0.2
+  done
+  echo "catalogue does not hold $1 SidecarSets"; return 1
+}
+check "catalogue synced from the cluster (the 2 examples)" catalogue_has 2
+invalid_skipped() {
+  grep 'SidecarSet in the cluster skipped' "$work/webhook.log" | grep '"sidecarset":"e2e-stored-invalid"' \
+    | grep -q 'spec.container.podInjectPolicy: Invalid value: \\"Middle\\": unsupported pod inject policy' \
+    && curl -fsS "http://127.0.0.1:$admin_port/metrics" | grep -qx 'sidecarset_load_errors_total 1'
+}
+check "an invalid SidecarSet stored in the cluster is logged with its field and skipped" invalid_skipped
+
+# Creates a pod from JSON on stdin and prints the stored pod as JSON.
+create_pod() {
+  local ns name
+  ns=$(jq -r .metadata.namespace <<<"$1")
+  name=$(kubectl create -f - -o jsonpath='{.metadata.name}' <<<"$1") || return 1
+  kubectl get pod -n "$ns" "$name" -o json
+}
+web_pod() { # namespace [metadata-json merged over the defaults]
+  local extra=${2:-}
+  [ -n "$extra" ] || extra='{}'
+  jq -n --arg ns "$1" --argjson extra "$extra" '{
+    apiVersion: "v1", kind: "Pod",
+    metadata: ({namespace: $ns, name: "web", labels: {app: "web"}} + $extra),
+    spec: {
+      containers: [{name: "app", image: "nginx:1.25", env: [{name: "TZ", value: "Europe/Paris"}],
+                    volumeMounts: [{name: "logs", mountPath: "/var/log/app"}]}],
+      volumes: [{name: "logs", emptyDir: {}}]
+    }}'
+}
+# The log-agent example's injection, read back from the apiserver.
+assert_log_agent() { # pod-json
+  jq -e '
+    ([.spec.containers[].name] == ["app", "log-agent"]) and
+    (.spec.containers[1].image == "fluent/fluent-bit:2.2.2") and
+    ([.spec.containers[1].volumeMounts[] | select(.name == "logs" and .mountPath == "/var/log/app")] | length == 1) and
+    ([.spec.containers[1].env[] | select(.name == "TZ" and .value == "Europe/Paris")] | length == 1) and
+    ([.spec.volumes[].name] | index("log-agent-config") != null) and
+    (.metadata.annotations["kruise.io/sidecarset-injected-list"] == "log-agent") and
+    (.metadata.annotations["kruise.io/sidecarset-hash"] | fromjson | .["log-agent"].hash | length == 64) and
+    (.metadata.annotations["kruise.io/sidecarset-hash-without-image"] | fromjson | .["log-agent"].hash | length == 64)
+  ' <<<"$1" >/dev/null || { jq -c '{containers: .spec.containers, annotations: .metadata.annotations}' <<<"$1" | head -c 1500; echo; return 1; }
+}
+pod_injected() {
+  local pod; pod=$(create_pod "$(web_pod e2e-web)") || return 1
+  assert_log_agent "$pod"
+}
+check "kubectl create pod: log-agent injected, volume shared, TZ transferred, 3 annotations" pod_injected
+
+replicaset_pod_injected() {
+  local pod
+  pod=$(create_pod "$(web_pod e2e-web '{"name": null, "generateName": "web-7d4b9c-",
+    "labels": {"app": "web", "pod-template-hash": "7d4b9c"},
+    "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d4b9c",
+      "uid": "6f1c1f7e-3a52-4cde-9d4e-1f0e0a6b8c11", "controller": true, "blockOwnerDeletion": true}]}' \
+    | jq 'del(.metadata.name)')") || return 1
+  assert_log_agent "$pod" && jq -e '.metadata.name | startswith("web-7d4b9c-")' <<<"$pod" >/dev/null
+}
+check "Deployment-style pod (generateName, ReplicaSet owner): injected" replicaset_pod_injected
+
+untouched() { # namespace labels-json
+  local pod
+  pod=$(create_pod "$(web_pod "$1" "{\"name\": \"plain\", \"labels\": $2}")") || return 1
+  jq -e '([.spec.containers[].name] == ["app"]) and (.metadata.annotations // {} | length == 0)' <<<"$pod" >/dev/null \
+    || { jq -c .spec.containers <<<"$pod" | head -c 600; echo; return 1; }
+}
+check "pod matching no SidecarSet's namespace (proxy is pinned to shop) stays untouched" untouched e2e-other '{"mesh": "enabled"}'
+check "pod in a control-plane-labelled namespace stays untouched" untouched e2e-cp '{"app": "web"}'
+
+proxy_first_with_barrier() {
+  local pod
+  pod=$(create_pod "$(web_pod shop '{"name": "meshed", "labels": {"mesh": "enabled"}}')") || return 1
+  jq -e '([.spec.containers[].name] == ["proxy", "app"]) and
+    ([.spec.containers[] | .env[]? | select(.name == "KRUISE_CONTAINER_BARRIER") | .valueFrom.configMapKeyRef]
+      == [{name: "meshed-barrier", key: "p_100"}, {name: "meshed-barrier", key: "p_0"}])' <<<"$pod" >/dev/null \
+    || { jq -c .spec.containers <<<"$pod" | head -c 1500; echo; return 1; }
+}
+check "namespace-pinned proxy injected first in shop, with launch barriers" proxy_first_with_barrier
+
+priority_pod() { # name annotations-json env-a env-b
+  jq -n --arg name "$1" --argjson ann "$2" --argjson ea "$3" --argjson eb "$4" '{
+    apiVersion: "v1", kind: "Pod",
+    metadata: {namespace: "e2e-other", name: $name, annotations: $ann},
+    spec: {containers: [{name: "a", image: "busybox:1", env: $ea}, {name: "b", image: "busybox:1", env: $eb}]}}'
+}
+barriers() { # pod-json expected-keys-json
+  jq -e --arg cm "$(jq -r .metadata.name <<<"$1")-barrier" --argjson keys "$2" '
+    [.spec.containers[] | .env[]? | select(.name == "KRUISE_CONTAINER_BARRIER") | .valueFrom.configMapKeyRef]
+      == [$keys[] | {name: $cm, key: .}]' <<<"$1" >/dev/null || { jq -c .spec.containers <<<"$1" | head -c 1200; echo; return 1; }
+}
+env_priority() {
+  local pod
+  pod=$(create_pod "$(priority_pod prio '{}' '[{"name":"KRUISE_CONTAINER_PRIORITY","value":"10"}]' '[{"name":"KRUISE_CONTAINER_PRIORITY","value":"-5"}]')") || return 1
+  barriers "$pod" '["p_10", "p_-5"]'
+}
+check "KRUISE_CONTAINER_PRIORITY on two containers: barrier env on both" env_priority
+ordered_priority() {
+  local pod
+  pod=$(create_pod "$(priority_pod ordered '{"apps.kruise.io/container-launch-priority": "Ordered"}' '[]' '[]')") || return 1
+  barriers "$pod" '["p_0", "p_-1"]'
+}
+check "launch priority Ordered: barrier env by container order" ordered_priority
+
+sidecarset_hashed() {
+  kubectl apply -f - >/dev/null <<'EOT' || return 1
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata:
+  name: e2e-hashed
+spec:
+  namespace: e2e-other
+  selector: {matchLabels: {app: hashed}}
+  containers:
+    - name: hashed-sidecar
+      image: busybox:1.36
+EOT
+  kubectl get sidecarset e2e-hashed -o json | jq -e '
+    (.metadata.annotations["kruise.io/sidecarset-hash"] | length == 64) and
+    (.metadata.annotations["kruise.io/sidecarset-hash-without-image"] | length == 64) and
+    (.spec.containers[0].podInjectPolicy == "BeforeAppContainer") and
+    (.spec.containers[0].imagePullPolicy == "IfNotPresent")' >/dev/null
+}
+check "SidecarSet created through the apiserver: defaults and hash annotations from the webhook" sidecarset_hashed
+
+invalid_refused() {
+  local out
+  if out=$(kubectl apply -f - 2>&1 <<'EOT'
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata:
+  name: e2e-invalid
+spec:
+  selector: {matchLabels: {app: invalid}}
+  containers:
+    - name: sidecar
+      image: busybox:1.36
+      podInjectPolicy: Middle
+EOT
+  ); then echo "accepted: $out"; return 1; fi
+  [[ "$out" == *'vsidecarset.kb.io'*'spec.container.podInjectPolicy: Invalid value: "Middle": unsupported pod inject policy'* ]] \
+    || { echo "$out"; return 1; }
+}
+check "invalid SidecarSet refused by kubectl apply with the validator's message" invalid_refused
+
+conflict_refused() {
+  local out
+  if out=$(kubectl apply -f - 2>&1 <<'EOT'
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata:
+  name: e2e-conflict
+spec:
+  selector: {matchLabels: {app: web}}
+  containers:
+    - name: log-agent
+      image: busybox:1.36
+EOT
+  ); then echo "accepted: $out"; return 1; fi
+  [[ "$out" == *'log-agent'* ]] || { echo "$out"; return 1; }
+}
+check "SidecarSet conflicting with one in the cluster's catalogue refused" conflict_refused
+
+# Only with the local apiserver, which this script may restart.
+survives_apiserver_restart() {
+  catalogue_has 3 || return 1 # the 2 examples and e2e-hashed
+  "$here/scripts/kube-local/stop.sh" >/dev/null 2>&1
+  curl -fsS "http://127.0.0.1:$admin_port/readyz" >/dev/null || { echo "not ready while the apiserver is down"; return 1; }
+  catalogue_has 3 1 || return 1
+  WITH_KCM=0 "$here/scripts/kube-local/start.sh" >/dev/null || return 1
+  kubectl apply -f - >/dev/null <<'EOT' || return 1
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata:
+  name: e2e-after-restart
+spec:
+  namespace: e2e-other
+  selector: {matchLabels: {app: after}}
+  containers:
+    - name: after-sidecar
+      image: busybox:1.36
+EOT
+  # The watches reconnect with backoff (0.8 s doubling, at most 30 s).
+  catalogue_has 4 300
+}
+if [ "$started_local" = 1 ]; then
+  check "apiserver restarted: last snapshot kept and ready, watches reconnect and see new SidecarSets" survives_apiserver_restart
+fi
+
+# The workload webhooks: OpenKruise's defaults stored, broken specs refused with every field error.
+workload_defaulted() {
+  kubectl apply -f - >/dev/null <<'EOT' || return 1
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata: {name: e2e-defaulted, namespace: e2e-other}
+spec:
+  selector: {matchLabels: {app: e2e-defaulted}}
+  template:
+    metadata: {labels: {app: e2e-defaulted}}
+    spec:
+      containers: [{name: app, image: "nginx:1.25"}]
+EOT
+  kubectl get clonesets.apps.kruise.io -n e2e-other e2e-defaulted -o json | jq -e '
+    (.spec.replicas == 1) and (.spec.revisionHistoryLimit == 10) and
+    (.spec.updateStrategy == {type: "ReCreate", partition: 0, maxUnavailable: "20%", maxSurge: 0}) and
+    (.spec.template.spec.restartPolicy == "Always") and
+    (.spec.template.spec.containers[0].imagePullPolicy == "IfNotPresent")' >/dev/null
+}
+check "CloneSet created through the apiserver: OpenKruise's defaults from the mutating webhook" workload_defaulted
+
+workload_refused() { # webhook manifest expected-message...
+  local webhook=$1 manifest=$2 out expected
+  shift 2
+  if out=$(kubectl apply -f - 2>&1 <<<"$manifest"); then echo "accepted: $out"; return 1; fi
+  for expected in "$webhook" "$@"; do
+    [[ "$out" == *"$expected"* ]] || { echo "$out"; return 1; }
+  done
+}
+check "invalid CloneSet refused by kubectl apply with every field error" workload_refused vcloneset.kb.io \
+'
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata: {name: e2e-invalid, namespace: e2e-other}
+spec:
+  selector: {matchLabels: {app: e2e-invalid}}
+  scaleStrategy: {podsToDelete: [a, a]}
+  template:
+    metadata: {labels: {app: e2e-invalid}}
+    spec:
+      containers: [{name: app, image: "nginx:1.25"}]
+  updateStrategy: {maxSurge: "150%"}' \
+  'spec.scaleStrategy.podsToDelete: Invalid value: ' 'duplicated items [a]' \
+  'spec.updateStrategy.maxSurge: Invalid value: "150%": must not be greater than 100%'
+check "invalid Advanced StatefulSet refused by kubectl apply with the validator's message" workload_refused vstatefulset.kb.io \
+'
+apiVersion: apps.kruise.io/v1beta1
+kind: StatefulSet
+metadata: {name: e2e-invalid, namespace: e2e-other}
+spec:
+  serviceName: e2e-invalid
+  selector: {matchLabels: {app: e2e-invalid}}
+  template:
+    metadata: {labels: {app: e2e-invalid}}
+    spec:
+      containers: [{name: app, image: "nginx:1.25"}]
+  persistentVolumeClaimRetentionPolicy: {whenDeleted: Keep}' \
+  'spec.persistentVolumeClaimRetentionPolicy.whenDeleted: Unsupported value: "Keep": supported values: "Retain", "Delete"'
+check "invalid Advanced DaemonSet refused by kubectl apply with the validator's message" workload_refused vdaemonset.kb.io \
+'
+apiVersion: apps.kruise.io/v1alpha1
+kind: DaemonSet
+metadata: {name: e2e-invalid, namespace: e2e-other}
+spec:
+  selector: {matchLabels: {app: e2e-invalid}}
+  template:
+    metadata: {labels: {app: e2e-invalid}}
+    spec:
+      containers: [{name: app, image: "nginx:1.25"}]
+  lifecycle: {inPlaceUpdate: {labelsHandler: {example.com/x: "y"}}}' \
+  'spec.lifecycle.inPlaceUpdate: Forbidden: inPlaceUpdate hook has not supported yet'
+protected_delete_refused() {
+  kubectl label clonesets.apps.kruise.io -n e2e-other e2e-defaulted policy.kruise.io/delete-protection=Always >/dev/null || return 1
+  local out
+  if out=$(kubectl delete clonesets.apps.kruise.io -n e2e-other e2e-defaulted 2>&1); then echo "deleted: $out"; return 1; fi
+  [[ "$out" == *'forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Always'* ]] || { echo "$out"; return 1; }
+  kubectl label clonesets.apps.kruise.io -n e2e-other e2e-defaulted policy.kruise.io/delete-protection- >/dev/null || return 1
+  kubectl delete clonesets.apps.kruise.io -n e2e-other e2e-defaulted >/dev/null
+}
+check "CloneSet labelled delete-protection=Always: deletion refused, allowed once unlabelled" protected_delete_refused
+
+stopped_refuses() {
+  stop_webhook
+  local out
+  if out=$(create_pod "$(web_pod e2e-web '{"name": "while-down"}')" 2>&1); then
+    echo "created while the webhook was down"; return 1
+  fi
+  [[ "$out" == *'mpod.kb.io'* ]] || { echo "$out"; return 1; }
+  # Namespaces the selector excludes do not depend on the webhook.
+  create_pod "$(web_pod e2e-cp '{"name": "while-down"}')" >/dev/null
+}
+check "webhook stopped: pod creation refused (failurePolicy Fail); control-plane namespace unaffected" stopped_refuses
+
+# The certificate lifecycle (its own script, also runnable alone): the registrations above point
+# at the stopped server and share the configuration names, so they go first.
+kubectl delete --ignore-not-found -f "$work/webhooks.json" >/dev/null
+certs_lifecycle() {
+  KRUISE_WEBHOOK_BIN="$binary" "$here/scripts/e2e-certs.sh" > "$work/e2e-certs.log" 2>&1 \
+    || { tail -30 "$work/e2e-certs.log"; return 1; }
+  grep -E '^e2e-certs:' "$work/e2e-certs.log" || tail -1 "$work/e2e-certs.log"
+}
+check "certificate lifecycle (scripts/e2e-certs.sh): rotation job, caBundle, CA rotation under load" certs_lifecycle
 
 echo "e2e: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -11,10 +11,11 @@ use tokio_util::sync::CancellationToken;
 use crate::admin::{Readiness, admin_router};
 use crate::admission::{AdmissionState, router};
 use crate::certs::CheckedConfigurations;
-use crate::cli::{CrdsArgs, InjectArgs, ServeArgs};
+use crate::cli::{CrdsArgs, InjectArgs, ServeArgs, SourceKind};
 use crate::metrics::Metrics;
+use crate::source::cluster::Snapshot;
 use crate::source::dir::{self, EMBEDDED_EXAMPLES, LoadError};
-use crate::source::{self, Catalogue};
+use crate::source::{self, Catalogue, watch};
 use crate::tls::certgen::{CA_CERT_FILE, CERT_FILE, KEY_FILE, ensure_cert_dir};
 use crate::tls::resolver::{ReloadableCert, server_config, spawn_reloader};
 
@@ -72,37 +73,60 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         spawn_external_bundle_check(&args, &certificate, &metrics, &shutdown).await;
     }
 
-    // SidecarSets: a directory that is watched, or the embedded examples.
-    let (catalogue, errors, initial_files) = match &args.sidecarsets {
-        Some(directory) => {
-            let files = dir::read_directory(directory)
+    // SidecarSets: watched in the cluster, a directory that is polled, or the embedded examples.
+    let catalogue = match args.source_kind()? {
+        SourceKind::Cluster => {
+            let client = watch::client(args.kubeconfig.as_deref()).await?;
+            // Empty until both watches have listed; /readyz says so meanwhile.
+            let catalogue = source::shared(Catalogue::default());
+            let metrics = metrics.clone();
+            let readiness = readiness.clone();
+            watch::spawn(
+                client,
+                catalogue.clone(),
+                move |snapshot| {
+                    report_snapshot(&metrics, snapshot);
+                    if !readiness.is_ready() {
+                        tracing::info!(
+                            sidecarsets = snapshot.catalogue.sidecarsets().len(),
+                            namespaces = snapshot.catalogue.namespace_count(),
+                            skipped = snapshot.refused,
+                            "SidecarSet catalogue synced from the cluster"
+                        );
+                    }
+                    readiness.set_catalogue_loaded(true);
+                },
+                shutdown.clone(),
+            );
+            tracing::info!("watching SidecarSets and Namespaces in the cluster");
+            catalogue
+        }
+        SourceKind::Dir => {
+            let directory = args.sidecarsets.clone().unwrap_or_default();
+            let files = dir::read_directory(&directory)
                 .map_err(|e| format!("reading SidecarSets from {}: {e}", directory.display()))?;
             let (catalogue, errors) = dir::load(&files).into_catalogue();
-            (catalogue, errors, Some(files))
+            report_load(&metrics, &catalogue, &errors);
+            let catalogue = source::shared(catalogue);
+            readiness.set_catalogue_loaded(true);
+            let metrics = metrics.clone();
+            dir::spawn_watcher(
+                directory,
+                args.reload_interval,
+                files,
+                catalogue.clone(),
+                move |catalogue, errors| report_load(&metrics, catalogue, errors),
+                shutdown.clone(),
+            );
+            catalogue
         }
-        None => {
-            let files: Vec<(String, String)> = EMBEDDED_EXAMPLES
-                .iter()
-                .map(|(name, content)| (name.to_string(), content.to_string()))
-                .collect();
-            let (catalogue, errors) = dir::load(&files).into_catalogue();
-            (catalogue, errors, None)
+        SourceKind::Embedded => {
+            let (catalogue, errors) = dir::load(&embedded_files()).into_catalogue();
+            report_load(&metrics, &catalogue, &errors);
+            readiness.set_catalogue_loaded(true);
+            source::shared(catalogue)
         }
     };
-    report_load(&metrics, &catalogue, &errors);
-    let catalogue = source::shared(catalogue);
-    readiness.set_catalogue_loaded(true);
-    if let (Some(directory), Some(files)) = (&args.sidecarsets, initial_files) {
-        let metrics = metrics.clone();
-        dir::spawn_watcher(
-            directory.clone(),
-            args.reload_interval,
-            files,
-            catalogue.clone(),
-            move |catalogue, errors| report_load(&metrics, catalogue, errors),
-            shutdown.clone(),
-        );
-    }
 
     let state = AdmissionState {
         catalogue,
@@ -179,14 +203,38 @@ async fn spawn_external_bundle_check(
     }
 }
 
+fn embedded_files() -> Vec<(String, String)> {
+    EMBEDDED_EXAMPLES
+        .iter()
+        .map(|(name, content)| (name.to_string(), content.to_string()))
+        .collect()
+}
+
 fn report_load(metrics: &Metrics, catalogue: &Catalogue, errors: &[LoadError]) {
     for error in errors {
         tracing::warn!(%error, "SidecarSet skipped");
     }
     metrics.set_sidecarsets_loaded(catalogue.sidecarsets().len());
+    metrics.set_namespaces_known(catalogue.namespace_count());
     metrics.add_sidecarset_load_errors(errors.len());
     let names: Vec<&str> = catalogue.sidecarsets().iter().map(|s| s.name()).collect();
     tracing::info!(sidecarsets = ?names, skipped = errors.len(), "SidecarSet catalogue loaded");
+}
+
+fn report_snapshot(metrics: &Metrics, snapshot: &Snapshot) {
+    for (name, message) in &snapshot.newly_refused {
+        tracing::warn!(sidecarset = %name, reason = %message, "SidecarSet in the cluster skipped");
+    }
+    let catalogue = &snapshot.catalogue;
+    metrics.set_sidecarsets_loaded(catalogue.sidecarsets().len());
+    metrics.set_namespaces_known(catalogue.namespace_count());
+    metrics.add_sidecarset_load_errors(snapshot.newly_refused.len());
+    tracing::debug!(
+        sidecarsets = catalogue.sidecarsets().len(),
+        namespaces = catalogue.namespace_count(),
+        skipped = snapshot.refused,
+        "SidecarSet catalogue updated from the cluster"
+    );
 }
 
 async fn wait_for_signal() {
@@ -217,10 +265,7 @@ pub fn inject_offline(args: &InjectArgs) -> Result<(), String> {
     let files = match &args.sidecarsets {
         Some(directory) => dir::read_directory(directory)
             .map_err(|e| format!("reading {}: {e}", directory.display()))?,
-        None => EMBEDDED_EXAMPLES
-            .iter()
-            .map(|(name, content)| (name.to_string(), content.to_string()))
-            .collect(),
+        None => embedded_files(),
     };
     let (catalogue, errors) = dir::load(&files).into_catalogue();
     for error in &errors {

@@ -37,7 +37,7 @@ pub enum LogFormat {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Serve the admission webhooks over HTTPS, with a plain-HTTP admin port.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Run one AdmissionReview file through the pod webhook offline and print the patched pod.
     Inject(InjectArgs),
     /// Write the CustomResourceDefinitions generated from the Rust types.
@@ -220,9 +220,17 @@ pub struct ServeArgs {
     /// Namespace of the service.
     #[arg(long, default_value = "kruise-system", env = "POD_NAMESPACE")]
     pub service_namespace: String,
-    /// Directory of SidecarSet (and Namespace) YAML/JSON files, re-read when it changes. Without
-    /// it, the example SidecarSets compiled into the binary are served.
-    #[arg(long, env = "KRUISE_WEBHOOK_SIDECARSETS")]
+    /// Where SidecarSets and Namespaces come from. Default: `cluster` when --kubeconfig is given,
+    /// `dir` when --sidecarsets is given, `embedded` otherwise. `cluster` without --kubeconfig
+    /// uses KUBECONFIG, ~/.kube/config, then the in-cluster service account.
+    #[arg(long, value_enum, env = "KRUISE_WEBHOOK_SOURCE")]
+    pub source: Option<SourceKind>,
+    /// Directory of SidecarSet (and Namespace) YAML/JSON files, re-read when it changes.
+    #[arg(
+        long,
+        env = "KRUISE_WEBHOOK_SIDECARSETS",
+        conflicts_with = "kubeconfig"
+    )]
     pub sidecarsets: Option<PathBuf>,
     /// Certificates are managed outside this process (the `certs` job's Secret, or cert-manager):
     /// serve tls.crt/tls.key from --cert-dir as mounted, never generate or write anything. With a
@@ -249,6 +257,11 @@ pub struct ServeArgs {
     /// How often the caBundle is checked in --external-certs mode.
     #[arg(long, default_value = "1m", value_parser = parse_duration, env = "KRUISE_WEBHOOK_CA_BUNDLE_CHECK_INTERVAL")]
     pub ca_bundle_check_interval: Duration,
+    /// Kubeconfig of the cluster to watch SidecarSets and Namespaces in (implies --source
+    /// cluster). Deliberately not read from KUBECONFIG: a developer shell's KUBECONFIG must not
+    /// turn the laptop command into cluster mode; --source cluster reads it.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
     /// How often the SidecarSet directory and the certificate files are checked for changes.
     #[arg(long, default_value = "2s", value_parser = parse_duration, env = "KRUISE_WEBHOOK_RELOAD_INTERVAL")]
     pub reload_interval: Duration,
@@ -260,7 +273,42 @@ pub struct ServeArgs {
     pub baseline_route: bool,
 }
 
+/// Where `serve` gets SidecarSets and Namespaces.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceKind {
+    /// The example SidecarSets compiled into the binary.
+    Embedded,
+    /// The --sidecarsets directory, re-read when it changes.
+    Dir,
+    /// The apiserver: SidecarSets and Namespaces are watched.
+    Cluster,
+}
+
 impl ServeArgs {
+    /// The source asked for, explicitly or implied by --kubeconfig / --sidecarsets.
+    pub fn source_kind(&self) -> Result<SourceKind, String> {
+        let implied = if self.kubeconfig.is_some() {
+            SourceKind::Cluster
+        } else if self.sidecarsets.is_some() {
+            SourceKind::Dir
+        } else {
+            SourceKind::Embedded
+        };
+        let kind = self.source.unwrap_or(implied);
+        match kind {
+            SourceKind::Dir if self.sidecarsets.is_none() => {
+                Err("--source dir needs --sidecarsets <directory>".to_string())
+            }
+            SourceKind::Embedded | SourceKind::Cluster if self.sidecarsets.is_some() => Err(
+                format!("--sidecarsets is only read with --source dir, not with {kind:?}"),
+            ),
+            SourceKind::Embedded | SourceKind::Dir if self.kubeconfig.is_some() => Err(format!(
+                "--kubeconfig is only read with --source cluster, not with {kind:?}"
+            )),
+            _ => Ok(kind),
+        }
+    }
+
     /// The DNS names the serving certificate must cover.
     pub fn certificate_dns_names(&self) -> Vec<String> {
         service_dns_names(
@@ -339,6 +387,28 @@ mod tests {
         let names = args.certificate_dns_names();
         assert!(names.contains(&"kruise-webhook.kruise-system.svc".to_string()));
         assert!(names.contains(&"b.example".to_string()));
+    }
+
+    fn serve_args(args: &[&str]) -> Result<ServeArgs, String> {
+        let cli = Cli::try_parse_from(["kruise-webhook", "serve"].iter().chain(args))
+            .map_err(|e| e.to_string())?;
+        match cli.command {
+            Command::Serve(args) => Ok(*args),
+            _ => Err("not serve".to_string()),
+        }
+    }
+
+    #[test]
+    fn source_is_explicit_or_implied_by_the_flags() {
+        let kind = |args: &[&str]| serve_args(args).and_then(|a| a.source_kind());
+        assert_eq!(kind(&[]), Ok(SourceKind::Embedded));
+        assert_eq!(kind(&["--sidecarsets", "d"]), Ok(SourceKind::Dir));
+        assert_eq!(kind(&["--kubeconfig", "k"]), Ok(SourceKind::Cluster));
+        assert_eq!(kind(&["--source", "cluster"]), Ok(SourceKind::Cluster));
+        assert!(kind(&["--source", "dir"]).is_err());
+        assert!(kind(&["--source", "cluster", "--sidecarsets", "d"]).is_err());
+        assert!(kind(&["--source", "embedded", "--kubeconfig", "k"]).is_err());
+        assert!(kind(&["--kubeconfig", "k", "--sidecarsets", "d"]).is_err());
     }
 
     #[test]

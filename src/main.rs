@@ -18,7 +18,7 @@ fn main() -> ExitCode {
             .enable_all()
             .build()
             .map_err(|e| e.to_string())
-            .and_then(|runtime| runtime.block_on(kruise_webhook::app::serve(args))),
+            .and_then(|runtime| runtime.block_on(kruise_webhook::app::serve(*args))),
         Command::Inject(args) => kruise_webhook::app::inject_offline(&args),
         Command::Crds(args) => kruise_webhook::app::crds(&args),
         Command::Certs(args) => tokio::runtime::Builder::new_current_thread()

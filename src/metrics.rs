@@ -93,6 +93,7 @@ pub struct Metrics {
     ca_bundle_mismatches: Gauge,
     sidecarsets_loaded: Gauge,
     sidecarset_load_errors: Counter,
+    namespaces_known: Gauge,
 }
 
 impl Default for Metrics {
@@ -112,6 +113,7 @@ impl Metrics {
         let ca_bundle_mismatches = Gauge::default();
         let sidecarsets_loaded = Gauge::default();
         let sidecarset_load_errors = Counter::default();
+        let namespaces_known = Gauge::default();
 
         // prometheus-client appends `_total` to counters and the unit suffix itself, so names are
         // registered without them.
@@ -158,6 +160,11 @@ impl Metrics {
             "SidecarSets skipped because they could not be decoded",
             sidecarset_load_errors.clone(),
         );
+        registry.register(
+            "namespaces_known",
+            "Namespaces whose labels the current catalogue snapshot holds",
+            namespaces_known.clone(),
+        );
 
         Metrics {
             registry,
@@ -169,6 +176,7 @@ impl Metrics {
             ca_bundle_mismatches,
             sidecarsets_loaded,
             sidecarset_load_errors,
+            namespaces_known,
         }
     }
 
@@ -226,6 +234,11 @@ impl Metrics {
             .set(i64::try_from(count).unwrap_or(i64::MAX));
     }
 
+    pub fn set_namespaces_known(&self, count: usize) {
+        self.namespaces_known
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
+
     pub fn record_sidecarset_load_error(&self) {
         self.sidecarset_load_errors.inc();
     }
@@ -276,6 +289,7 @@ mod tests {
             "# TYPE tls_ca_bundle_mismatches gauge",
             "# TYPE sidecarsets_loaded gauge",
             "# TYPE sidecarset_load_errors counter",
+            "# TYPE namespaces_known gauge",
         ] {
             assert!(text.contains(family), "missing {family:?} in:\n{text}");
         }

@@ -65,7 +65,7 @@ nohup $BIN/kube-apiserver \
   --v=1 \
   > $K/logs/kube-apiserver.log 2>&1 &
 echo $! > $RUN/kube-apiserver.pid
-CURL="curl -fsS --cacert $P/ca.crt --cert $P/admin.crt --key $P/admin.key"
+CURL="curl -fsS -m 5 --cacert $P/ca.crt --cert $P/admin.crt --key $P/admin.key"
 for i in $(seq 1 300); do
   [ "$($CURL https://127.0.0.1:$APISERVER_PORT/readyz 2>/dev/null)" = ok ] && break
   alive $RUN/kube-apiserver.pid || { echo "kube-apiserver died; see $K/logs/kube-apiserver.log" >&2; tail -30 $K/logs/kube-apiserver.log >&2; exit 1; }

@@ -34,8 +34,9 @@ pub const MAX_BODY_BYTES: usize = 7 * 1024 * 1024;
 /// Path of the benchmark baseline: decodes the review (object included) and allows it.
 pub const PATH_BASELINE: &str = "/baseline-allow";
 
-/// Every webhook path the router serves (the benchmark baseline aside).
-pub const SERVED_PATHS: [&str; 9] = [
+/// Every webhook path [`router`] serves (the benchmark baseline aside). Deployment manifests are
+/// checked against this list, and a test checks it against the router.
+pub const SERVED_PATHS: &[&str] = &[
     keys::PATH_MUTATE_POD,
     keys::PATH_MUTATE_SIDECARSET,
     keys::PATH_VALIDATE_SIDECARSET,
@@ -318,4 +319,42 @@ fn is_json(headers: &HeaderMap) -> bool {
 /// A 4xx for requests that are not AdmissionReviews; the body says why.
 fn plain_error(status: StatusCode, message: &str) -> Response {
     (status, format!("{message}\n")).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::http::Request;
+    use tower::ServiceExt;
+
+    fn state() -> AdmissionState {
+        AdmissionState {
+            catalogue: crate::source::shared(crate::source::Catalogue::default()),
+            metrics: Arc::new(Metrics::new()),
+            sort_sidecars_by_name: false,
+        }
+    }
+
+    async fn status_of(path: &str) -> StatusCode {
+        let request = Request::post(path)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from("{}"))
+            .unwrap();
+        router(state(), false)
+            .oneshot(request)
+            .await
+            .unwrap()
+            .status()
+    }
+
+    /// SERVED_PATHS is what the manifests are checked against: it must be exactly the router.
+    #[tokio::test]
+    async fn served_paths_are_routed() {
+        for path in SERVED_PATHS {
+            // An empty object is not an AdmissionReview: 400 from the handler, not the 404 fallback.
+            assert_eq!(status_of(path).await, StatusCode::BAD_REQUEST, "{path}");
+        }
+        assert_eq!(status_of("/mutate-nothing").await, StatusCode::NOT_FOUND);
+    }
 }

@@ -17,12 +17,10 @@ use k8s_openapi::api::core::v1::Namespace;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use super::{Catalogue, SharedCatalogue};
+use super::{Catalogue, SharedCatalogue, accept_in_name_order};
 use crate::api::SidecarSet;
 use crate::inject::defaults::default_and_hash;
 use crate::inject::selector::Labels;
-use crate::validate::field::aggregate;
-use crate::validate::sidecarset::validate_sidecarset;
 
 /// The example SidecarSets compiled into the binary: what `serve` uses when it is given neither
 /// a directory nor a cluster.
@@ -58,6 +56,19 @@ impl fmt::Display for LoadError {
     }
 }
 
+/// Where a SidecarSet was read: a file and the document in it.
+struct Origin {
+    file: String,
+    document: usize,
+}
+
+/// Duplicate names are reported against the file that defined the name first.
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.file)
+    }
+}
+
 /// The outcome of loading a set of files.
 #[derive(Debug, Default)]
 pub struct Loaded {
@@ -79,7 +90,7 @@ impl Loaded {
 /// Pure: the caller reads the files.
 pub fn load(files: &[(String, String)]) -> Loaded {
     let mut loaded = Loaded::default();
-    let mut candidates: Vec<(SidecarSet, String, usize)> = Vec::new();
+    let mut candidates: Vec<(Arc<SidecarSet>, Origin)> = Vec::new();
     for (file, content) in files {
         for (index, document) in documents(file, content).into_iter().enumerate() {
             let document_number = index + 1;
@@ -101,7 +112,11 @@ pub fn load(files: &[(String, String)]) -> Loaded {
                 match classify(item) {
                     Ok(Object::SidecarSet(mut set)) => {
                         default_and_hash(&mut set);
-                        candidates.push((*set, file.clone(), document_number));
+                        let origin = Origin {
+                            file: file.clone(),
+                            document: document_number,
+                        };
+                        candidates.push((Arc::new(*set), origin));
                     }
                     Ok(Object::Namespace(namespace)) => {
                         let name = namespace.metadata.name.clone().unwrap_or_default();
@@ -117,37 +132,16 @@ pub fn load(files: &[(String, String)]) -> Loaded {
         }
     }
 
-    // Validate in name order against the ones already accepted, so that of two conflicting
-    // SidecarSets the same one always wins, whatever the file order.
-    candidates.sort_by(|a, b| a.0.name().cmp(b.0.name()));
-    let mut defined_in: HashMap<String, String> = HashMap::new();
-    for (set, file, document) in candidates {
-        let object = Some(format!("SidecarSet {:?}", set.name()));
-        if let Some(first) = defined_in.get(set.name()) {
-            loaded.errors.push(LoadError {
-                file,
-                document,
-                object,
-                message: format!(
-                    "metadata.name: Duplicate value: {:?}: already defined in {first}",
-                    set.name()
-                ),
-            });
-            continue;
-        }
-        let errors = validate_sidecarset(&set, None, &loaded.sidecarsets);
-        if errors.is_empty() {
-            defined_in.insert(set.name().to_string(), file);
-            loaded.sidecarsets.push(Arc::new(set));
-        } else {
-            loaded.errors.push(LoadError {
-                file,
-                document,
-                object,
-                message: aggregate(&errors),
-            });
-        }
-    }
+    let (accepted, refused) = accept_in_name_order(candidates);
+    loaded.sidecarsets = accepted;
+    loaded
+        .errors
+        .extend(refused.into_iter().map(|refused| LoadError {
+            document: refused.origin.document,
+            file: refused.origin.file,
+            object: Some(format!("SidecarSet {:?}", refused.name)),
+            message: refused.message,
+        }));
     loaded
 }
 

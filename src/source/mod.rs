@@ -3,7 +3,9 @@
 //! A [`Catalogue`] is built once per change and published through an `ArcSwap`; a request loads
 //! one `Arc<Catalogue>` and borrows from it, so the SidecarSet list is never copied per request.
 
+pub mod cluster;
 pub mod dir;
+pub mod watch;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -12,6 +14,8 @@ use arc_swap::ArcSwap;
 
 use crate::api::{SidecarSet, keys};
 use crate::inject::selector::Labels;
+use crate::validate::field::aggregate;
+use crate::validate::sidecarset::validate_sidecarset;
 
 /// An immutable snapshot of everything injection needs to know about the cluster.
 #[derive(Debug, Default)]
@@ -43,6 +47,11 @@ impl Catalogue {
 
     pub fn sidecarsets(&self) -> &[Arc<SidecarSet>] {
         &self.sidecarsets
+    }
+
+    /// Number of Namespaces whose labels are known (declared or watched).
+    pub fn namespace_count(&self) -> usize {
+        self.namespaces.len()
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<SidecarSet>> {
@@ -87,4 +96,50 @@ pub type SharedCatalogue = Arc<ArcSwap<Catalogue>>;
 
 pub fn shared(catalogue: Catalogue) -> SharedCatalogue {
     Arc::new(ArcSwap::from_pointee(catalogue))
+}
+
+/// A SidecarSet that [`accept_in_name_order`] refused, with where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused<O> {
+    pub origin: O,
+    pub name: String,
+    pub message: String,
+}
+
+/// Validates defaulted SidecarSets the way the validating webhook would, each against those
+/// accepted before it, in name order: of two conflicting SidecarSets the same one always wins,
+/// whatever order they were read or watched in. A second SidecarSet of an accepted name is refused
+/// as a duplicate naming the first one's origin.
+pub fn accept_in_name_order<O: std::fmt::Display>(
+    mut candidates: Vec<(Arc<SidecarSet>, O)>,
+) -> (Vec<Arc<SidecarSet>>, Vec<Refused<O>>) {
+    candidates.sort_by(|a, b| a.0.name().cmp(b.0.name()));
+    let mut accepted: Vec<Arc<SidecarSet>> = Vec::with_capacity(candidates.len());
+    let mut origins: HashMap<String, O> = HashMap::new();
+    let mut refused = Vec::new();
+    for (set, origin) in candidates {
+        let name = set.name().to_string();
+        if let Some(first) = origins.get(&name) {
+            let message =
+                format!("metadata.name: Duplicate value: {name:?}: already defined in {first}");
+            refused.push(Refused {
+                origin,
+                name,
+                message,
+            });
+            continue;
+        }
+        let errors = validate_sidecarset(&set, None, &accepted);
+        if errors.is_empty() {
+            origins.insert(name, origin);
+            accepted.push(set);
+        } else {
+            refused.push(Refused {
+                origin,
+                name,
+                message: aggregate(&errors),
+            });
+        }
+    }
+    (accepted, refused)
 }

@@ -1,0 +1,422 @@
+//! Cluster mode, the pure part: watch events on SidecarSets and Namespaces in, catalogue
+//! snapshots out. No I/O; [`super::watch`] feeds it from the apiserver.
+//!
+//! Each SidecarSet goes through what the directory loader does to a file's documents (decode,
+//! defaults, hash annotations, validation in name order), so a SidecarSet created while the
+//! webhooks were not registered is treated as the webhooks would have treated it. One that fails
+//! is reported and left out; the others keep serving.
+//!
+//! A (re)list is buffered and replaces the previous contents only once complete, so a watch that
+//! restarts keeps the last complete view in service until the new one is whole.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::DynamicObject;
+use kube::core::PartialObjectMeta;
+use kube::runtime::watcher::Event;
+
+use super::{Catalogue, accept_in_name_order};
+use crate::api::{SidecarSet, keys};
+use crate::inject::defaults::default_and_hash;
+use crate::inject::selector::Labels;
+
+/// The objects of one watch, by name, with the (re)list in progress.
+#[derive(Debug)]
+struct Collection<T> {
+    items: HashMap<String, T>,
+    /// Objects of a list in progress; replaces `items` at `InitDone`.
+    relisting: Option<HashMap<String, T>>,
+    /// A first complete list has been received.
+    synced: bool,
+}
+
+impl<T> Default for Collection<T> {
+    fn default() -> Self {
+        Collection {
+            items: HashMap::new(),
+            relisting: None,
+            synced: false,
+        }
+    }
+}
+
+impl<T> Collection<T> {
+    /// Applies one event; returns whether the complete view (`items`) changed.
+    fn handle<K>(
+        &mut self,
+        event: Event<K>,
+        name: impl Fn(&K) -> String,
+        convert: impl Fn(K) -> T,
+    ) -> bool {
+        match event {
+            Event::Init => {
+                self.relisting = Some(HashMap::new());
+                false
+            }
+            Event::InitApply(object) => {
+                let buffer = self.relisting.get_or_insert_with(HashMap::new);
+                buffer.insert(name(&object), convert(object));
+                false
+            }
+            Event::InitDone => {
+                self.items = self.relisting.take().unwrap_or_default();
+                self.synced = true;
+                true
+            }
+            Event::Apply(object) => {
+                self.items.insert(name(&object), convert(object));
+                true
+            }
+            Event::Delete(object) => self.items.remove(&name(&object)).is_some(),
+        }
+    }
+}
+
+/// A SidecarSet as read from the cluster: defaulted and hashed, or why it could not be decoded.
+type Decoded = Result<Arc<SidecarSet>, String>;
+
+/// Where a SidecarSet came from, for messages.
+struct FromCluster;
+
+impl fmt::Display for FromCluster {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the cluster")
+    }
+}
+
+/// What the watches have delivered so far, and the SidecarSets accepted from it.
+#[derive(Debug, Default)]
+pub struct ClusterState {
+    sidecarsets: Collection<Decoded>,
+    namespaces: Collection<Labels>,
+    /// Recomputed from `sidecarsets` when they changed since the last snapshot.
+    accepted: Vec<Arc<SidecarSet>>,
+    /// SidecarSet name → why it is left out of the catalogue.
+    refused: BTreeMap<String, String>,
+    sidecarsets_changed: bool,
+}
+
+/// A new snapshot and what changed in the set of refused SidecarSets since the previous one.
+#[derive(Debug)]
+pub struct Snapshot {
+    pub catalogue: Arc<Catalogue>,
+    /// `(name, message)` of SidecarSets refused now that were not refused (for that reason) before.
+    pub newly_refused: Vec<(String, String)>,
+    /// Number of SidecarSets currently refused.
+    pub refused: usize,
+}
+
+impl ClusterState {
+    /// Applies a SidecarSet watch event; returns whether a new snapshot is due.
+    pub fn sidecarset_event(&mut self, event: Event<DynamicObject>) -> bool {
+        let changed =
+            self.sidecarsets
+                .handle(event, |o| object_name(&o.metadata), decode_sidecarset);
+        self.sidecarsets_changed |= changed;
+        changed
+    }
+
+    /// Applies a Namespace watch event; returns whether a new snapshot is due.
+    pub fn namespace_event(&mut self, event: Event<PartialObjectMeta<Namespace>>) -> bool {
+        self.namespaces
+            .handle(event, |o| object_name(&o.metadata), namespace_labels)
+    }
+
+    /// Both watches have completed their first list.
+    pub fn is_synced(&self) -> bool {
+        self.sidecarsets.synced && self.namespaces.synced
+    }
+
+    /// The catalogue for what is known now; `None` until both watches have synced (a partial
+    /// view would inject too little, or validate against too few SidecarSets).
+    pub fn snapshot(&mut self) -> Option<Snapshot> {
+        if !self.is_synced() {
+            return None;
+        }
+        let mut newly_refused = Vec::new();
+        if std::mem::take(&mut self.sidecarsets_changed) {
+            let mut refused = BTreeMap::new();
+            let mut candidates = Vec::with_capacity(self.sidecarsets.items.len());
+            for (name, decoded) in &self.sidecarsets.items {
+                match decoded {
+                    Ok(set) => candidates.push((set.clone(), FromCluster)),
+                    Err(message) => {
+                        refused.insert(name.clone(), message.clone());
+                    }
+                }
+            }
+            let (accepted, validation_refused) = accept_in_name_order(candidates);
+            refused.extend(validation_refused.into_iter().map(|r| (r.name, r.message)));
+            newly_refused = refused
+                .iter()
+                .filter(|(name, message)| self.refused.get(*name) != Some(*message))
+                .map(|(name, message)| (name.clone(), message.clone()))
+                .collect();
+            self.accepted = accepted;
+            self.refused = refused;
+        }
+        // A Namespace the watch has not delivered yet exists nonetheless (the apiserver refuses
+        // pods in unknown namespaces): assume it carries only its name label, as in directory mode.
+        let catalogue = Arc::new(Catalogue::new(
+            self.accepted.clone(),
+            self.namespaces.items.clone(),
+            true,
+        ));
+        Some(Snapshot {
+            catalogue,
+            newly_refused,
+            refused: self.refused.len(),
+        })
+    }
+}
+
+fn object_name(metadata: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
+    metadata.name.clone().unwrap_or_default()
+}
+
+/// Decodes a watched SidecarSet and applies what the mutating webhook does (defaults, hashes).
+/// The message names the offending field.
+pub fn decode_sidecarset(object: DynamicObject) -> Decoded {
+    let value = serde_json::to_value(&object).map_err(|e| format!("re-encoding: {e}"))?;
+    let mut set: SidecarSet = super::dir::decode(value)?;
+    default_and_hash(&mut set);
+    Ok(Arc::new(set))
+}
+
+/// A Namespace's labels, with the `kubernetes.io/metadata.name` label Kubernetes ≥ 1.21 sets on
+/// every Namespace added when missing (older apiservers do not set it; `spec.namespace` matching
+/// relies on it).
+pub fn namespace_labels(namespace: PartialObjectMeta<Namespace>) -> Labels {
+    let name = object_name(&namespace.metadata);
+    let mut labels = namespace.metadata.labels.unwrap_or_default();
+    labels
+        .entry(keys::NAMESPACE_NAME_LABEL.to_string())
+        .or_insert(name);
+    labels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kube::core::ObjectMeta;
+    use kube::core::PartialObjectMetaExt;
+
+    fn sidecarset(name: &str, container: &str, app: &str) -> DynamicObject {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "apps.kruise.io/v1alpha1",
+            "kind": "SidecarSet",
+            "metadata": {"name": name, "resourceVersion": "1"},
+            "spec": {
+                "selector": {"matchLabels": {"app": app}},
+                "containers": [{"name": container, "image": "busybox:1"}]
+            }
+        }))
+        .unwrap()
+    }
+
+    fn malformed(name: &str) -> DynamicObject {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "apps.kruise.io/v1alpha1",
+            "kind": "SidecarSet",
+            "metadata": {"name": name},
+            "spec": {"selector": {"matchLabels": {"app": "x"}}, "containers": "not-a-list"}
+        }))
+        .unwrap()
+    }
+
+    fn namespace(name: &str, labels: &[(&str, &str)]) -> PartialObjectMeta<Namespace> {
+        ObjectMeta {
+            name: Some(name.to_string()),
+            labels: Some(
+                labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
+            ..ObjectMeta::default()
+        }
+        .into_response_partial()
+    }
+
+    fn names(snapshot: &Snapshot) -> Vec<&str> {
+        snapshot
+            .catalogue
+            .sidecarsets()
+            .iter()
+            .map(|s| s.name())
+            .collect()
+    }
+
+    /// Lists `sets` and `namespaces` as the initial sync of both watches.
+    fn synced(
+        sets: Vec<DynamicObject>,
+        namespaces: Vec<PartialObjectMeta<Namespace>>,
+    ) -> ClusterState {
+        let mut state = ClusterState::default();
+        state.sidecarset_event(Event::Init);
+        for set in sets {
+            state.sidecarset_event(Event::InitApply(set));
+        }
+        state.sidecarset_event(Event::InitDone);
+        state.namespace_event(Event::Init);
+        for namespace in namespaces {
+            state.namespace_event(Event::InitApply(namespace));
+        }
+        state.namespace_event(Event::InitDone);
+        state
+    }
+
+    #[test]
+    fn no_snapshot_until_both_watches_have_listed() {
+        let mut state = ClusterState::default();
+        assert!(!state.sidecarset_event(Event::Init));
+        assert!(!state.sidecarset_event(Event::InitApply(sidecarset("a", "s", "x"))));
+        assert!(state.snapshot().is_none());
+        assert!(state.sidecarset_event(Event::InitDone));
+        assert!(state.snapshot().is_none(), "namespaces not listed yet");
+        state.namespace_event(Event::Init);
+        assert!(state.namespace_event(Event::InitDone));
+        assert!(state.is_synced());
+        let snapshot = state.snapshot().unwrap();
+        assert_eq!(names(&snapshot), vec!["a"]);
+    }
+
+    #[test]
+    fn sidecarsets_are_defaulted_and_hashed_like_the_webhook_does() {
+        let mut state = synced(vec![sidecarset("a", "s", "x")], vec![]);
+        let snapshot = state.snapshot().unwrap();
+        let set = &snapshot.catalogue.sidecarsets()[0];
+        assert_eq!(
+            set.annotation(keys::SIDECARSET_HASH).map(str::len),
+            Some(64)
+        );
+        assert_eq!(
+            set.annotation(keys::SIDECARSET_HASH_WITHOUT_IMAGE)
+                .map(str::len),
+            Some(64)
+        );
+        assert_eq!(
+            set.containers()[0].pod_inject_policy.as_deref(),
+            Some(keys::BEFORE_APP_CONTAINER)
+        );
+    }
+
+    #[test]
+    fn malformed_and_conflicting_sidecarsets_are_refused_the_rest_kept() {
+        let mut state = synced(
+            vec![
+                sidecarset("b-conflict", "same", "x"),
+                malformed("broken"),
+                sidecarset("a-first", "same", "x"),
+                sidecarset("c-other", "other", "y"),
+            ],
+            vec![],
+        );
+        let snapshot = state.snapshot().unwrap();
+        assert_eq!(names(&snapshot), vec!["a-first", "c-other"]);
+        assert_eq!(snapshot.refused, 2);
+        let refused: BTreeMap<_, _> = snapshot.newly_refused.into_iter().collect();
+        assert!(
+            refused["broken"].starts_with("spec.containers: invalid type"),
+            "{refused:?}"
+        );
+        assert!(refused["b-conflict"].contains("a-first"), "{refused:?}");
+
+        // Unrelated changes do not report the same refusals again.
+        assert!(state.sidecarset_event(Event::Apply(sidecarset("d", "d", "z"))));
+        let snapshot = state.snapshot().unwrap();
+        assert!(
+            snapshot.newly_refused.is_empty(),
+            "{:?}",
+            snapshot.newly_refused
+        );
+        assert_eq!(snapshot.refused, 2);
+
+        // Fixing the malformed one brings it in.
+        state.sidecarset_event(Event::Apply(sidecarset("broken", "fixed", "q")));
+        let snapshot = state.snapshot().unwrap();
+        assert_eq!(names(&snapshot), vec!["a-first", "broken", "c-other", "d"]);
+        assert_eq!(snapshot.refused, 1);
+    }
+
+    #[test]
+    fn apply_and_delete_update_the_view() {
+        let mut state = synced(vec![sidecarset("a", "s", "x")], vec![]);
+        assert!(state.sidecarset_event(Event::Apply(sidecarset("b", "t", "x"))));
+        assert_eq!(names(&state.snapshot().unwrap()), vec!["a", "b"]);
+        assert!(state.sidecarset_event(Event::Delete(sidecarset("a", "s", "x"))));
+        assert_eq!(names(&state.snapshot().unwrap()), vec!["b"]);
+        // Deleting what is not there changes nothing.
+        assert!(!state.sidecarset_event(Event::Delete(sidecarset("a", "s", "x"))));
+    }
+
+    #[test]
+    fn a_relist_keeps_the_last_view_until_complete_then_replaces_it() {
+        let mut state = synced(
+            vec![sidecarset("a", "s", "x"), sidecarset("b", "t", "x")],
+            vec![namespace("shop", &[("env", "prod")])],
+        );
+        // The watch restarted (e.g. after a lost connection and an expired resourceVersion).
+        assert!(!state.sidecarset_event(Event::Init));
+        assert!(!state.sidecarset_event(Event::InitApply(sidecarset("b", "t", "x"))));
+        assert_eq!(names(&state.snapshot().unwrap()), vec!["a", "b"]);
+        // "a" was deleted while disconnected: gone once the relist completes.
+        assert!(state.sidecarset_event(Event::InitDone));
+        assert_eq!(names(&state.snapshot().unwrap()), vec!["b"]);
+        assert_eq!(
+            state
+                .snapshot()
+                .unwrap()
+                .catalogue
+                .namespace_labels("shop")
+                .unwrap()["env"],
+            "prod"
+        );
+    }
+
+    #[test]
+    fn namespace_labels_feed_the_catalogue() {
+        let mut state = synced(
+            vec![],
+            vec![
+                namespace("shop", &[("env", "prod")]),
+                namespace("other", &[(keys::NAMESPACE_NAME_LABEL, "other")]),
+            ],
+        );
+        let snapshot = state.snapshot().unwrap();
+        let shop = snapshot.catalogue.namespace_labels("shop").unwrap();
+        assert_eq!(shop["env"], "prod");
+        // Added for apiservers older than 1.21.
+        assert_eq!(shop[keys::NAMESPACE_NAME_LABEL], "shop");
+        assert_eq!(snapshot.catalogue.namespace_count(), 2);
+
+        assert!(state.namespace_event(Event::Apply(namespace("shop", &[("env", "dev")]))));
+        let snapshot = state.snapshot().unwrap();
+        assert_eq!(
+            snapshot.catalogue.namespace_labels("shop").unwrap()["env"],
+            "dev"
+        );
+        assert!(state.namespace_event(Event::Delete(namespace("shop", &[]))));
+        let snapshot = state.snapshot().unwrap();
+        assert_eq!(snapshot.catalogue.namespace_count(), 1);
+        // Not (yet) watched: assumed to exist with only its name label.
+        let assumed = snapshot.catalogue.namespace_labels("shop").unwrap();
+        assert_eq!(assumed.len(), 1);
+        assert_eq!(assumed[keys::NAMESPACE_NAME_LABEL], "shop");
+    }
+
+    #[test]
+    fn namespace_only_changes_reuse_the_accepted_sidecarsets() {
+        let mut state = synced(vec![sidecarset("a", "s", "x")], vec![]);
+        let first = state.snapshot().unwrap();
+        state.namespace_event(Event::Apply(namespace("shop", &[])));
+        let second = state.snapshot().unwrap();
+        assert!(Arc::ptr_eq(
+            &first.catalogue.sidecarsets()[0],
+            &second.catalogue.sidecarsets()[0]
+        ));
+    }
+}

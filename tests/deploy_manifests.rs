@@ -1,0 +1,453 @@
+//! The kustomize base in `deploy/`: every manifest parses, and the invariants the README promises
+//! hold (hardened pods, two replicas, probes on the admin port, webhook settings, paths the router
+//! serves).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use kruise_webhook::admission::SERVED_PATHS;
+use serde_json::Value;
+
+fn deploy_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy")
+}
+
+/// The `resources` of a kustomization, in order.
+fn kustomization_resources(dir: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.join("kustomization.yaml"))
+        .unwrap_or_else(|e| panic!("{}/kustomization.yaml: {e}", dir.display()));
+    let value: Value = serde_yaml::from_str(&text).unwrap();
+    value["resources"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}: no resources", dir.display()))
+        .iter()
+        .map(|r| r.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Every document the base renders (directories are followed through their kustomization).
+fn documents(dir: &Path) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for resource in kustomization_resources(dir) {
+        let path = dir.join(&resource);
+        if path.is_dir() {
+            out.extend(documents(&path));
+            continue;
+        }
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for document in serde_yaml::Deserializer::from_str(&text) {
+            let value: Value = serde::Deserialize::deserialize(document)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            if !value.is_null() {
+                out.push((path.display().to_string(), value));
+            }
+        }
+    }
+    out
+}
+
+fn of_kind<'a>(docs: &'a [(String, Value)], kind: &str) -> Vec<&'a Value> {
+    docs.iter()
+        .map(|(_, v)| v)
+        .filter(|v| v["kind"] == kind)
+        .collect()
+}
+
+fn one<'a>(docs: &'a [(String, Value)], kind: &str) -> &'a Value {
+    let found = of_kind(docs, kind);
+    assert_eq!(found.len(), 1, "expected exactly one {kind}");
+    found[0]
+}
+
+/// The one object of `kind` named `name` (the certificate job brings its own ServiceAccount and
+/// roles, so kinds alone are ambiguous).
+fn named<'a>(docs: &'a [(String, Value)], kind: &str, name: &str) -> &'a Value {
+    let found: Vec<_> = of_kind(docs, kind)
+        .into_iter()
+        .filter(|v| v["metadata"]["name"] == name)
+        .collect();
+    assert_eq!(found.len(), 1, "expected exactly one {kind} {name}");
+    found[0]
+}
+
+fn strings(value: &Value) -> BTreeSet<String> {
+    value
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn every_crd_file_is_in_the_base() {
+    let crds = deploy_dir().join("crds");
+    let listed: BTreeSet<String> = kustomization_resources(&crds).into_iter().collect();
+    let on_disk: BTreeSet<String> = std::fs::read_dir(&crds)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".yaml") && n != "kustomization.yaml")
+        .collect();
+    assert_eq!(
+        listed, on_disk,
+        "regenerate with `cargo run -- crds --output-dir deploy/crds`"
+    );
+    let docs = documents(&deploy_dir());
+    assert_eq!(
+        of_kind(&docs, "CustomResourceDefinition").len(),
+        on_disk.len()
+    );
+    assert!(kustomization_resources(&deploy_dir()).contains(&"crds".to_string()));
+}
+
+#[test]
+fn namespaced_objects_live_in_kruise_system_which_webhooks_skip() {
+    let docs = documents(&deploy_dir());
+    let namespace = one(&docs, "Namespace");
+    assert_eq!(namespace["metadata"]["name"], "kruise-system");
+    assert!(namespace["metadata"]["labels"]["control-plane"].is_string());
+    for kind in ["Deployment", "Service", "PodDisruptionBudget"] {
+        assert_eq!(
+            one(&docs, kind)["metadata"]["namespace"],
+            "kruise-system",
+            "{kind}"
+        );
+    }
+    for (_, object) in &docs {
+        let kind = object["kind"].as_str().unwrap_or("");
+        let cluster_scoped = [
+            "Namespace",
+            "CustomResourceDefinition",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "MutatingWebhookConfiguration",
+            "ValidatingWebhookConfiguration",
+        ];
+        if !cluster_scoped.contains(&kind) {
+            assert_eq!(object["metadata"]["namespace"], "kruise-system", "{object}");
+        }
+    }
+}
+
+#[test]
+fn deployment_is_replicated_hardened_and_probed_on_the_admin_port() {
+    let docs = documents(&deploy_dir());
+    let deployment = one(&docs, "Deployment");
+    assert_eq!(deployment["spec"]["replicas"], 2);
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert_eq!(pod["serviceAccountName"], "kruise-webhook");
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    assert_eq!(
+        pod["securityContext"]["seccompProfile"]["type"],
+        "RuntimeDefault"
+    );
+    let spread = pod["topologySpreadConstraints"]
+        .as_array()
+        .map_or(0, Vec::len);
+    let anti_affinity = !pod["affinity"]["podAntiAffinity"].is_null();
+    assert!(
+        spread > 0 || anti_affinity,
+        "no topology spread nor anti-affinity"
+    );
+
+    let containers = pod["containers"].as_array().unwrap();
+    assert_eq!(containers.len(), 1);
+    let container = &containers[0];
+    let security = &container["securityContext"];
+    assert_eq!(security["allowPrivilegeEscalation"], false);
+    assert_eq!(security["readOnlyRootFilesystem"], true);
+    assert_eq!(
+        strings(&security["capabilities"]["drop"]),
+        BTreeSet::from(["ALL".to_string()])
+    );
+    for kind in ["requests", "limits"] {
+        for resource in ["cpu", "memory"] {
+            assert!(
+                container["resources"][kind][resource].is_string(),
+                "resources.{kind}.{resource}"
+            );
+        }
+    }
+
+    let port_of = |name: &str| {
+        container["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .map(|p| p["containerPort"].clone())
+    };
+    assert_eq!(port_of("admin"), Some(Value::from(9090)));
+    assert_eq!(port_of("webhook"), Some(Value::from(9443)));
+    for (probe, path) in [("readinessProbe", "/readyz"), ("livenessProbe", "/livez")] {
+        let get = &container[probe]["httpGet"];
+        assert_eq!(get["path"], path, "{probe}");
+        assert!(get["port"] == "admin" || get["port"] == 9090, "{probe}");
+    }
+
+    // The serving certificate comes from the Secret the certs job writes.
+    let args = strings(&container["args"]);
+    assert!(args.contains("--source=cluster"), "{args:?}");
+    let cert_dir = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--cert-dir="))
+        .expect("--cert-dir");
+    let mount = container["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["mountPath"] == cert_dir)
+        .expect("a volume mounted at --cert-dir");
+    assert_eq!(mount["readOnly"], true);
+    let volume = pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == mount["name"])
+        .unwrap();
+    assert_eq!(volume["secret"]["secretName"], "kruise-webhook-certs");
+}
+
+#[test]
+fn service_pdb_and_rbac() {
+    let docs = documents(&deploy_dir());
+    let service = one(&docs, "Service");
+    let ports = service["spec"]["ports"].as_array().unwrap();
+    assert_eq!(ports.len(), 1);
+    assert_eq!(ports[0]["port"], 443);
+    assert!(ports[0]["targetPort"] == "webhook" || ports[0]["targetPort"] == 9443);
+
+    let selector = &one(&docs, "Deployment")["spec"]["selector"]["matchLabels"];
+    assert_eq!(&service["spec"]["selector"], selector);
+    let pdb = one(&docs, "PodDisruptionBudget");
+    assert_eq!(&pdb["spec"]["selector"]["matchLabels"], selector);
+    assert_eq!(pdb["spec"]["minAvailable"], 1);
+
+    // Least privilege: read-only; watches for the catalogue, `get` on the two webhook
+    // configurations by name for the caBundle check.
+    let role = named(&docs, "ClusterRole", "kruise-webhook");
+    let mut granted = BTreeSet::new();
+    for rule in role["rules"].as_array().unwrap() {
+        let verbs = strings(&rule["verbs"]);
+        let by_name = rule["resourceNames"].is_array();
+        let expected: BTreeSet<String> = if by_name {
+            BTreeSet::from(["get".into()])
+        } else {
+            BTreeSet::from(["get".into(), "list".into(), "watch".into()])
+        };
+        assert_eq!(verbs, expected, "{rule}");
+        for group in strings(&rule["apiGroups"]) {
+            for resource in strings(&rule["resources"]) {
+                granted.insert(format!("{group}/{resource}"));
+            }
+        }
+    }
+    assert_eq!(
+        granted,
+        BTreeSet::from([
+            "apps.kruise.io/sidecarsets".into(),
+            "/namespaces".into(),
+            "admissionregistration.k8s.io/mutatingwebhookconfigurations".into(),
+            "admissionregistration.k8s.io/validatingwebhookconfigurations".into(),
+        ])
+    );
+    let binding = named(&docs, "ClusterRoleBinding", "kruise-webhook");
+    assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);
+    assert_eq!(binding["subjects"][0]["name"], "kruise-webhook");
+    assert_eq!(binding["subjects"][0]["namespace"], "kruise-system");
+}
+
+/// `(configuration kind, webhook)` for every webhook of both configurations.
+fn webhooks(docs: &[(String, Value)]) -> Vec<(&'static str, &Value)> {
+    let mut out = Vec::new();
+    for (kind, name) in [
+        (
+            "MutatingWebhookConfiguration",
+            "kruise-mutating-webhook-configuration",
+        ),
+        (
+            "ValidatingWebhookConfiguration",
+            "kruise-validating-webhook-configuration",
+        ),
+    ] {
+        let configuration = one(docs, kind);
+        assert_eq!(configuration["metadata"]["name"], name);
+        for webhook in configuration["webhooks"].as_array().unwrap() {
+            out.push((kind, webhook));
+        }
+    }
+    out
+}
+
+#[test]
+fn webhooks_have_explicit_safe_settings() {
+    let docs = documents(&deploy_dir());
+    let service = one(&docs, "Service");
+    for (kind, webhook) in webhooks(&docs) {
+        let name = webhook["name"].as_str().unwrap();
+        assert_eq!(webhook["sideEffects"], "None", "{name}");
+        assert_eq!(
+            strings(&webhook["admissionReviewVersions"]),
+            BTreeSet::from(["v1".to_string()]),
+            "{name}"
+        );
+        let timeout = webhook["timeoutSeconds"].as_u64().expect("timeoutSeconds");
+        assert!((1..=10).contains(&timeout), "{name}: timeout {timeout}");
+        assert!(
+            webhook["failurePolicy"] == "Fail" || webhook["failurePolicy"] == "Ignore",
+            "{name}: failurePolicy must be explicit"
+        );
+        assert!(
+            webhook["clientConfig"]["caBundle"].is_null(),
+            "{name}: the certs job sets caBundle"
+        );
+        let target = &webhook["clientConfig"]["service"];
+        assert_eq!(target["name"], service["metadata"]["name"], "{name}");
+        assert_eq!(target["namespace"], "kruise-system", "{name}");
+        assert_eq!(target["port"], 443, "{name}");
+
+        let expressions = webhook["namespaceSelector"]["matchExpressions"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: no namespaceSelector"));
+        assert!(
+            expressions
+                .iter()
+                .any(|e| e["key"] == "control-plane" && e["operator"] == "DoesNotExist"),
+            "{name}: control-plane namespaces not excluded"
+        );
+        assert!(
+            expressions
+                .iter()
+                .any(|e| e["key"] == "kubernetes.io/metadata.name"
+                    && e["operator"] == "NotIn"
+                    && strings(&e["values"]).contains("kube-system")),
+            "{name}: kube-system not excluded"
+        );
+        if kind == "ValidatingWebhookConfiguration" {
+            assert!(webhook["reinvocationPolicy"].is_null(), "{name}");
+        }
+    }
+}
+
+#[test]
+fn webhook_paths_and_rules_are_openkruises() {
+    let docs = documents(&deploy_dir());
+    let mut seen = Vec::new();
+    for (kind, webhook) in webhooks(&docs) {
+        let path = webhook["clientConfig"]["service"]["path"].as_str().unwrap();
+        let rule = &webhook["rules"][0];
+        seen.push((
+            kind,
+            path.to_string(),
+            strings(&rule["resources"]),
+            strings(&rule["operations"]),
+            strings(&rule["apiVersions"]),
+        ));
+        if path == "/mutate-pod" {
+            assert_eq!(webhook["reinvocationPolicy"], "IfNeeded");
+            // The end-to-end suite proves registration by this refusal.
+            assert_eq!(webhook["failurePolicy"], "Fail");
+        }
+    }
+    let set = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    let expected = vec![
+        (
+            "MutatingWebhookConfiguration",
+            "/mutate-pod".to_string(),
+            set(&["pods"]),
+            set(&["CREATE"]),
+            set(&["v1"]),
+        ),
+        (
+            "MutatingWebhookConfiguration",
+            "/mutate-apps-kruise-io-sidecarset".to_string(),
+            set(&["sidecarsets"]),
+            set(&["CREATE", "UPDATE"]),
+            set(&["v1alpha1", "v1beta1"]),
+        ),
+        (
+            "MutatingWebhookConfiguration",
+            "/mutate-apps-kruise-io-cloneset".to_string(),
+            set(&["clonesets"]),
+            set(&["CREATE", "UPDATE"]),
+            set(&["v1alpha1"]),
+        ),
+        (
+            "MutatingWebhookConfiguration",
+            "/mutate-apps-kruise-io-statefulset".to_string(),
+            set(&["statefulsets"]),
+            set(&["CREATE", "UPDATE"]),
+            set(&["v1alpha1", "v1beta1"]),
+        ),
+        (
+            "MutatingWebhookConfiguration",
+            "/mutate-apps-kruise-io-daemonset".to_string(),
+            set(&["daemonsets"]),
+            set(&["CREATE", "UPDATE"]),
+            set(&["v1alpha1"]),
+        ),
+        (
+            "ValidatingWebhookConfiguration",
+            "/validate-apps-kruise-io-sidecarset".to_string(),
+            set(&["sidecarsets"]),
+            set(&["CREATE", "UPDATE"]),
+            set(&["v1alpha1", "v1beta1"]),
+        ),
+        (
+            "ValidatingWebhookConfiguration",
+            "/validate-apps-kruise-io-cloneset".to_string(),
+            set(&["clonesets"]),
+            set(&["CREATE", "UPDATE", "DELETE"]),
+            set(&["v1alpha1"]),
+        ),
+        (
+            "ValidatingWebhookConfiguration",
+            "/validate-apps-kruise-io-statefulset".to_string(),
+            set(&["statefulsets"]),
+            set(&["CREATE", "UPDATE", "DELETE"]),
+            set(&["v1alpha1", "v1beta1"]),
+        ),
+        (
+            "ValidatingWebhookConfiguration",
+            "/validate-apps-kruise-io-daemonset".to_string(),
+            set(&["daemonsets"]),
+            set(&["CREATE", "UPDATE"]),
+            set(&["v1alpha1"]),
+        ),
+    ];
+    assert_eq!(seen, expected);
+}
+
+/// Whether the router has a route at `path` (anything but its 404 fallback).
+async fn routed(path: &str) -> bool {
+    use kruise_webhook::admission::{AdmissionState, router};
+    use tower::ServiceExt;
+    let state = AdmissionState {
+        catalogue: kruise_webhook::source::shared(Default::default()),
+        metrics: std::sync::Arc::new(kruise_webhook::metrics::Metrics::new()),
+        sort_sidecars_by_name: false,
+    };
+    let request = axum::http::Request::post(path)
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from("{}"))
+        .unwrap();
+    let response = router(state, false).oneshot(request).await.unwrap();
+    response.status() != axum::http::StatusCode::NOT_FOUND
+}
+
+#[tokio::test]
+async fn every_webhook_path_is_served_by_the_router() {
+    let docs = documents(&deploy_dir());
+    for (_, webhook) in webhooks(&docs) {
+        let path = webhook["clientConfig"]["service"]["path"].as_str().unwrap();
+        assert!(
+            SERVED_PATHS.contains(&path),
+            "{path} is not in admission::SERVED_PATHS {SERVED_PATHS:?}"
+        );
+        assert!(routed(path).await, "{path} is not routed");
+    }
+}
