@@ -44,7 +44,7 @@ pub enum Command {
     Crds(CrdsArgs),
     /// Create or renew the CA and serving certificate in their Secret and publish the CA bundle in
     /// the webhook configurations (one run; used as install Job and daily CronJob).
-    Certs(CertsArgs),
+    Certs(Box<CertsArgs>),
 }
 
 #[derive(Args, Debug)]
