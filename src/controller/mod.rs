@@ -79,7 +79,9 @@ pub async fn run(
         tokio::select! {
             () = shutdown.cancelled() => {}
             _ = leading.wait_for(|l| !*l) => {
-                tracing::warn!(identity = config.lease.identity, "lost the lease: stopping controllers");
+                if !shutdown.is_cancelled() {
+                    tracing::warn!(identity = config.lease.identity, "lost the lease: stopping controllers");
+                }
             }
         }
         term.cancel();

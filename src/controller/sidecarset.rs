@@ -113,6 +113,35 @@ pub fn engine_target(upgrade: &PodUpgrade, revision: &str) -> UpdateSpec {
     UpdateSpec::images(revision, images)
 }
 
+/// `plan_round` counts a pod between two batches as available (its later sidecars still run the
+/// old image, consistent and ready), yet the next batch takes it down again: such pods keep
+/// holding budget. Drops the last `held` ready candidates; not-ready candidates cost nothing.
+pub fn hold_budget_for_batches(
+    upgrade: &[usize],
+    ready: impl Fn(usize) -> bool,
+    held: usize,
+) -> Vec<usize> {
+    let ready_count = upgrade.iter().filter(|i| ready(**i)).count();
+    let mut allowance = ready_count.saturating_sub(held);
+    upgrade
+        .iter()
+        .copied()
+        .filter(|&i| {
+            if !ready(i) {
+                return true;
+            }
+            let take = allowance > 0;
+            allowance = allowance.saturating_sub(1);
+            take
+        })
+        .collect()
+}
+
+/// Whether the pod is between two batches of this revision's multi-batch update.
+fn between_batches(pod: &Pod, revision: &str) -> bool {
+    matches!(inplace::state::read_state(pod), Some(Ok(s)) if s.revision == revision && s.has_next_batch())
+}
+
 /// Whether the engine has an update of this SidecarSet's current revision on the pod.
 fn engine_in_flight(pod: &Pod, revision: &str) -> bool {
     matches!(inplace::state::read_state(pod), Some(Ok(s)) if s.revision == revision)
@@ -224,10 +253,19 @@ async fn reconcile(set: Arc<SidecarSet>, context: Arc<Context>) -> Result<Action
     for &i in &plan.reset_idle {
         reset_idle(&context, &set, &matched[i], &now).await?;
     }
-    for &i in &plan.upgrade {
+    let facts = rollout::facts_of(&set, &matched);
+    let held = revision.as_deref().map_or(0, |revision| {
+        matched
+            .iter()
+            .zip(&facts)
+            .filter(|(pod, f)| f.available() && between_batches(pod, revision))
+            .count()
+    });
+    let to_upgrade = hold_budget_for_batches(&plan.upgrade, |i| facts[i].ready, held);
+    for &i in &to_upgrade {
         upgrade(&context, &set, &matched[i], revision.as_deref()).await?;
     }
-    let moving = !plan.upgrade.is_empty()
+    let moving = !to_upgrade.is_empty()
         || !plan.reset_idle.is_empty()
         || in_flight
         || (plan.halted.is_none() && plan.status.updated_pods < plan.status.matched_pods)
@@ -580,6 +618,22 @@ mod tests {
     fn pod_without_labels_or_annotation_only_hits_empty_selectors() {
         let sets = [set("web", Some(&[("app", "web")]))];
         assert!(sidecarsets_for_pod(&pod(&[], None), &sets).is_empty());
+    }
+
+    #[test]
+    fn pods_between_batches_hold_budget_from_ready_candidates_only() {
+        let ready = |i: usize| i != 1;
+        assert_eq!(
+            hold_budget_for_batches(&[0, 1, 2, 3], ready, 0),
+            vec![0, 1, 2, 3]
+        );
+        assert_eq!(
+            hold_budget_for_batches(&[0, 1, 2, 3], ready, 1),
+            vec![0, 1, 2]
+        );
+        assert_eq!(hold_budget_for_batches(&[0, 1, 2, 3], ready, 3), vec![1]);
+        assert_eq!(hold_budget_for_batches(&[0, 1, 2, 3], ready, 9), vec![1]);
+        assert!(hold_budget_for_batches(&[], ready, 1).is_empty());
     }
 
     #[test]
