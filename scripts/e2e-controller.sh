@@ -233,6 +233,8 @@ for pod in "${PODS[@]}"; do
   [ "$images" = "proxy=example.com/proxy:v2 agent=example.com/agent:v2 app=example.com/app:v1" ] \
     && pass "$pod runs $images" || fail "$pod runs $images"
   batches=$(kubectl get pod -n "$NS" "$pod" -o json | jq -c '.metadata.annotations["apps.kruise.io/inplace-update-state"] // "{}" | fromjson | [.containerBatchesRecord[]?.containers]')
+  upgradable=$(kubectl get pod -n "$NS" "$pod" -o json | jq -r '[.status.conditions[] | select(.type == "SidecarSetUpgradable") | "\(.status) \(.message)"][0]')
+  [ "$upgradable" = "True {\"$SET\":true}" ] && pass "$pod condition SidecarSetUpgradable $upgradable" || fail "$pod condition SidecarSetUpgradable $upgradable"
   [ "$batches" = '[["proxy"],["agent"]]' ] && pass "$pod upgraded in two batches, higher priority first" || fail "$pod batches $batches"
 done
 events=$(kubectl get events -n "$NS" -o json | jq '[.items[] | select(.reason == "SidecarSetUpgrade")] | length')

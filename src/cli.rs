@@ -51,8 +51,8 @@ pub enum Command {
 
 #[derive(Args, Debug)]
 pub struct ControllerArgs {
-    /// Kubeconfig file (default: in-cluster config, then $KUBECONFIG / ~/.kube/config).
-    #[arg(long, env = "KUBECONFIG")]
+    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config, else the in-cluster config).
+    #[arg(long)]
     pub kubeconfig: Option<PathBuf>,
     /// Namespace of the leader-election Lease.
     #[arg(long, default_value = "kruise-system", env = "POD_NAMESPACE")]

@@ -636,6 +636,101 @@ mod tests {
         assert!(hold_budget_for_batches(&[], ready, 1).is_empty());
     }
 
+    fn two_priority_upgrade() -> PodUpgrade {
+        let barrier = |key: &str| {
+            json!([{"name": "KRUISE_CONTAINER_BARRIER",
+                    "valueFrom": {"configMapKeyRef": {"name": "web-barrier", "key": key}}}])
+        };
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "web", "namespace": "default",
+                "annotations": {keys::SIDECARSET_INJECTED_LIST: "mesh"}},
+            "spec": {"containers": [
+                {"name": "proxy", "image": "proxy:v1", "env": barrier("p_0")},
+                {"name": "agent", "image": "agent:v1", "env": barrier("p_-1")},
+                {"name": "app", "image": "app:v1", "env": barrier("p_-2")}]},
+            "status": {"containerStatuses": [
+                {"name": "proxy", "image": "proxy:v1", "imageID": "proxy@sha256:1", "ready": true, "restartCount": 0},
+                {"name": "agent", "image": "agent:v1", "imageID": "agent@sha256:1", "ready": true, "restartCount": 0},
+                {"name": "app", "image": "app:v1", "imageID": "app@sha256:1", "ready": true, "restartCount": 0}]}
+        }))
+        .unwrap();
+        let set: SidecarSet = serde_json::from_value(json!({
+            "apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSet",
+            "metadata": {"name": "mesh", "annotations": {keys::SIDECARSET_HASH: "h2"}},
+            "spec": {"containers": [
+                {"name": "proxy", "image": "proxy:v2"},
+                {"name": "agent", "image": "agent:v2"}]}
+        }))
+        .unwrap();
+        rollout::upgrade_pod(&pod, &set, "2024-01-01T00:00:00Z").unwrap()
+    }
+
+    fn images(pod: &Pod) -> Vec<(String, String)> {
+        pod.spec
+            .iter()
+            .flat_map(|s| &s.containers)
+            .map(|c| (c.name.clone(), c.image.clone().unwrap_or_default()))
+            .collect()
+    }
+
+    #[test]
+    fn engine_starts_from_old_images_with_the_bookkeeping_written() {
+        let upgrade = two_priority_upgrade();
+        assert_eq!(upgrade.batches.len(), 2);
+        let base = engine_base(&upgrade);
+        assert_eq!(
+            images(&base),
+            [
+                ("proxy", "proxy:v1"),
+                ("agent", "agent:v1"),
+                ("app", "app:v1")
+            ]
+            .map(|(n, i)| (n.to_string(), i.to_string()))
+        );
+        let annotations = base.metadata.annotations.as_ref().unwrap();
+        assert!(annotations.contains_key(keys::SIDECARSET_HASH));
+        assert!(annotations.contains_key(keys::SIDECARSET_INPLACE_UPDATE_STATE));
+    }
+
+    #[test]
+    fn engine_patches_the_higher_priority_sidecar_first() {
+        let upgrade = two_priority_upgrade();
+        let target = engine_target(&upgrade, "mesh-h2");
+        assert_eq!(
+            target.container_images,
+            BTreeMap::from([
+                ("agent".to_string(), "agent:v2".to_string()),
+                ("proxy".to_string(), "proxy:v2".to_string()),
+            ])
+        );
+        let step = inplace::next_step(
+            &engine_base(&upgrade),
+            Some(&target),
+            &ENGINE,
+            Timestamp::UNIX_EPOCH,
+        )
+        .unwrap();
+        let Step::PatchBatch {
+            pod, containers, ..
+        } = step
+        else {
+            panic!("expected the first batch, got {step:?}");
+        };
+        assert_eq!(containers, vec!["proxy"]);
+        assert_eq!(
+            images(&pod),
+            [
+                ("proxy", "proxy:v2"),
+                ("agent", "agent:v1"),
+                ("app", "app:v1")
+            ]
+            .map(|(n, i)| (n.to_string(), i.to_string()))
+        );
+        assert!(between_batches(&pod, "mesh-h2"));
+        assert!(engine_in_flight(&pod, "mesh-h2"));
+        assert!(!engine_in_flight(&pod, "mesh-other"));
+    }
+
     #[test]
     fn engine_revision_needs_the_hash() {
         let mut s = SidecarSet::new("mesh", Default::default());
