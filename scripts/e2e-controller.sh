@@ -9,7 +9,8 @@
 # injected pods; the barrier ConfigMap of one pod is released key by key; a second controller
 # stays idle while the first holds the Lease; the sidecar images change and the pods upgrade one
 # at a time (maxUnavailable 1), each in two batches, higher priority first; the first controller
-# is stopped mid-rollout and the second finishes it.
+# is stopped mid-rollout and the second finishes it; a further change with partition 2 moves
+# exactly one pod.
 # Everything it creates lives in namespace e2e-controller-<pid> plus the SidecarSet e2e-mesh; both are
 # deleted at the end.
 set -euo pipefail
@@ -47,7 +48,7 @@ wait_for() {
 }
 
 # --- SidecarSet files: what the SidecarSet mutating webhook would store, hashes included -------
-write_sidecarset() { # VERSION
+write_sidecarset() { # VERSION [PARTITION]
   mkdir -p "$tmp/$1"
   cat > "$tmp/$1/sidecarset.yaml" <<EOF
 apiVersion: apps.kruise.io/v1alpha1
@@ -60,6 +61,7 @@ spec:
   updateStrategy:
     type: RollingUpdate
     maxUnavailable: 1
+    partition: ${2:-0}
   containers:
     - name: proxy
       image: example.com/proxy:$1
@@ -85,8 +87,8 @@ spec:
 EOF
 }
 # The hashes the webhook stores on the SidecarSet are the ones injection records on a pod.
-apply_sidecarset() { # VERSION
-  write_sidecarset "$1"
+apply_sidecarset() { # VERSION [PARTITION]
+  write_sidecarset "$1" "${2:-0}"
   pod_yaml probe > "$tmp/probe.yaml"
   "$BIN" inject --sidecarsets "$tmp/$1" "$tmp/probe.yaml" > "$tmp/probe.json"
   local hash without
@@ -237,6 +239,19 @@ for pod in "${PODS[@]}"; do
   [ "$upgradable" = "True {\"$SET\":true}" ] && pass "$pod condition SidecarSetUpgradable $upgradable" || fail "$pod condition SidecarSetUpgradable $upgradable"
   [ "$batches" = '[["proxy"],["agent"]]' ] && pass "$pod upgraded in two batches, higher priority first" || fail "$pod batches $batches"
 done
+# --- partition: 3 pods, partition 2 -> exactly one pod moves to v3 ------------------------------
+hash_v3=$(apply_sidecarset v3 2)
+stable=0; deadline=$((SECONDS + 90))
+while [ $SECONDS -lt $deadline ] && [ $stable -lt 10 ]; do
+  u=$(kubelet_pass)
+  [ "$u" -gt "$max_unavailable" ] && max_unavailable=$u
+  if [ "$(updated_count "$hash_v3")" = 1 ] && [ "$u" = 0 ]; then stable=$((stable + 1)); else stable=0; fi
+  sleep 0.5
+done
+[ "$(updated_count "$hash_v3")" = 1 ] && pass "partition 2 leaves two of three pods on v2" || fail "$(updated_count "$hash_v3")/3 pods on v3 with partition 2"
+wait_for 20 "status updatedPods = 1 under partition 2" sh -c "[ \"\$(kubectl get sidecarset $SET -o jsonpath='{.status.updatedPods}')\" = 1 ]"
+[ "$max_unavailable" -le 1 ] && pass "still at most 1 pod unavailable" || fail "$max_unavailable pods unavailable at once"
+
 events=$(kubectl get events -n "$NS" -o json | jq '[.items[] | select(.reason == "SidecarSetUpgrade")] | length')
 [ "$events" -ge 1 ] && pass "$events SidecarSetUpgrade events on pods" || fail "no SidecarSetUpgrade event"
 
