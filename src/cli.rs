@@ -45,6 +45,27 @@ pub enum Command {
     /// Create or renew the CA and serving certificate in their Secret and publish the CA bundle in
     /// the webhook configurations (one run; used as install Job and daily CronJob).
     Certs(Box<CertsArgs>),
+    /// Run the leader-elected controllers (SidecarSet rollout, launch-priority barriers) alone.
+    Controller(ControllerArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ControllerArgs {
+    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config, else the in-cluster config).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Namespace of the leader-election Lease.
+    #[arg(long, default_value = "kruise-system", env = "POD_NAMESPACE")]
+    pub namespace: String,
+    /// Leader-election identity (default: pod name or hostname plus a random suffix).
+    #[arg(long, env = "KRUISE_CONTROLLER_IDENTITY")]
+    pub identity: Option<String>,
+    /// Do not run the SidecarSet rollout controller.
+    #[arg(long)]
+    pub no_sidecarsets: bool,
+    /// Do not run the container launch-priority barrier controller.
+    #[arg(long)]
+    pub no_barriers: bool,
 }
 
 #[derive(Args, Debug)]

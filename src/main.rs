@@ -30,6 +30,15 @@ fn main() -> ExitCode {
                     .block_on(kruise_webhook::certs::run(&args))
                     .map_err(|e| e.to_string())
             }),
+        Command::Controller(args) => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+            .and_then(|runtime| {
+                runtime
+                    .block_on(kruise_webhook::controller::command::controller(args))
+                    .map_err(|e| e.to_string())
+            }),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
