@@ -388,8 +388,8 @@ spec:
     metadata: {labels: {app: e2e-invalid}}
     spec:
       containers: [{name: app, image: "nginx:1.25"}]
-  updateStrategy: {maxSurge: "150%"}' \
-  'spec.updateStrategy.maxSurge: Invalid value: "150%": must not be greater than 100%'
+  updateStrategy: {type: InPlaceOnly, maxSurge: 1}' \
+  'spec.updateStrategy.maxSurge' 'can not use maxSurge with strategy type InPlaceOnly'
 check "invalid Advanced StatefulSet refused by kubectl apply with every field error in one message" workload_refused vstatefulset.kb.io \
 '
 apiVersion: apps.kruise.io/v1beta1
@@ -450,6 +450,13 @@ certs_lifecycle() {
   grep -E '^e2e-certs:' "$work/e2e-certs.log" || tail -1 "$work/e2e-certs.log"
 }
 check "certificate lifecycle (scripts/e2e-certs.sh): rotation job, caBundle, CA rotation under load" certs_lifecycle
+
+controller_rollout() {
+  BIN="$binary" "$here/scripts/e2e-controller.sh" > "$work/e2e-controller.log" 2>&1 \
+    || { tail -30 "$work/e2e-controller.log"; return 1; }
+  tail -1 "$work/e2e-controller.log"
+}
+check "controllers (scripts/e2e-controller.sh): barriers, rollout budget and batches, partition, leader hand-over" controller_rollout
 
 echo "e2e: $passed passed, $failed failed"
 [ "$failed" = 0 ]

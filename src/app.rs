@@ -77,6 +77,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     let catalogue = match args.source_kind()? {
         SourceKind::Cluster => {
             let client = watch::client(args.kubeconfig.as_deref()).await?;
+            if !args.no_controller {
+                spawn_controller(client.clone(), &args.service_namespace, shutdown.clone());
+            }
             // Empty until both watches have listed; /readyz says so meanwhile.
             let catalogue = source::shared(Catalogue::default());
             let metrics = metrics.clone();
@@ -208,6 +211,19 @@ fn embedded_files() -> Vec<(String, String)> {
         .iter()
         .map(|(name, content)| (name.to_string(), content.to_string()))
         .collect()
+}
+
+/// The leader-elected controllers, beside the webhooks: every replica serves admission, the
+/// Lease holder also drives rollouts and barriers. A controller failure is logged; the webhooks
+/// keep serving.
+fn spawn_controller(client: kube::Client, namespace: &str, shutdown: CancellationToken) {
+    let identity = crate::controller::leader::default_identity();
+    let config = crate::controller::ControllerConfig::new(namespace, identity);
+    tokio::spawn(async move {
+        if let Err(error) = crate::controller::run(client, config, shutdown).await {
+            tracing::error!(%error, "controllers stopped");
+        }
+    });
 }
 
 fn report_load(metrics: &Metrics, catalogue: &Catalogue, errors: &[LoadError]) {

@@ -292,6 +292,10 @@ pub struct ServeArgs {
     /// Also serve POST /baseline-allow, which only decodes a review and allows it (benchmarks).
     #[arg(long, env = "KRUISE_WEBHOOK_BASELINE_ROUTE")]
     pub baseline_route: bool,
+    /// In cluster mode, do not run the controllers (SidecarSet rollout, launch-priority barriers).
+    /// By default every replica competes for the Lease and the holder runs them.
+    #[arg(long, env = "KRUISE_WEBHOOK_NO_CONTROLLER")]
+    pub no_controller: bool,
 }
 
 /// Where `serve` gets SidecarSets and Namespaces.

@@ -227,34 +227,78 @@ fn service_pdb_and_rbac() {
     assert_eq!(&pdb["spec"]["selector"]["matchLabels"], selector);
     assert_eq!(pdb["spec"]["minAvailable"], 1);
 
-    // Least privilege: read-only; watches for the catalogue, `get` on the two webhook
-    // configurations by name for the caBundle check.
-    let role = named(&docs, "ClusterRole", "kruise-webhook");
-    let mut granted = BTreeSet::new();
-    for rule in role["rules"].as_array().unwrap() {
-        let verbs = strings(&rule["verbs"]);
-        let by_name = rule["resourceNames"].is_array();
-        let expected: BTreeSet<String> = if by_name {
-            BTreeSet::from(["get".into()])
-        } else {
-            BTreeSet::from(["get".into(), "list".into(), "watch".into()])
-        };
-        assert_eq!(verbs, expected, "{rule}");
-        for group in strings(&rule["apiGroups"]) {
-            for resource in strings(&rule["resources"]) {
-                granted.insert(format!("{group}/{resource}"));
+    // Least privilege: exactly these grants, each with the feature that needs it in rbac.yaml.
+    let grants = |role: &Value| -> BTreeSet<String> {
+        let mut granted = BTreeSet::new();
+        for rule in role["rules"].as_array().unwrap() {
+            let names = strings(&rule["resourceNames"]);
+            for group in strings(&rule["apiGroups"]) {
+                for resource in strings(&rule["resources"]) {
+                    for verb in strings(&rule["verbs"]) {
+                        let scope = if names.is_empty() {
+                            "*".to_string()
+                        } else {
+                            names.iter().cloned().collect::<Vec<_>>().join(",")
+                        };
+                        granted.insert(format!("{group}/{resource} {verb} {scope}"));
+                    }
+                }
             }
         }
-    }
+        granted
+    };
+    let role = named(&docs, "ClusterRole", "kruise-webhook");
+    let expected: BTreeSet<String> = [
+        "apps.kruise.io/sidecarsets get *",
+        "apps.kruise.io/sidecarsets list *",
+        "apps.kruise.io/sidecarsets watch *",
+        "/namespaces get *",
+        "/namespaces list *",
+        "/namespaces watch *",
+        "admissionregistration.k8s.io/mutatingwebhookconfigurations get kruise-mutating-webhook-configuration",
+        "admissionregistration.k8s.io/validatingwebhookconfigurations get kruise-validating-webhook-configuration",
+        "apps.kruise.io/sidecarsets/status get *",
+        "apps.kruise.io/sidecarsets/status patch *",
+        "apps.kruise.io/sidecarsets/status update *",
+        "/pods get *",
+        "/pods list *",
+        "/pods watch *",
+        "/pods update *",
+        "/pods patch *",
+        "/pods/status get *",
+        "/pods/status update *",
+        "/pods/status patch *",
+        "/configmaps get *",
+        "/configmaps create *",
+        "/configmaps patch *",
+        "events.k8s.io/events create *",
+        "events.k8s.io/events patch *",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    assert_eq!(grants(role), expected);
+    let election = named(&docs, "Role", "kruise-webhook-leader-election");
+    assert_eq!(election["metadata"]["namespace"], "kruise-system");
     assert_eq!(
-        granted,
-        BTreeSet::from([
-            "apps.kruise.io/sidecarsets".into(),
-            "/namespaces".into(),
-            "admissionregistration.k8s.io/mutatingwebhookconfigurations".into(),
-            "admissionregistration.k8s.io/validatingwebhookconfigurations".into(),
-        ])
+        grants(election),
+        ["get", "create", "update"]
+            .iter()
+            .map(|verb| format!("coordination.k8s.io/leases {verb} *"))
+            .collect::<BTreeSet<_>>()
     );
+    // Nothing may touch Secrets but the certificate job's own account.
+    for (_, object) in &docs {
+        let is_role = object["kind"] == "ClusterRole" || object["kind"] == "Role";
+        if is_role
+            && !object["metadata"]["name"]
+                .as_str()
+                .unwrap_or("")
+                .contains("certs")
+        {
+            assert!(!object.to_string().contains("secrets"), "{object}");
+        }
+    }
     let binding = named(&docs, "ClusterRoleBinding", "kruise-webhook");
     assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);
     assert_eq!(binding["subjects"][0]["name"], "kruise-webhook");
