@@ -42,6 +42,9 @@ impl Server {
         let sidecarsets = tempfile::tempdir().expect("tempdir");
         for entry in std::fs::read_dir(EXAMPLES).expect("examples") {
             let path = entry.expect("entry").path();
+            if !path.is_file() {
+                continue; // deploy/examples/workloads holds no SidecarSets
+            }
             std::fs::copy(&path, sidecarsets.path().join(path.file_name().unwrap())).expect("copy");
         }
         let (https, admin) = (free_port(), free_port());
