@@ -179,20 +179,21 @@ struct CertPaths {
     ca: PathBuf,
 }
 
-/// With a reachable cluster, checks (never writes) the caBundle of the webhook configurations.
+/// With a reachable cluster (the one of --kubeconfig, else the inferred one), checks (never
+/// writes) the caBundle of the webhook configurations.
 async fn spawn_external_bundle_check(
     args: &ServeArgs,
     certificate: &Arc<ReloadableCert>,
     metrics: &Arc<Metrics>,
     shutdown: &CancellationToken,
 ) {
-    match kube::Client::try_default().await {
+    match watch::client(args.kubeconfig.as_deref()).await {
         Ok(client) => {
             crate::certs::spawn_bundle_check(
                 client,
                 CheckedConfigurations {
-                    mutating: args.mutating_configurations.clone(),
-                    validating: args.validating_configurations.clone(),
+                    mutating: args.configurations.mutating.clone(),
+                    validating: args.configurations.validating.clone(),
                 },
                 certificate.clone(),
                 metrics.clone(),
@@ -253,7 +254,8 @@ fn report_snapshot(metrics: &Metrics, snapshot: &Snapshot) {
     );
 }
 
-async fn wait_for_signal() {
+/// Resolves on SIGINT or SIGTERM.
+pub async fn wait_for_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {

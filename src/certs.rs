@@ -153,14 +153,14 @@ async fn publish_all(
 ) -> Result<Vec<String>, CertsError> {
     let mut missing = Vec::new();
     let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
-    for name in &args.mutating_configurations {
+    for name in &args.configurations.mutating {
         let what = format!("MutatingWebhookConfiguration {name}");
         if publish(&mutating, name, &what, bundle).await? == Published::Missing {
             missing.push(what);
         }
     }
     let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
-    for name in &args.validating_configurations {
+    for name in &args.configurations.validating {
         let what = format!("ValidatingWebhookConfiguration {name}");
         if publish(&validating, name, &what, bundle).await? == Published::Missing {
             missing.push(what);

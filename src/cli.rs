@@ -68,6 +68,28 @@ pub struct ControllerArgs {
     pub no_barriers: bool,
 }
 
+/// The project's Mutating/ValidatingWebhookConfigurations, by name: `certs` writes their
+/// caBundle, `serve --external-certs` checks it.
+#[derive(Args, Debug, Clone)]
+pub struct WebhookConfigurationNames {
+    /// MutatingWebhookConfigurations of this project.
+    #[arg(
+        long = "mutating-webhook-configuration",
+        default_value = "kruise-mutating-webhook-configuration",
+        env = "KRUISE_WEBHOOK_MUTATING_CONFIGURATIONS",
+        value_delimiter = ','
+    )]
+    pub mutating: Vec<String>,
+    /// ValidatingWebhookConfigurations of this project.
+    #[arg(
+        long = "validating-webhook-configuration",
+        default_value = "kruise-validating-webhook-configuration",
+        env = "KRUISE_WEBHOOK_VALIDATING_CONFIGURATIONS",
+        value_delimiter = ','
+    )]
+    pub validating: Vec<String>,
+}
+
 #[derive(Args, Debug)]
 pub struct CertsArgs {
     /// Namespace of the certificate Secret.
@@ -98,22 +120,9 @@ pub struct CertsArgs {
     /// Extra IP addresses for the serving certificate.
     #[arg(long = "tls-ip", env = "KRUISE_WEBHOOK_TLS_IPS", value_delimiter = ',')]
     pub tls_ips: Vec<IpAddr>,
-    /// MutatingWebhookConfigurations whose caBundle this job owns.
-    #[arg(
-        long = "mutating-webhook-configuration",
-        default_value = "kruise-mutating-webhook-configuration",
-        env = "KRUISE_WEBHOOK_MUTATING_CONFIGURATIONS",
-        value_delimiter = ','
-    )]
-    pub mutating_configurations: Vec<String>,
-    /// ValidatingWebhookConfigurations whose caBundle this job owns.
-    #[arg(
-        long = "validating-webhook-configuration",
-        default_value = "kruise-validating-webhook-configuration",
-        env = "KRUISE_WEBHOOK_VALIDATING_CONFIGURATIONS",
-        value_delimiter = ','
-    )]
-    pub validating_configurations: Vec<String>,
+    /// The webhook configurations whose caBundle this job owns.
+    #[command(flatten)]
+    pub configurations: WebhookConfigurationNames,
     /// Lifetime of a new serving certificate (`90d`, `6m` = 180 days, `1y` = 365 days, `12h`, `30s`).
     #[arg(long, default_value = "1y", value_parser = parse_period, env = "KRUISE_WEBHOOK_CERT_VALIDITY")]
     pub cert_validity: Duration,
@@ -259,22 +268,9 @@ pub struct ServeArgs {
     /// certificate (log and metric on mismatch, never written).
     #[arg(long, env = "KRUISE_WEBHOOK_EXTERNAL_CERTS")]
     pub external_certs: bool,
-    /// MutatingWebhookConfigurations whose caBundle is checked in --external-certs mode.
-    #[arg(
-        long = "mutating-webhook-configuration",
-        default_value = "kruise-mutating-webhook-configuration",
-        env = "KRUISE_WEBHOOK_MUTATING_CONFIGURATIONS",
-        value_delimiter = ','
-    )]
-    pub mutating_configurations: Vec<String>,
-    /// ValidatingWebhookConfigurations whose caBundle is checked in --external-certs mode.
-    #[arg(
-        long = "validating-webhook-configuration",
-        default_value = "kruise-validating-webhook-configuration",
-        env = "KRUISE_WEBHOOK_VALIDATING_CONFIGURATIONS",
-        value_delimiter = ','
-    )]
-    pub validating_configurations: Vec<String>,
+    /// The webhook configurations whose caBundle is checked in --external-certs mode.
+    #[command(flatten)]
+    pub configurations: WebhookConfigurationNames,
     /// How often the caBundle is checked in --external-certs mode.
     #[arg(long, default_value = "1m", value_parser = parse_duration, env = "KRUISE_WEBHOOK_CA_BUNDLE_CHECK_INTERVAL")]
     pub ca_bundle_check_interval: Duration,
@@ -458,11 +454,11 @@ mod tests {
         };
         assert_eq!(args.secret_name, "kruise-webhook-certs");
         assert_eq!(
-            args.mutating_configurations,
+            args.configurations.mutating,
             vec!["kruise-mutating-webhook-configuration"]
         );
         assert_eq!(
-            args.validating_configurations,
+            args.configurations.validating,
             vec!["kruise-validating-webhook-configuration"]
         );
         assert!(args.force_rotate_ca && !args.force_renew);

@@ -27,6 +27,23 @@ pub fn diff(before: &Value, after: &Value) -> Vec<PatchOperation> {
     ops
 }
 
+/// The patch a defaulting webhook answers with: `apply_defaults` runs on the typed `object`,
+/// and what it changed (typed before against typed after) is carried over onto `raw`, the object
+/// as the apiserver sent it, so fields the types do not know are left alone and the patch always
+/// applies to what the apiserver holds. `Err` only when re-encoding fails (a server fault).
+pub fn defaulting_patch<T: serde::Serialize>(
+    raw: &str,
+    mut object: T,
+    apply_defaults: impl FnOnce(&mut T),
+) -> Result<Vec<PatchOperation>, String> {
+    let re_encoding = |e: serde_json::Error| format!("re-encoding the object: {e}");
+    let raw: Value = serde_json::from_str(raw).map_err(re_encoding)?;
+    let before = serde_json::to_value(&object).map_err(re_encoding)?;
+    apply_defaults(&mut object);
+    let after = serde_json::to_value(&object).map_err(re_encoding)?;
+    Ok(diff(&raw, &carry_over(&raw, &before, &after)))
+}
+
 /// The raw object with the changes between two typed renderings of it carried over: where
 /// `before` and `after` agree the raw JSON is kept as it is (unknown fields, absent keys), where
 /// they differ `after` wins. Diffing the raw object against this result gives a patch that

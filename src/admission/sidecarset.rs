@@ -2,7 +2,7 @@
 //! CREATE and UPDATE; `/validate-apps-kruise-io-sidecarset`: every SidecarSet rule, including
 //! conflicts with the other SidecarSets.
 
-use super::patch::{carry_over, diff};
+use super::patch::defaulting_patch;
 use super::review::{AdmissionResponse, RequestEnvelope, decode_object};
 use crate::api::{SidecarSet, keys};
 use crate::inject::defaults::default_and_hash;
@@ -22,24 +22,11 @@ pub fn mutate_sidecarset(request: &RequestEnvelope<'_>) -> AdmissionResponse {
         Ok(set) => set,
         Err(message) => return AdmissionResponse::deny(uid, 400, message),
     };
-    // Typed before against typed after, carried over onto the raw object (see `carry_over`).
-    let encoded = (
-        request
-            .object
-            .map(|raw| serde_json::from_str::<serde_json::Value>(raw.get())),
-        serde_json::to_value(&set),
-    );
-    let (Some(Ok(raw)), Ok(before)) = encoded else {
-        return AdmissionResponse::deny(uid, 500, "re-encoding the object failed");
-    };
-    let mut defaulted = set;
-    default_and_hash(&mut defaulted);
-    match serde_json::to_value(&defaulted) {
-        Ok(after) => {
-            let after = carry_over(&raw, &before, &after);
-            AdmissionResponse::allow(uid).with_patch(&diff(&raw, &after))
-        }
-        Err(e) => AdmissionResponse::deny(uid, 500, format!("re-encoding: {e}")),
+    // Present: `decode_object` refuses a missing object.
+    let raw = request.object.map_or("null", |raw| raw.get());
+    match defaulting_patch(raw, set, default_and_hash) {
+        Ok(ops) => AdmissionResponse::allow(uid).with_patch(&ops),
+        Err(message) => AdmissionResponse::deny(uid, 500, message),
     }
 }
 

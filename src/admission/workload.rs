@@ -10,7 +10,7 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::patch::{carry_over, diff};
+use super::patch::defaulting_patch;
 use super::review::{AdmissionResponse, RequestEnvelope, decode_object};
 use crate::api::cloneset::CloneSet;
 use crate::api::daemonset::DaemonSet;
@@ -105,29 +105,15 @@ fn mutate_with<T: DeserializeOwned + Serialize>(
     apply_defaults: fn(&mut T),
 ) -> AdmissionResponse {
     let uid = request.uid.as_str();
-    let mut object: T = match decode_object(request.object, "request.object") {
+    let object: T = match decode_object(request.object, "request.object") {
         Ok(object) => object,
         Err(message) => return AdmissionResponse::deny(uid, BAD_REQUEST, message),
     };
-    // What defaulting changed (typed before against typed after) is carried over onto the raw
-    // object, so fields the types do not know are left alone and the patch applies to what the
-    // apiserver holds, not to the typed rendering of it.
-    let encoded = (
-        request
-            .object
-            .map(|raw| serde_json::from_str::<serde_json::Value>(raw.get())),
-        serde_json::to_value(&object),
-    );
-    let (Some(Ok(raw)), Ok(before)) = encoded else {
-        return AdmissionResponse::deny(uid, SERVER_ERROR, "re-encoding the object failed");
-    };
-    apply_defaults(&mut object);
-    match serde_json::to_value(&object) {
-        Ok(after) => {
-            let defaulted = carry_over(&raw, &before, &after);
-            AdmissionResponse::allow(uid).with_patch(&diff(&raw, &defaulted))
-        }
-        Err(e) => AdmissionResponse::deny(uid, SERVER_ERROR, format!("re-encoding: {e}")),
+    // Present: `decode_object` refuses a missing object.
+    let raw = request.object.map_or("null", |raw| raw.get());
+    match defaulting_patch(raw, object, apply_defaults) {
+        Ok(ops) => AdmissionResponse::allow(uid).with_patch(&ops),
+        Err(message) => AdmissionResponse::deny(uid, SERVER_ERROR, message),
     }
 }
 
