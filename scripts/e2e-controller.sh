@@ -5,12 +5,16 @@
 #
 # There is no kubelet, scheduler or controller-manager: this script plays kubelet by writing
 # pods/status (phase, containerStatuses with image/imageID/ready, Ready conditions).
-# Scenario: a SidecarSet with two sidecars (launch priorities p_0 and p_-1 on the pods) and three
+# Scenario: a SidecarSet with two sidecars (launch priorities p_0 and p_-1 on the pods) and five
 # injected pods; the barrier ConfigMap of one pod is released key by key; a second controller
 # stays idle while the first holds the Lease; the sidecar images change and the pods upgrade one
-# at a time (maxUnavailable 1), each in two batches, higher priority first; the first controller
-# is stopped mid-rollout and the second finishes it; a further change with partition 2 moves
-# exactly one pod.
+# at a time (maxUnavailable 1: never two pods mid-upgrade, the updated count rises by at most one
+# per kubelet pass), each in two batches, higher priority first. Mid-rollout the first controller
+# is stopped (SIGTERM: it releases the Lease) and the second carries on; later the second is
+# killed (SIGKILL: the Lease stays with the dead process) while a pod is mid-upgrade, and a new
+# controller process takes the Lease once it expires and finishes the rollout from the pods'
+# annotations, still within the budget. A further change with partition (pods - 2) moves exactly
+# two pods.
 # Everything it creates lives in namespace e2e-controller-<pid> plus the SidecarSet e2e-mesh; both are
 # deleted at the end.
 set -euo pipefail
@@ -21,13 +25,18 @@ cd "$(dirname "$0")/.."
 BIN=${BIN:-target/debug/kruise-webhook}
 NS=${E2E_NAMESPACE:-e2e-controller-$$}
 SET=e2e-mesh
-PODS=(web-0 web-1 web-2)
+PODS=(web-0 web-1 web-2 web-3 web-4)
+N=${#PODS[@]}
+# The controller's Lease timings (src/controller/leader.rs; no flags): 15 s lease, renewed every
+# 5 s, followers poll every 5 s.
+LEASE_SECONDS=15
+RENEW_SECONDS=5
 [ -x "$BIN" ] || cargo build --all-targets --quiet
 tmp=$(mktemp -d)
-pid_a=""; pid_b=""; failures=0
+pid_a=""; pid_b=""; pid_c=""; failures=0
 
 cleanup() {
-  for p in $pid_a $pid_b; do kill "$p" 2>/dev/null || true; done
+  for p in $pid_a $pid_b $pid_c; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   kubectl delete sidecarset "$SET" --ignore-not-found --wait=false >/dev/null 2>&1 || true
   kubectl delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1 || true
@@ -46,6 +55,7 @@ wait_for() {
   done
   pass "$what"
 }
+now_ms() { local t=${EPOCHREALTIME/[.,]/}; echo $((t / 1000)); }
 
 # --- SidecarSet files: what the SidecarSet mutating webhook would store, hashes included -------
 write_sidecarset() { # VERSION [PARTITION]
@@ -133,36 +143,98 @@ kubelet_status() {
 # One kubelet pass over all pods: a container whose spec image differs from its status is
 # restarted (first not ready, next pass running the new image). Prints the number of pods that
 # were unavailable (not Ready, or running an image other than the spec's) in one consistent list
-# taken before acting.
+# taken before acting. A pod therefore needs two passes per batch to come back: the controller
+# cannot see an upgraded pod available again before the pass after the one that took it down.
 kubelet_pass() {
-  local snapshot unavailable=0 pod json
+  local snapshot unavailable=0 pod changed ready json cs
   snapshot=$(kubectl get pods -n "$NS" -o json)
-  for pod in "${PODS[@]}"; do
-    json=$(jq -c --arg p "$pod" '.items[] | select(.metadata.name == $p)' <<<"$snapshot")
-    local changed ready
-    changed=$(jq -r '[.spec.containers[] as $c | .status.containerStatuses[] | select(.name == $c.name and .image != $c.image) | .name] | join(",")' <<<"$json")
-    ready=$(jq -r '[.status.conditions[]? | select(.type == "Ready") | .status][0] // "False"' <<<"$json")
+  while read -r pod changed ready; do
+    [ "$changed" = - ] && changed=""
     if [ -n "$changed" ] || [ "$ready" != True ]; then unavailable=$((unavailable + 1)); fi
     if [ -n "$changed" ] && [ "$ready" = True ]; then
       # Restarting: the changed containers go down with their old image still reported.
-      local cs; cs=$(jq -c --arg ch ",$changed," '[.status.containerStatuses[] | .name as $n | if ($ch | contains("," + $n + ",")) then .ready = false | .started = false else . end]' <<<"$json")
+      json=$(jq -c --arg p "$pod" '.items[] | select(.metadata.name == $p)' <<<"$snapshot")
+      cs=$(jq -c --arg ch ",$changed," '[.status.containerStatuses[] | .name as $n | if ($ch | contains("," + $n + ",")) then .ready = false | .started = false else . end]' <<<"$json")
       kubectl patch pod -n "$NS" "$pod" --subresource=status --type=strategic -p "$(jq -nc --argjson cs "$cs" '{status: {containerStatuses: $cs, conditions: [{type: "ContainersReady", status: "False"}, {type: "Ready", status: "False"}]}}')" >/dev/null
     elif [ -n "$changed" ] || [ "$ready" != True ]; then
       kubelet_status "$pod" "*"
     fi
-  done
+  done < <(jq -r --arg pods " ${PODS[*]} " '.items[] | .metadata.name as $n | select($pods | contains(" " + $n + " "))
+      | [.metadata.name,
+         ([.spec.containers[] as $c | .status.containerStatuses[]? | select(.name == $c.name and .image != $c.image) | .name]
+          | join(",") | if . == "" then "-" else . end),
+         ([.status.conditions[]? | select(.type == "Ready") | .status][0] // "False")] | @tsv' <<<"$snapshot")
   echo "$unavailable"
 }
 
 lease_holder() { kubectl get lease -n "$NS" kruise-webhook-controller -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
-status_field() { kubectl get sidecarset "$SET" -o jsonpath="{.status.$1}"; }
+lease_transitions() { kubectl get lease -n "$NS" kruise-webhook-controller -o jsonpath='{.spec.leaseTransitions}' 2>/dev/null; }
+# The SidecarSet status counts every pod as matched, updated, ready and updated-ready.
+status_all() { [ "$(kubectl get sidecarset "$SET" -o json | jq -c '.status | [.matchedPods, .updatedPods, .readyPods, .updatedReadyPods]')" = "[$N,$N,$N,$N]" ]; }
+pod_hash() { # POD
+  kubectl get pod -n "$NS" "$1" -o json | jq -r --arg s "$SET" '.metadata.annotations["kruise.io/sidecarset-hash"] // "{}" | fromjson | .[$s].hash'
+}
 updated_count() {
   local hash=$1 n=0 pod
-  for pod in "${PODS[@]}"; do
-    kubectl get pod -n "$NS" "$pod" -o json | jq -e --arg s "$SET" --arg h "$hash" \
-      '.metadata.annotations["kruise.io/sidecarset-hash"] | fromjson | .[$s].hash == $h' >/dev/null && n=$((n + 1))
-  done
+  for pod in "${PODS[@]}"; do [ "$(pod_hash "$pod")" = "$hash" ] && n=$((n + 1)); done
   echo "$n"
+}
+batches_of() { # POD: the containers of each batch its in-place update recorded
+  kubectl get pod -n "$NS" "$1" -o json | jq -c '.metadata.annotations["apps.kruise.io/inplace-update-state"] // "{}" | fromjson | [.containerBatchesRecord[]?.containers]'
+}
+# observe HASH VERSION: from one list of the pods, "UPDATED IN_FLIGHT SPECS UPDATED_PODS IN_FLIGHT_PODS":
+# how many pods carry HASH; how many of those are mid-upgrade (spec sidecars not both on VERSION,
+# a status image differing from the spec, or not Ready); every pod's container images in spec as
+# one word (it changes only when a controller writes a pod); the names ("-" for none).
+observe() {
+  kubectl get pods -n "$NS" -o json | jq -r --arg s "$SET" --arg h "$1" --arg v "$2" --arg pods " ${PODS[*]} " '
+    [.items[] | .metadata.name as $n | select($pods | contains(" " + $n + " "))] as $all
+    | [$all[] | select(.metadata.annotations["kruise.io/sidecarset-hash"] // "{}" | fromjson | .[$s].hash == $h)
+       | {name: .metadata.name,
+          done: (([.spec.containers[] | select(.name == "proxy" or .name == "agent") | .image]
+                    == ["example.com/proxy:" + $v, "example.com/agent:" + $v])
+                 and ([.spec.containers[] | {name, image}] | sort_by(.name))
+                    == ([.status.containerStatuses[]? | {name, image}] | sort_by(.name))
+                 and ([.status.conditions[]? | select(.type == "Ready") | .status][0] == "True"))}] as $up
+    | [$up[] | select(.done | not)] as $moving
+    | ([$all[] | [.metadata.name, [.spec.containers[].image]] | tostring] | sort | join(";")) as $specs
+    | def names: if length == 0 then "-" else map(.name) | join(",") end;
+      "\($up | length) \($moving | length) \($specs) \($up | names) \($moving | names)"'
+}
+
+# Per-rollout record of what the kubelet passes saw (reset by track_reset).
+track_reset() { max_unavailable=0; max_in_flight=0; max_step=0; prev_updated=0; counts="0"; order=""; }
+track() { # UNAVAILABLE UPDATED IN_FLIGHT UPDATED_PODS
+  local name
+  [ "$1" -gt "$max_unavailable" ] && max_unavailable=$1
+  [ "$3" -gt "$max_in_flight" ] && max_in_flight=$3
+  [ $(($2 - prev_updated)) -gt "$max_step" ] && max_step=$(($2 - prev_updated))
+  [ "$2" != "$prev_updated" ] && counts="$counts $2"
+  prev_updated=$2
+  for name in ${4//,/ }; do
+    [ "$name" = - ] || [[ " $order " == *" $name "* ]] || order="${order:+$order }$name"
+  done
+}
+# The one-at-a-time checks of one rollout ($1: its name).
+check_one_at_a_time() {
+  [ "$max_unavailable" -le 1 ] && pass "$1: at most $max_unavailable pod unavailable at a time (maxUnavailable 1)" \
+    || fail "$1: $max_unavailable pods unavailable at once"
+  [ "$max_in_flight" -le 1 ] && pass "$1: never two pods mid-upgrade at once" \
+    || fail "$1: $max_in_flight pods mid-upgrade at once"
+  # A pod is upgraded only once the previous one is available again, and the kubelet here makes
+  # a pod available only in a pass: a second pod cannot start within one pass.
+  [ "$max_step" -le 1 ] && pass "$1: updated pods rose one per kubelet pass at most ($counts; order $order)" \
+    || fail "$1: updated pods jumped by $max_step between two kubelet passes ($counts)"
+}
+pod_upgraded_to() { # POD VERSION: images, condition and batches of a finished upgrade
+  local pod=$1 v=$2 images batches upgradable
+  images=$(kubectl get pod -n "$NS" "$pod" -o json | jq -r '[.spec.containers[] | "\(.name)=\(.image)"] | join(" ")')
+  [ "$images" = "proxy=example.com/proxy:$v agent=example.com/agent:$v app=example.com/app:v1" ] \
+    && pass "$pod runs $images" || fail "$pod runs $images"
+  upgradable=$(kubectl get pod -n "$NS" "$pod" -o json | jq -r '[.status.conditions[] | select(.type == "SidecarSetUpgradable") | "\(.status) \(.message)"][0]')
+  [ "$upgradable" = "True {\"$SET\":true}" ] && pass "$pod condition SidecarSetUpgradable $upgradable" || fail "$pod condition SidecarSetUpgradable $upgradable"
+  batches=$(batches_of "$pod")
+  [ "$batches" = '[["proxy"],["agent"]]' ] && pass "$pod upgraded to $v in two batches, higher priority first" || fail "$pod batches $batches"
 }
 
 # --- setup ------------------------------------------------------------------------------------
@@ -180,8 +252,7 @@ for pod in "${PODS[@]}"; do
 done
 # web-0 is starting (containers held by their barrier); the others are up.
 kubelet_status web-0 ""
-kubelet_status web-1 "*"
-kubelet_status web-2 "*"
+for pod in "${PODS[@]:1}"; do kubelet_status "$pod" "*"; done
 
 # --- leader election --------------------------------------------------------------------------
 RUST_LOG=info "$BIN" controller --namespace "$NS" --identity ctl-a > "$tmp/a.log" 2>&1 &
@@ -204,60 +275,118 @@ kubelet_status web-0 "*"
 wait_for 20 "launch priority marked completed" sh -c "[ \"\$(kubectl get pod -n $NS web-0 -o jsonpath='{.metadata.annotations.apps\.kruise\.io/container-launch-priority-completed}')\" = true ]"
 
 # --- status before the rollout ----------------------------------------------------------------
-all_three() { [ "$(status_field matchedPods)" = 3 ] && [ "$(status_field updatedPods)" = 3 ] && [ "$(status_field readyPods)" = 3 ] && [ "$(status_field updatedReadyPods)" = 3 ]; }
-wait_for 30 "status matched/updated/ready/updatedReady = 3 on v1" bash -c "$(declare -f status_field all_three); SET=$SET; all_three"
+wait_for 30 "status matched/updated/ready/updatedReady = $N on v1" bash -c "$(declare -f status_all); SET=$SET; N=$N; status_all"
 
 if grep -q "leading" "$tmp/b.log"; then fail "controller b acted while a held the Lease"; else pass "controller b stays idle while a holds the Lease"; fi
 
-# --- rollout ----------------------------------------------------------------------------------
+# --- rollout v2 over all pods, with a hand-over and a crash -----------------------------------
+# a is stopped (SIGTERM) once the first pod carries v2; b is killed (SIGKILL) once pod number
+# crash_at carries v2, i.e. while that pod is mid-upgrade, and c, a new process with an identity
+# of its own (as a restarted replica gets: the default identity has a random suffix), must wait
+# for b's Lease to expire.
+crash_at=$((N / 2 + 1))
 hash_v2=$(apply_sidecarset v2)
 [ "$hash_v2" != "$hash_v1" ] || fail "v2 hash equals v1 hash"
-max_unavailable=0; handed_over=0
-deadline=$((SECONDS + 180))
+track_reset
+handed_over=0; handover_ms=""; killed=0; killed_ms=0; killed_pod=-; killed_batches=""; takeover_ms=""; gap_specs=""; gap_writes=0
+deadline=$((SECONDS + 200))
 while [ $SECONDS -lt $deadline ]; do
   u=$(kubelet_pass)
-  [ "$u" -gt "$max_unavailable" ] && max_unavailable=$u
-  n=$(updated_count "$hash_v2")
+  read -r n moving specs updated_pods moving_pods <<<"$(observe "$hash_v2" v2)"
+  [ -n "$moving_pods" ] || { sleep 1; continue; } # the list failed: look again
+  track "$u" "$n" "$moving" "$updated_pods"
   if [ "$handed_over" = 0 ] && [ "$n" -ge 1 ]; then
-    # Stop the leader mid-rollout: it releases the Lease and b carries on from pod state.
+    # Stop the leader mid-rollout: it releases the Lease and b carries on from pod state. The
+    # kubelet pauses while b's takeover is timed.
     kill -TERM "$pid_a"; wait "$pid_a" 2>/dev/null || true; pid_a=""; handed_over=1
+    t0=$(now_ms)
+    while [ "$(lease_holder)" != ctl-b ] && [ $(($(now_ms) - t0)) -lt $(((LEASE_SECONDS + 2 * RENEW_SECONDS) * 1000)) ]; do sleep 0.2; done
+    [ "$(lease_holder)" = ctl-b ] && handover_ms=$(($(now_ms) - t0))
+  elif [ "$killed" = 0 ] && [ "$handed_over" = 1 ] && [ "$n" -ge "$crash_at" ]; then
+    kill -KILL "$pid_b"; wait "$pid_b" 2>/dev/null || true; pid_b=""; killed=$n; killed_ms=$(now_ms)
+    # The pods as b left them (a write it sent just before dying has landed by now).
+    sleep 0.5
+    read -r _ _ gap_specs _ killed_pod <<<"$(observe "$hash_v2" v2)"
+    [ "$killed_pod" = - ] || killed_batches=$(batches_of "${killed_pod%%,*}")
+    RUST_LOG=info "$BIN" controller --namespace "$NS" --identity ctl-c > "$tmp/c.log" 2>&1 &
+    pid_c=$!
+  elif [ "$killed" != 0 ] && [ -z "$takeover_ms" ]; then
+    # Until c holds the Lease nobody may write a pod (the kubelet only writes status). The holder
+    # is read after the observation, so a write c made before the read is never blamed on the gap.
+    if [ "$(lease_holder)" = ctl-c ]; then
+      takeover_ms=$(($(now_ms) - killed_ms))
+    elif [ "$specs" != "$gap_specs" ]; then
+      gap_writes=$((gap_writes + 1))
+    fi
   fi
-  if [ "$n" = 3 ] && [ "$u" = 0 ] && all_three; then break; fi
+  if [ "$n" = "$N" ] && [ "$moving" = 0 ] && [ "$u" = 0 ] && [ -n "$takeover_ms" ] && status_all; then break; fi
   sleep 1
 done
-[ "$handed_over" = 1 ] && [ "$(lease_holder)" = ctl-b ] && pass "controller b took over the released Lease" || fail "Lease holder is '$(lease_holder)'"
+[ -n "$handover_ms" ] && [ "$handover_ms" -lt $(((LEASE_SECONDS - RENEW_SECONDS - 1) * 1000)) ] \
+  && pass "controller b took over the released Lease ${handover_ms} ms after a stopped (no expiry wait)" \
+  || fail "controller b did not take over the released Lease promptly (${handover_ms:-never} ms; holder '$(lease_holder)')"
 grep -q "leading" "$tmp/b.log" && pass "controller b started its controllers" || fail "controller b never led"
-[ "$(updated_count "$hash_v2")" = 3 ] && pass "all pods carry the v2 hash" || fail "$(updated_count "$hash_v2")/3 pods carry the v2 hash"
-[ "$max_unavailable" -le 1 ] && pass "at most $max_unavailable pod unavailable at a time (maxUnavailable 1)" || fail "$max_unavailable pods unavailable at once"
-all_three && pass "status matched/updated/ready/updatedReady = 3 on v2" || fail "status $(kubectl get sidecarset $SET -o jsonpath='{.status}')"
-for pod in "${PODS[@]}"; do
-  images=$(kubectl get pod -n "$NS" "$pod" -o json | jq -r '[.spec.containers[] | "\(.name)=\(.image)"] | join(" ")')
-  [ "$images" = "proxy=example.com/proxy:v2 agent=example.com/agent:v2 app=example.com/app:v1" ] \
-    && pass "$pod runs $images" || fail "$pod runs $images"
-  batches=$(kubectl get pod -n "$NS" "$pod" -o json | jq -c '.metadata.annotations["apps.kruise.io/inplace-update-state"] // "{}" | fromjson | [.containerBatchesRecord[]?.containers]')
-  upgradable=$(kubectl get pod -n "$NS" "$pod" -o json | jq -r '[.status.conditions[] | select(.type == "SidecarSetUpgradable") | "\(.status) \(.message)"][0]')
-  [ "$upgradable" = "True {\"$SET\":true}" ] && pass "$pod condition SidecarSetUpgradable $upgradable" || fail "$pod condition SidecarSetUpgradable $upgradable"
-  [ "$batches" = '[["proxy"],["agent"]]' ] && pass "$pod upgraded in two batches, higher priority first" || fail "$pod batches $batches"
-done
-# --- partition: 3 pods, partition 2 -> exactly one pod moves to v3 ------------------------------
-hash_v3=$(apply_sidecarset v3 2)
+[ "$killed" != 0 ] && [ "$killed_pod" != - ] \
+  && pass "controller b killed (SIGKILL) with $killed pods on v2, $killed_pod mid-upgrade (batches so far $killed_batches)" \
+  || fail "controller b killed with $killed pods on v2 and '$killed_pod' mid-upgrade (never killed: rollout stalled before $crash_at pods?)"
+# b renewed at most RENEW_SECONDS before the kill, so its Lease lived at least
+# LEASE_SECONDS - RENEW_SECONDS more; c polls every RENEW_SECONDS.
+if [ -n "$takeover_ms" ] && [ "$takeover_ms" -ge $(((LEASE_SECONDS - RENEW_SECONDS - 1) * 1000)) ] \
+    && [ "$takeover_ms" -le $(((LEASE_SECONDS + 3 * RENEW_SECONDS) * 1000)) ]; then
+  pass "controller c took the dead leader's Lease only after it expired (${takeover_ms} ms after the kill)"
+else
+  fail "controller c took the Lease ${takeover_ms:-never} ms after the kill (holder '$(lease_holder)')"
+fi
+[ "$(lease_transitions)" = 3 ] && pass "Lease changed hands three times (a, b, c)" || fail "leaseTransitions $(lease_transitions)"
+[ "$gap_writes" = 0 ] && pass "no pod written while the dead leader's Lease was live" \
+  || fail "pods written in $gap_writes observations while nobody held a live Lease"
+grep -q "leading" "$tmp/c.log" && pass "controller c started its controllers" || fail "controller c never led"
+# The batch record is written with each batch: one batch at the kill means b never sent the
+# second, so only c (from the pod's in-place-update annotation) can have.
+if [ "$killed_batches" = '[["proxy"]]' ]; then
+  grep "next sidecar batch" "$tmp/c.log" | grep -q "$NS/${killed_pod%%,*}\"" \
+    && pass "controller c sent ${killed_pod%%,*}'s second batch (b died after the first)" \
+    || fail "controller c never sent ${killed_pod%%,*}'s second batch"
+fi
+[ "$(updated_count "$hash_v2")" = "$N" ] && pass "all $N pods carry the v2 hash" || fail "$(updated_count "$hash_v2")/$N pods carry the v2 hash"
+check_one_at_a_time "v2 rollout"
+status_all && pass "status matched/updated/ready/updatedReady = $N on v2" || fail "status $(kubectl get sidecarset $SET -o jsonpath='{.status}')"
+for pod in "${PODS[@]}"; do pod_upgraded_to "$pod" v2; done
+
+# --- partition: pods - 2 kept -> exactly two pods move to v3 ----------------------------------
+partition=$((N - 2))
+hash_v3=$(apply_sidecarset v3 "$partition")
+track_reset
 stable=0; deadline=$((SECONDS + 90))
 while [ $SECONDS -lt $deadline ] && [ $stable -lt 10 ]; do
   u=$(kubelet_pass)
-  [ "$u" -gt "$max_unavailable" ] && max_unavailable=$u
-  if [ "$(updated_count "$hash_v3")" = 1 ] && [ "$u" = 0 ]; then stable=$((stable + 1)); else stable=0; fi
+  read -r n moving specs updated_pods moving_pods <<<"$(observe "$hash_v3" v3)"
+  [ -n "$moving_pods" ] || { sleep 1; continue; } # the list failed: look again
+  track "$u" "$n" "$moving" "$updated_pods"
+  if [ "$n" = 2 ] && [ "$moving" = 0 ] && [ "$u" = 0 ]; then stable=$((stable + 1)); else stable=0; fi
   sleep 0.5
 done
-[ "$(updated_count "$hash_v3")" = 1 ] && pass "partition 2 leaves two of three pods on v2" || fail "$(updated_count "$hash_v3")/3 pods on v3 with partition 2"
-wait_for 20 "status updatedPods = 1 under partition 2" sh -c "[ \"\$(kubectl get sidecarset $SET -o jsonpath='{.status.updatedPods}')\" = 1 ]"
-[ "$max_unavailable" -le 1 ] && pass "still at most 1 pod unavailable" || fail "$max_unavailable pods unavailable at once"
+moved=$updated_pods
+[ "$(updated_count "$hash_v3")" = 2 ] && pass "partition $partition stops the rollout with 2 of $N pods on v3 ($moved)" \
+  || fail "$(updated_count "$hash_v3")/$N pods on v3 with partition $partition"
+wait_for 20 "status updatedPods = 2 of matchedPods = $N under partition $partition" \
+  sh -c "[ \"\$(kubectl get sidecarset $SET -o jsonpath='{.status.updatedPods}/{.status.matchedPods}')\" = 2/$N ]"
+check_one_at_a_time "v3 rollout"
+for pod in "${PODS[@]}"; do
+  if [[ ",$moved," == *",$pod,"* ]]; then
+    pod_upgraded_to "$pod" v3
+  else
+    images=$(kubectl get pod -n "$NS" "$pod" -o json | jq -r '[.spec.containers[] | "\(.name)=\(.image)"] | join(" ")')
+    [ "$(pod_hash "$pod")" = "$hash_v2" ] && [ "$images" = "proxy=example.com/proxy:v2 agent=example.com/agent:v2 app=example.com/app:v1" ] \
+      && pass "$pod kept by the partition on v2" || fail "$pod under partition: $images"
+  fi
+done
 
 events=$(kubectl get events -n "$NS" -o json | jq '[.items[] | select(.reason == "SidecarSetUpgrade")] | length')
 [ "$events" -ge 1 ] && pass "$events SidecarSetUpgrade events on pods" || fail "no SidecarSetUpgrade event"
 
 if [ "$failures" -gt 0 ]; then
-  echo "--- controller a log (tail)"; tail -20 "$tmp/a.log" 2>/dev/null || true
-  echo "--- controller b log (tail)"; tail -30 "$tmp/b.log"
+  for c in a b c; do echo "--- controller $c log (tail)"; tail -25 "$tmp/$c.log" 2>/dev/null || true; done
   echo "e2e-controller: $failures check(s) failed"; exit 1
 fi
 echo "e2e-controller: all checks passed"

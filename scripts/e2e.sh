@@ -456,7 +456,7 @@ controller_rollout() {
     || { tail -30 "$work/e2e-controller.log"; return 1; }
   tail -1 "$work/e2e-controller.log"
 }
-check "controllers (scripts/e2e-controller.sh): barriers, rollout budget and batches, partition, leader hand-over" controller_rollout
+check "controllers (scripts/e2e-controller.sh): barriers, one-at-a-time rollout over 5 pods in batches, partition, Lease hand-over and leader crash" controller_rollout
 
 echo "e2e: $passed passed, $failed failed"
 [ "$failed" = 0 ]
