@@ -115,3 +115,6 @@ pub const CONDITION_CONTAINERS_READY: &str = "ContainersReady";
 /// Pod condition status values.
 pub const CONDITION_TRUE: &str = "True";
 pub const CONDITION_FALSE: &str = "False";
+
+/// Where `kubectl apply` keeps the last applied manifest: often the largest annotation of all.
+pub const LAST_APPLIED_CONFIGURATION: &str = "kubectl.kubernetes.io/last-applied-configuration";

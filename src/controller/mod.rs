@@ -8,6 +8,8 @@
 pub mod barrier;
 pub mod command;
 pub mod leader;
+pub mod pod_cache;
+pub mod pod_write;
 pub mod sidecarset;
 
 use std::sync::Arc;
@@ -126,7 +128,8 @@ async fn run_term(
         watcher(
             Api::<Pod>::all(client.clone()),
             watcher::Config::default().any_semantic(),
-        ),
+        )
+        .modify(pod_cache::prune),
     )
     .default_backoff()
     .for_each(|_| futures::future::ready(()));

@@ -5,6 +5,7 @@
 //! updates forward, and starts the upgrades the plan allows. All progress lives in pod
 //! annotations and the SidecarSet status, so a restarted controller carries on where it stopped.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,7 +14,7 @@ use futures::{FutureExt, StreamExt};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -22,6 +23,7 @@ use kube::{Resource, ResourceExt};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::pod_write;
 use crate::api::{SidecarSet, keys};
 use crate::inject::selector;
 use crate::inplace::{self, EngineOptions, Step, UpdateSpec, Write};
@@ -148,7 +150,7 @@ fn engine_in_flight(pod: &Pod, revision: &str) -> bool {
 }
 
 /// SidecarSets do not own their pods' revision label.
-const ENGINE: EngineOptions<'static> = EngineOptions {
+pub(crate) const ENGINE: EngineOptions<'static> = EngineOptions {
     revision_label: None,
     hasher: &inplace::NoRuntimeHashes,
 };
@@ -253,11 +255,11 @@ async fn reconcile(set: Arc<SidecarSet>, context: Arc<Context>) -> Result<Action
     for &i in &plan.reset_idle {
         reset_idle(&context, &set, &matched[i], &now).await?;
     }
-    let facts = rollout::facts_of(&set, &matched);
+    let facts = &plan.facts;
     let held = revision.as_deref().map_or(0, |revision| {
         matched
             .iter()
-            .zip(&facts)
+            .zip(facts)
             .filter(|(pod, f)| f.available() && between_batches(pod, revision))
             .count()
     });
@@ -318,17 +320,24 @@ fn pod_key(pod: &Pod) -> String {
     )
 }
 
-/// Sends one engine write; returns the pod the apiserver answered with.
-async fn send(api: &Api<Pod>, write: Write<'_>) -> Result<Pod, kube::Error> {
-    match write {
-        Write::Pod(pod) => {
-            api.replace(&pod.name_any(), &PostParams::default(), pod)
-                .await
-        }
-        Write::Status(pod) => {
-            api.replace_status(&pod.name_any(), &PostParams::default(), pod)
-                .await
-        }
+/// Sends one write as a patch against `read`, the pod it was decided on (see [`pod_write`]);
+/// returns the pod the apiserver answered with (`read` itself when nothing changed).
+async fn send(api: &Api<Pod>, read: &Pod, write: Write<'_>) -> Result<Pod, kube::Error> {
+    let (target, subresource_status) = match write {
+        Write::Pod(pod) => (pod, false),
+        Write::Status(pod) => (pod, true),
+    };
+    let Some(patch) = pod_write::guarded_patch(read, target).map_err(kube::Error::SerdeError)?
+    else {
+        return Ok(read.clone());
+    };
+    let name = read.name_any();
+    let patch = Patch::<()>::Json(patch);
+    if subresource_status {
+        api.patch_status(&name, &PatchParams::default(), &patch)
+            .await
+    } else {
+        api.patch(&name, &PatchParams::default(), &patch).await
     }
 }
 
@@ -340,7 +349,9 @@ async fn drive_engine(
     revision: &str,
 ) -> Result<bool, SidecarSetError> {
     let api = pod_api(context, cached);
-    let mut pod = cached.clone();
+    // Decided on the cached pod first: most rounds only wait. A write is decided again on a
+    // fresh read, since the cache holds a pruned copy that may also lag behind.
+    let mut pod = Cow::Borrowed(cached);
     for _ in 0..CONFLICT_ATTEMPTS {
         let step = inplace::next_step(&pod, None, &ENGINE, Timestamp::now()).map_err(|source| {
             SidecarSetError::Engine {
@@ -351,16 +362,19 @@ async fn drive_engine(
         let Some(write) = step.write() else {
             return Ok(!matches!(step, Step::Idle) && engine_in_flight(&pod, revision));
         };
+        if let Cow::Borrowed(_) = pod {
+            let fresh = api.get(&pod.name_any()).await;
+            pod = Cow::Owned(fresh.map_err(api_error(pod_key(cached)))?);
+            continue;
+        }
         if let Step::PatchBatch { containers, .. } = &step {
             tracing::info!(pod = pod_key(&pod), ?containers, "next sidecar batch");
         }
-        match send(&api, write).await {
-            Ok(next) => pod = next,
+        match send(&api, &pod, write).await {
+            Ok(next) => pod = Cow::Owned(next),
             Err(error) if is_conflict(&error) => {
-                pod = api
-                    .get(&pod.name_any())
-                    .await
-                    .map_err(api_error(pod_key(&pod)))?;
+                let fresh = api.get(&pod.name_any()).await;
+                pod = Cow::Owned(fresh.map_err(api_error(pod_key(cached)))?);
             }
             Err(error) => return Err(api_error(pod_key(&pod))(error)),
         }
@@ -368,7 +382,7 @@ async fn drive_engine(
     Ok(true)
 }
 
-/// Upgrades one pod from a fresh read. A single batch is written as OpenKruise does (one PUT);
+/// Upgrades one pod from a fresh read. A single batch is written at once, as OpenKruise does;
 /// several launch priorities go through the in-place engine, first batch now, later batches in
 /// later rounds.
 async fn upgrade(
@@ -401,21 +415,18 @@ async fn upgrade(
                     })?;
                 match step.write() {
                     // The readiness gate went False first; the spec write follows from a fresh read.
-                    Some(write @ Write::Status(_)) => match send(&api, write).await {
+                    Some(write @ Write::Status(_)) => match send(&api, &fresh, write).await {
                         Ok(_) => continue,
                         Err(error) => Err(error),
                     },
-                    Some(write) => send(&api, write).await,
+                    Some(write) => send(&api, &fresh, write).await,
                     None => {
                         tracing::warn!(pod = key, ?step, "in-place engine refused the upgrade");
                         return Ok(());
                     }
                 }
             }
-            _ => {
-                api.replace(&fresh.name_any(), &PostParams::default(), &upgrade.pod)
-                    .await
-            }
+            _ => send(&api, &fresh, Write::Pod(&upgrade.pod)).await,
         };
         match result {
             Ok(updated) => {
@@ -466,10 +477,7 @@ async fn reset_idle(
         if reset == fresh {
             return Ok(());
         }
-        match api
-            .replace(&fresh.name_any(), &PostParams::default(), &reset)
-            .await
-        {
+        match send(&api, &fresh, Write::Pod(&reset)).await {
             Ok(_) => return Ok(()),
             Err(error) if is_conflict(&error) => continue,
             Err(error) => return Err(api_error(key)(error)),

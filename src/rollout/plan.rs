@@ -126,12 +126,20 @@ pub struct RoundPlan {
     /// Pods whose idle hot-upgrade copies go back to the empty image (see
     /// [`super::upgrade::reset_idle_copies`]).
     pub reset_idle: Vec<usize>,
+    /// What the round read off each matched pod, in the same order.
+    pub facts: Vec<PodFacts>,
 }
 
 /// Plans one round over the SidecarSet's matched pods (as [`matched_pods`] returns them).
 pub fn plan_round(set: &SidecarSet, matched: &[Arc<Pod>]) -> RoundPlan {
     let facts = facts_of(set, matched);
-    let status = compute_status(set, &facts, set.status.as_ref());
+    let mut plan = plan_with_facts(set, matched, &facts);
+    plan.facts = facts;
+    plan
+}
+
+fn plan_with_facts(set: &SidecarSet, matched: &[Arc<Pod>], facts: &[PodFacts]) -> RoundPlan {
+    let status = compute_status(set, facts, set.status.as_ref());
     let default_strategy = SidecarSetUpdateStrategy::default();
     let strategy = set
         .spec
@@ -158,6 +166,7 @@ pub fn plan_round(set: &SidecarSet, matched: &[Arc<Pod>]) -> RoundPlan {
         upgrade: Vec::new(),
         not_upgradable: Vec::new(),
         reset_idle: Vec::new(),
+        facts: Vec::new(),
     };
     if halted == Some(Halt::ResettingIdleCopies) {
         plan.reset_idle = reset_idle;
@@ -167,7 +176,7 @@ pub fn plan_round(set: &SidecarSet, matched: &[Arc<Pod>]) -> RoundPlan {
         return plan;
     }
 
-    let (waiting, not_upgradable) = candidates(strategy, matched, &facts);
+    let (waiting, not_upgradable) = candidates(strategy, matched, facts);
     plan.not_upgradable = not_upgradable;
     let waiting = upgrade_order(strategy, matched, waiting);
 

@@ -1,13 +1,17 @@
 //! What the SidecarSet controller reads off one pod: is it updated, may it be upgraded, are its
 //! sidecars done rolling, is it ready. Computed once per pod per round, reading the pod in place.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
+use memchr::memmem;
+use serde::Deserialize;
+use serde::de::DeserializeSeed;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::api::{SidecarSet, keys};
-use crate::inject::sidecar::parse_upgrade_specs;
 
 /// The copy of a hot-upgrade sidecar that is not the working one.
 pub fn idle_copy(sidecar: &str, working: &BTreeMap<String, String>) -> String {
@@ -24,9 +28,9 @@ pub fn idle_copy(sidecar: &str, working: &BTreeMap<String, String>) -> String {
 pub struct SidecarSetView<'a> {
     pub name: &'a str,
     /// The SidecarSet's `kruise.io/sidecarset-hash` annotation ("" when absent).
-    pub hash: &'a str,
+    pub hash: ExpectedHash<'a>,
     /// The SidecarSet's `kruise.io/sidecarset-hash-without-image` annotation ("" when absent).
-    pub hash_without_image: &'a str,
+    pub hash_without_image: ExpectedHash<'a>,
     /// Pod container names the SidecarSet owns: a hot-upgrade sidecar stands for its two copies.
     pub sidecar_names: Vec<String>,
     /// Hot-upgrade sidecars: (name, image of the idle copy).
@@ -61,10 +65,11 @@ impl<'a> SidecarSetView<'a> {
         sidecar_names.dedup();
         Self {
             name: set.name(),
-            hash: set.annotation(keys::SIDECARSET_HASH).unwrap_or(""),
-            hash_without_image: set
-                .annotation(keys::SIDECARSET_HASH_WITHOUT_IMAGE)
-                .unwrap_or(""),
+            hash: ExpectedHash::new(set.annotation(keys::SIDECARSET_HASH).unwrap_or("")),
+            hash_without_image: ExpectedHash::new(
+                set.annotation(keys::SIDECARSET_HASH_WITHOUT_IMAGE)
+                    .unwrap_or(""),
+            ),
             sidecar_names,
             hot_upgrade,
             cold_upgrade,
@@ -107,21 +112,20 @@ impl PodFacts {
 /// Reads one matched pod against one SidecarSet. The in-place state annotation is parsed once.
 pub fn pod_facts(pod: &Pod, view: &SidecarSetView<'_>) -> PodFacts {
     let state = SidecarState::read(pod, view.name);
-    let all: Vec<&str> = view.sidecar_names.iter().map(String::as_str).collect();
-    let ready_statuses: Vec<&str> = container_statuses(pod)
-        .iter()
-        .filter(|s| s.ready)
-        .map(|s| s.name.as_str())
-        .collect();
-    let upgrade_in_progress = all
-        .iter()
-        .any(|name| ready_statuses.contains(name) && !state.consistent(pod, &[name]));
+    let statuses = container_statuses(pod);
+    let upgrade_in_progress = view.sidecar_names.iter().any(|name| {
+        statuses.iter().any(|s| s.ready && s.name == *name)
+            && !state.consistent(pod, std::slice::from_ref(name))
+    });
     let mut facts = PodFacts {
-        updated: recorded_hash(pod, keys::SIDECARSET_HASH, view.name) == view.hash,
-        upgradable: recorded_hash(pod, keys::SIDECARSET_HASH_WITHOUT_IMAGE, view.name)
-            == view.hash_without_image,
+        updated: view.hash.recorded_by(pod, keys::SIDECARSET_HASH, view.name),
+        upgradable: view.hash_without_image.recorded_by(
+            pod,
+            keys::SIDECARSET_HASH_WITHOUT_IMAGE,
+            view.name,
+        ),
         ready: is_ready(pod, view),
-        consistent: state.consistent(pod, &all),
+        consistent: state.consistent(pod, &view.sidecar_names),
         upgrade_in_progress,
         idle_copy_to_reset: false,
     };
@@ -147,7 +151,7 @@ fn hot_upgrade_finished(pod: &Pod, view: &SidecarSetView<'_>, state: &SidecarSta
         let ready = container_statuses(pod)
             .iter()
             .any(|s| s.name == *copy && s.ready);
-        ready && state.consistent(pod, &[copy.as_str()])
+        ready && state.consistent(pod, std::slice::from_ref(copy))
     })
 }
 
@@ -169,10 +173,151 @@ pub fn container_statuses(pod: &Pod) -> &[ContainerStatus] {
 /// The hash a pod records for one SidecarSet ("" when absent or unreadable, as upstream).
 pub fn recorded_hash(pod: &Pod, key: &str, sidecarset: &str) -> String {
     annotation(pod, key)
-        .and_then(|value| parse_upgrade_specs(value).ok())
-        .and_then(|mut specs| specs.remove(sidecarset))
-        .map(|spec| spec.hash)
+        .and_then(|value| recorded_upgrade_hash(value, sidecarset))
+        .map(Cow::into_owned)
         .unwrap_or_default()
+}
+
+/// A SidecarSet hash that pods are checked against, with its substring searcher built once.
+#[derive(Debug, Clone)]
+pub struct ExpectedHash<'a> {
+    pub text: &'a str,
+    finder: memmem::Finder<'a>,
+}
+
+impl<'a> ExpectedHash<'a> {
+    pub fn new(text: &'a str) -> Self {
+        Self {
+            text,
+            finder: memmem::Finder::new(text),
+        }
+    }
+
+    /// Does the pod record this hash for `sidecarset` under `key`? Absent and unreadable
+    /// annotations record "".
+    pub fn recorded_by(&self, pod: &Pod, key: &str, sidecarset: &str) -> bool {
+        let Some(value) = annotation(pod, key) else {
+            return self.text.is_empty();
+        };
+        // Without escapes a JSON text can only hold the hash verbatim: a value that does not
+        // contain it needs no parsing (every pod still waiting for a rollout).
+        if !self.text.is_empty()
+            && memchr::memchr(b'\\', value.as_bytes()).is_none()
+            && self.finder.find(value.as_bytes()).is_none()
+        {
+            return false;
+        }
+        recorded_upgrade_hash(value, sidecarset)
+            .as_deref()
+            .unwrap_or("")
+            == self.text
+    }
+}
+
+/// One SidecarSet's hash in a `kruise.io/sidecarset-hash[-without-image]` value, read in place:
+/// the same answer as looking the SidecarSet up in
+/// [`parse_upgrade_specs`](crate::inject::sidecar::parse_upgrade_specs), without building the
+/// map (this runs for every matched pod, twice, every round).
+pub fn recorded_upgrade_hash<'v>(value: &'v str, sidecarset: &str) -> Option<Cow<'v, str>> {
+    /// [`crate::inject::sidecar::UpgradeSpec`] with the same fields and types, so that exactly
+    /// the same values are accepted; only `hash` is kept.
+    #[derive(Deserialize)]
+    struct BorrowedSpec<'a> {
+        #[serde(rename = "updateTimestamp", default)]
+        _update_timestamp: Option<AnyString>,
+        #[serde(default, borrow)]
+        hash: Cow<'a, str>,
+        #[serde(rename = "sidecarSetName", default)]
+        _sidecar_set_name: AnyString,
+        #[serde(rename = "sidecarList", default)]
+        _sidecar_list: Option<Vec<AnyString>>,
+        #[serde(rename = "controllerRevision", default)]
+        _controller_revision: AnyString,
+    }
+    let mut reader = serde_json::Deserializer::from_str(value);
+    if let Ok(spec) = EntryOf::<BorrowedSpec<'v>>::named(sidecarset).deserialize(&mut reader)
+        && reader.end().is_ok()
+    {
+        return spec.map(|spec| spec.hash);
+    }
+    // The legacy `{"<set>":"<hash>"}` format.
+    let mut reader = serde_json::Deserializer::from_str(value);
+    let legacy = EntryOf::<Key<'v>>::named(sidecarset)
+        .deserialize(&mut reader)
+        .ok()?;
+    reader.end().ok()?;
+    legacy.map(|hash| hash.0)
+}
+
+/// A JSON string borrowed from the input unless it carries escapes.
+#[derive(Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
+
+/// Any JSON string, checked and dropped: accepts what a Rust `String` accepts (`null` is
+/// refused), keeps nothing.
+#[derive(Default)]
+struct AnyString;
+
+impl<'de> Deserialize<'de> for AnyString {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = AnyString;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<AnyString, E> {
+                Ok(AnyString)
+            }
+        }
+        deserializer.deserialize_str(Visitor)
+    }
+}
+
+/// Reads a JSON object whose values must all be `V`, keeping only the value under one name (the
+/// last one when the name repeats, as a map would).
+struct EntryOf<'n, V> {
+    name: &'n str,
+    value: std::marker::PhantomData<V>,
+}
+
+impl<'n, V> EntryOf<'n, V> {
+    fn named(name: &'n str) -> Self {
+        Self {
+            name,
+            value: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<'de, V: Deserialize<'de>> DeserializeSeed<'de> for EntryOf<'_, V> {
+    type Value = Option<V>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Option<V>, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for EntryOf<'_, V> {
+    type Value = Option<V>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Option<V>, A::Error> {
+        let mut found = None;
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            let value = map.next_value::<V>()?;
+            if key.0 == self.name {
+                found = Some(value);
+            }
+        }
+        Ok(found)
+    }
 }
 
 /// Was the SidecarSet injected into the pod (`kruise.io/sidecarset-injected-list`)?
@@ -186,12 +331,17 @@ pub fn is_injected(pod: &Pod, sidecarset: &str) -> bool {
 pub fn carries_sidecars(pod: &Pod, view: &SidecarSetView<'_>) -> bool {
     let containers = pod.spec.as_ref().map(|s| s.containers.as_slice());
     let has = |name: &str| containers.unwrap_or(&[]).iter().any(|c| c.name == name);
+    if !view.cold_upgrade.iter().all(|name| has(name)) {
+        return false;
+    }
+    if view.hot_upgrade.is_empty() {
+        return true;
+    }
     let working = working_containers(pod);
-    view.cold_upgrade.iter().all(|name| has(name))
-        && view.hot_upgrade.iter().all(|(name, _)| {
-            let (first, second) = hot_upgrade_copies(name);
-            working.contains_key(*name) && has(&first) && has(&second)
-        })
+    view.hot_upgrade.iter().all(|(name, _)| {
+        let (first, second) = hot_upgrade_copies(name);
+        working.contains_key(*name) && has(&first) && has(&second)
+    })
 }
 
 /// `kruise.io/sidecarset-working-hotupgrade-container`: sidecar name → working copy.
@@ -262,11 +412,19 @@ impl SidecarState {
         let Some(value) = annotation(pod, keys::SIDECARSET_INPLACE_UPDATE_STATE) else {
             return Self::Absent;
         };
-        let Ok(states) = serde_json::from_str::<BTreeMap<String, Value>>(value) else {
+        // Only this SidecarSet's entry is decoded; the others need only be valid JSON.
+        let mut reader = serde_json::Deserializer::from_str(value);
+        let Ok(entry) = EntryOf::<&RawValue>::named(sidecarset).deserialize(&mut reader) else {
             return Self::Unreadable;
         };
+        if reader.end().is_err() {
+            return Self::Unreadable;
+        }
         let mut recorded = BTreeMap::new();
-        if let Some(state) = states.get(sidecarset) {
+        if let Some(raw) = entry {
+            let Ok(state) = serde_json::from_str::<Value>(raw.get()) else {
+                return Self::Unreadable;
+            };
             if !state.is_object() && !state.is_null() {
                 return Self::Unreadable;
             }
@@ -282,7 +440,8 @@ impl SidecarState {
     }
 
     /// Upstream's `IsSidecarContainerUpdateCompleted` over the named containers (§2.9).
-    pub fn consistent(&self, pod: &Pod, names: &[&str]) -> bool {
+    pub fn consistent<N: AsRef<str>>(&self, pod: &Pod, names: &[N]) -> bool {
+        let named = |name: &str| names.iter().any(|n| n.as_ref() == name);
         let containers = pod
             .spec
             .as_ref()
@@ -293,45 +452,35 @@ impl SidecarState {
         if containers.len() != statuses.len() {
             return false;
         }
-        let checked = || {
-            containers
-                .iter()
-                .filter(|c| names.contains(&c.name.as_str()))
-        };
+        let checked = || containers.iter().filter(|c| named(&c.name));
         let all_digests = checked().all(|c| is_digest_reference(c.image.as_deref().unwrap_or("")));
         if all_digests {
-            return statuses
-                .iter()
-                .filter(|s| names.contains(&s.name.as_str()))
-                .all(|status| {
-                    let spec_image = checked()
-                        .find(|c| c.name == status.name)
-                        .and_then(|c| c.image.as_deref())
-                        .unwrap_or("");
-                    digest_images_equal(spec_image, status.image_id.as_str())
-                });
+            return statuses.iter().filter(|s| named(&s.name)).all(|status| {
+                let spec_image = checked()
+                    .find(|c| c.name == status.name)
+                    .and_then(|c| c.image.as_deref())
+                    .unwrap_or("");
+                digest_images_equal(spec_image, status.image_id.as_str())
+            });
         }
         let recorded = match self {
             Self::Absent => return true,
             Self::Unreadable => return false,
             Self::Recorded(recorded) => recorded,
         };
-        statuses
-            .iter()
-            .filter(|s| names.contains(&s.name.as_str()))
-            .all(|status| {
-                let Some(old_image_id) = recorded.get(&status.name) else {
-                    return true;
-                };
-                let spec_image = containers
-                    .iter()
-                    .find(|c| c.name == status.name)
-                    .and_then(|c| c.image.as_deref())
-                    .unwrap_or("");
-                // Same image ID as before the update while the spec asks for another image: the
-                // runtime has not switched yet.
-                !(*old_image_id == status.image_id && spec_image != status.image)
-            })
+        statuses.iter().filter(|s| named(&s.name)).all(|status| {
+            let Some(old_image_id) = recorded.get(&status.name) else {
+                return true;
+            };
+            let spec_image = containers
+                .iter()
+                .find(|c| c.name == status.name)
+                .and_then(|c| c.image.as_deref())
+                .unwrap_or("");
+            // Same image ID as before the update while the spec asks for another image: the
+            // runtime has not switched yet.
+            !(*old_image_id == status.image_id && spec_image != status.image)
+        })
     }
 }
 
@@ -384,6 +533,96 @@ fn digest_images_equal(spec_image: &str, image_id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inject::sidecar::parse_upgrade_specs;
+    use proptest::prelude::*;
+
+    /// What a hash annotation value holds, as the injection's full parse reads it.
+    fn parsed_hash(value: &str, sidecarset: &str) -> Option<String> {
+        parse_upgrade_specs(value)
+            .ok()
+            .and_then(|mut specs| specs.remove(sidecarset))
+            .map(|spec| spec.hash)
+    }
+
+    /// Annotation values near the accepted shapes: object and legacy entries, wrong types,
+    /// escapes, duplicates, and junk.
+    fn hash_annotation() -> impl Strategy<Value = String> {
+        let name = prop_oneof![
+            Just("mesh".to_string()),
+            Just("log".to_string()),
+            Just("me\\u0073h".to_string()),
+        ];
+        let string = prop_oneof![
+            Just("\"abc\"".to_string()),
+            Just("\"a\\\"b\"".to_string()),
+            Just("\"\"".to_string())
+        ];
+        let field_value = prop_oneof![
+            string.clone(),
+            Just("null".to_string()),
+            Just("7".to_string()),
+            Just("[\"x\"]".to_string()),
+            Just("{}".to_string()),
+        ];
+        let field = prop_oneof![
+            Just("hash"),
+            Just("sidecarSetName"),
+            Just("sidecarList"),
+            Just("updateTimestamp"),
+            Just("controllerRevision"),
+            Just("other"),
+        ];
+        let spec = prop::collection::vec((field, field_value), 0..4).prop_map(|fields| {
+            let body: Vec<String> = fields.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+            format!("{{{}}}", body.join(","))
+        });
+        let entry_value = prop_oneof![spec, string, Just("null".to_string())];
+        let entries = prop::collection::vec((name, entry_value), 0..4).prop_map(|entries| {
+            let body: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| format!("\"{k}\":{v}"))
+                .collect();
+            format!("{{{}}}", body.join(","))
+        });
+        prop_oneof![
+            8 => entries,
+            1 => Just("[]".to_string()),
+            1 => Just("not json".to_string()),
+            1 => Just("null".to_string()),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn in_place_hash_reading_agrees_with_the_full_parse(value in hash_annotation()) {
+            for sidecarset in ["mesh", "log", "absent"] {
+                prop_assert_eq!(
+                    recorded_upgrade_hash(&value, sidecarset).map(Cow::into_owned),
+                    parsed_hash(&value, sidecarset),
+                    "{}", value
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn hash_reading_handles_both_formats_and_escapes() {
+        let current = r#"{"mesh":{"hash":"h1","sidecarSetName":"mesh","sidecarList":["proxy"]},"log":{"hash":"h\u0032"}}"#;
+        assert_eq!(
+            recorded_upgrade_hash(current, "mesh").as_deref(),
+            Some("h1")
+        );
+        assert_eq!(recorded_upgrade_hash(current, "log").as_deref(), Some("h2"));
+        assert_eq!(
+            recorded_upgrade_hash(r#"{"mesh":"legacy"}"#, "mesh").as_deref(),
+            Some("legacy")
+        );
+        assert_eq!(
+            recorded_upgrade_hash(r#"{"mesh":{"hash":7}}"#, "mesh"),
+            None
+        );
+        assert_eq!(recorded_upgrade_hash("garbage", "mesh"), None);
+    }
 
     #[test]
     fn digest_comparison_normalises_repositories() {
