@@ -279,21 +279,33 @@ pub fn pod_patch(mut before: Pod, mut after: Pod) -> Vec<PatchOperation> {
             _ => Vec::new(),
         };
     }
+    mutable_parts_patch(old.borrowed(), new.borrowed())
+}
+
+/// The patch from a pod's mutable parts as they were (`before`, see
+/// [`PodMutableParts::copy_of`]) to the pod `after`, for a change known to touch nothing else —
+/// what [`differs_only_in_mutable_parts`] checks. Saves copying and comparing the whole pod.
+pub fn pod_parts_patch(before: &PodMutableParts, after: &Pod) -> Vec<PatchOperation> {
+    mutable_parts_patch(before.borrowed(), MutablePartsRef::of(after))
+}
+
+/// Whether two pods are equal outside the parts injection and launch priority may change.
+pub fn differs_only_in_mutable_parts(mut a: Pod, mut b: Pod) -> bool {
+    PodMutableParts::take(&mut a);
+    PodMutableParts::take(&mut b);
+    a == b && a.spec.is_some() == b.spec.is_some()
+}
+
+fn mutable_parts_patch(old: MutablePartsRef<'_>, new: MutablePartsRef<'_>) -> Vec<PatchOperation> {
     let mut ops = Vec::new();
     let mut path = PointerBuf::root();
     path.push_back("metadata");
-    diff_typed(
-        &mut path,
-        "name",
-        old.name.as_ref(),
-        new.name.as_ref(),
-        &mut ops,
-    );
+    diff_typed(&mut path, "name", old.name, new.name, &mut ops);
     diff_string_map(
         &mut path,
         "annotations",
-        old.annotations.as_ref(),
-        new.annotations.as_ref(),
+        old.annotations,
+        new.annotations,
         &mut ops,
     );
     path.pop_back();
@@ -301,32 +313,32 @@ pub fn pod_patch(mut before: Pod, mut after: Pod) -> Vec<PatchOperation> {
     diff_named_list(
         &mut path,
         "initContainers",
-        old.init_containers.as_deref(),
-        new.init_containers.as_deref(),
+        old.init_containers,
+        new.init_containers,
         container_name,
         &mut ops,
     );
     diff_named_list(
         &mut path,
         "containers",
-        old.containers.as_deref(),
-        new.containers.as_deref(),
+        old.containers,
+        new.containers,
         container_name,
         &mut ops,
     );
     diff_named_list(
         &mut path,
         "volumes",
-        old.volumes.as_deref(),
-        new.volumes.as_deref(),
+        old.volumes,
+        new.volumes,
         volume_name,
         &mut ops,
     );
     diff_named_list(
         &mut path,
         "imagePullSecrets",
-        old.image_pull_secrets.as_deref(),
-        new.image_pull_secrets.as_deref(),
+        old.image_pull_secrets,
+        new.image_pull_secrets,
         secret_name,
         &mut ops,
     );
@@ -346,7 +358,7 @@ fn secret_name(secret: &LocalObjectReference) -> Option<&str> {
 }
 
 /// The parts of a pod the webhook may change, moved out so the rest can be compared cheaply.
-struct PodMutableParts {
+pub struct PodMutableParts {
     name: Option<String>,
     annotations: Option<BTreeMap<String, String>>,
     /// `None` inside means the field is absent; the outer `Option` of `containers` is only there
@@ -358,6 +370,19 @@ struct PodMutableParts {
 }
 
 impl PodMutableParts {
+    /// A copy of these parts of `pod`, leaving the pod as it is.
+    pub fn copy_of(pod: &Pod) -> Self {
+        let spec = pod.spec.as_ref();
+        PodMutableParts {
+            name: pod.metadata.name.clone(),
+            annotations: pod.metadata.annotations.clone(),
+            containers: spec.map(|s| s.containers.clone()),
+            init_containers: spec.and_then(|s| s.init_containers.clone()),
+            volumes: spec.and_then(|s| s.volumes.clone()),
+            image_pull_secrets: spec.and_then(|s| s.image_pull_secrets.clone()),
+        }
+    }
+
     fn take(pod: &mut Pod) -> Self {
         let spec = pod.spec.as_mut();
         let (containers, init_containers, volumes, image_pull_secrets) = match spec {
@@ -387,6 +412,41 @@ impl PodMutableParts {
             spec.init_containers = self.init_containers;
             spec.volumes = self.volumes;
             spec.image_pull_secrets = self.image_pull_secrets;
+        }
+    }
+
+    fn borrowed(&self) -> MutablePartsRef<'_> {
+        MutablePartsRef {
+            name: self.name.as_ref(),
+            annotations: self.annotations.as_ref(),
+            containers: self.containers.as_deref(),
+            init_containers: self.init_containers.as_deref(),
+            volumes: self.volumes.as_deref(),
+            image_pull_secrets: self.image_pull_secrets.as_deref(),
+        }
+    }
+}
+
+/// [`PodMutableParts`] borrowed, from a copy or straight from a pod.
+struct MutablePartsRef<'a> {
+    name: Option<&'a String>,
+    annotations: Option<&'a BTreeMap<String, String>>,
+    containers: Option<&'a [Container]>,
+    init_containers: Option<&'a [Container]>,
+    volumes: Option<&'a [Volume]>,
+    image_pull_secrets: Option<&'a [LocalObjectReference]>,
+}
+
+impl<'a> MutablePartsRef<'a> {
+    fn of(pod: &'a Pod) -> Self {
+        let spec = pod.spec.as_ref();
+        MutablePartsRef {
+            name: pod.metadata.name.as_ref(),
+            annotations: pod.metadata.annotations.as_ref(),
+            containers: spec.map(|s| s.containers.as_slice()),
+            init_containers: spec.and_then(|s| s.init_containers.as_deref()),
+            volumes: spec.and_then(|s| s.volumes.as_deref()),
+            image_pull_secrets: spec.and_then(|s| s.image_pull_secrets.as_deref()),
         }
     }
 }

@@ -2,7 +2,9 @@
 
 use k8s_openapi::api::core::v1::Pod;
 
-use super::patch::pod_patch;
+#[cfg(debug_assertions)]
+use super::patch::differs_only_in_mutable_parts;
+use super::patch::{PodMutableParts, pod_parts_patch, pod_patch};
 use super::review::{AdmissionResponse, RequestEnvelope, decode_object};
 use crate::inject::launch_priority::apply_launch_priority;
 use crate::inject::sidecar::{InjectionContext, inject_sidecars};
@@ -58,7 +60,17 @@ pub fn mutate_pod(request: &RequestEnvelope<'_>, input: &PodMutation<'_>) -> Adm
         now: input.now,
         sort_sidecars_by_name: input.sort_sidecars_by_name,
     };
-    let mut mutated = pod.clone();
+    // A pod with a spec only changes in its mutable parts (name, annotations, the container,
+    // volume and pull-secret lists), so a copy of those is all the patch needs; a pod without
+    // one gains a spec and is copied whole.
+    let before = if pod.spec.is_some() {
+        Before::MutableParts(PodMutableParts::copy_of(&pod))
+    } else {
+        Before::Whole(Box::new(pod.clone()))
+    };
+    #[cfg(debug_assertions)]
+    let original = pod.clone();
+    let mut mutated = pod;
     let injected = match inject_sidecars(&mut mutated, &context) {
         Ok(changed) => changed,
         Err(e) => return AdmissionResponse::deny(uid, 500, e.to_string()),
@@ -70,7 +82,23 @@ pub fn mutate_pod(request: &RequestEnvelope<'_>, input: &PodMutation<'_>) -> Adm
     if !injected && !prioritized {
         return AdmissionResponse::allow(uid);
     }
-    AdmissionResponse::allow(uid).with_patch(&pod_patch(pod, mutated))
+    #[cfg(debug_assertions)]
+    debug_assert!(
+        matches!(before, Before::Whole(_))
+            || differs_only_in_mutable_parts(original, mutated.clone()),
+        "injection changed a pod field outside its mutable parts"
+    );
+    let ops = match before {
+        Before::MutableParts(parts) => pod_parts_patch(&parts, &mutated),
+        Before::Whole(pod) => pod_patch(*pod, mutated),
+    };
+    AdmissionResponse::allow(uid).with_patch(&ops)
+}
+
+/// What the patch is computed from: the pod as it was before injection.
+enum Before {
+    MutableParts(PodMutableParts),
+    Whole(Box<Pod>),
 }
 
 fn display_kind(kind: &super::review::GroupVersionKind) -> String {
