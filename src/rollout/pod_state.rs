@@ -605,6 +605,92 @@ mod tests {
         }
     }
 
+    /// The in-place state as a full parse reads it: the whole annotation into a map.
+    fn state_by_full_parse(value: &str, sidecarset: &str) -> SidecarState {
+        let Ok(states) = serde_json::from_str::<BTreeMap<String, Value>>(value) else {
+            return SidecarState::Unreadable;
+        };
+        let mut recorded = BTreeMap::new();
+        if let Some(state) = states.get(sidecarset) {
+            if !state.is_object() && !state.is_null() {
+                return SidecarState::Unreadable;
+            }
+            let statuses = state
+                .get("lastContainerStatuses")
+                .and_then(Value::as_object);
+            for (name, status) in statuses.into_iter().flatten() {
+                let image_id = status.get("imageID").and_then(Value::as_str).unwrap_or("");
+                recorded.insert(name.clone(), image_id.to_string());
+            }
+        }
+        SidecarState::Recorded(recorded)
+    }
+
+    fn pod_with_state(value: &str) -> Pod {
+        let mut pod = Pod::default();
+        pod.metadata.annotations = Some(
+            [(
+                keys::SIDECARSET_INPLACE_UPDATE_STATE.to_string(),
+                value.to_string(),
+            )]
+            .into(),
+        );
+        pod
+    }
+
+    fn state_annotation() -> impl Strategy<Value = String> {
+        let name = prop_oneof![
+            Just("mesh".to_string()),
+            Just("log".to_string()),
+            Just("me\\u0073h".to_string()),
+        ];
+        let status = prop_oneof![
+            Just(r#"{"imageID":"docker://a"}"#.to_string()),
+            Just(r#"{"imageID":7}"#.to_string()),
+            Just("{}".to_string()),
+            Just("null".to_string()),
+        ];
+        let entry = prop_oneof![
+            prop::collection::vec((name.clone(), status), 0..3).prop_map(|statuses| {
+                let body: Vec<String> = statuses
+                    .iter()
+                    .map(|(k, v)| format!("\"{k}\":{v}"))
+                    .collect();
+                format!(r#"{{"lastContainerStatuses":{{{}}}}}"#, body.join(","))
+            }),
+            Just("null".to_string()),
+            Just("[1]".to_string()),
+            Just("\"text\"".to_string()),
+        ];
+        let object = prop::collection::vec((name, entry), 0..4).prop_map(|entries| {
+            let body: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| format!("\"{k}\":{v}"))
+                .collect();
+            format!("{{{}}}", body.join(","))
+        });
+        prop_oneof![
+            8 => object.clone(),
+            1 => object.prop_map(|o| format!("{o} trailing")),
+            1 => Just("[]".to_string()),
+            1 => Just("not json".to_string()),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn in_place_state_reading_agrees_with_the_full_parse(value in state_annotation()) {
+            let pod = pod_with_state(&value);
+            for sidecarset in ["mesh", "log", "absent"] {
+                prop_assert_eq!(
+                    SidecarState::read(&pod, sidecarset),
+                    state_by_full_parse(&value, sidecarset),
+                    "{}", value
+                );
+            }
+        }
+    }
+
     #[test]
     fn hash_reading_handles_both_formats_and_escapes() {
         let current = r#"{"mesh":{"hash":"h1","sidecarSetName":"mesh","sidecarList":["proxy"]},"log":{"hash":"h\u0032"}}"#;
