@@ -170,14 +170,6 @@ pub fn container_statuses(pod: &Pod) -> &[ContainerStatus] {
         .unwrap_or(&[])
 }
 
-/// The hash a pod records for one SidecarSet ("" when absent or unreadable, as upstream).
-pub fn recorded_hash(pod: &Pod, key: &str, sidecarset: &str) -> String {
-    annotation(pod, key)
-        .and_then(|value| recorded_upgrade_hash(value, sidecarset))
-        .map(Cow::into_owned)
-        .unwrap_or_default()
-}
-
 /// A SidecarSet hash that pods are checked against, with its substring searcher built once.
 #[derive(Debug, Clone)]
 pub struct ExpectedHash<'a> {
@@ -420,11 +412,17 @@ impl SidecarState {
         if reader.end().is_err() {
             return Self::Unreadable;
         }
+        match entry.map(|raw| serde_json::from_str::<Value>(raw.get())) {
+            None => Self::from_entry(None),
+            Some(Ok(state)) => Self::from_entry(Some(&state)),
+            Some(Err(_)) => Self::Unreadable,
+        }
+    }
+
+    /// The state recorded in the SidecarSet's entry of the annotation (`None`: no entry).
+    fn from_entry(state: Option<&Value>) -> Self {
         let mut recorded = BTreeMap::new();
-        if let Some(raw) = entry {
-            let Ok(state) = serde_json::from_str::<Value>(raw.get()) else {
-                return Self::Unreadable;
-            };
+        if let Some(state) = state {
             if !state.is_object() && !state.is_null() {
                 return Self::Unreadable;
             }
@@ -572,18 +570,11 @@ mod tests {
             Just("controllerRevision"),
             Just("other"),
         ];
-        let spec = prop::collection::vec((field, field_value), 0..4).prop_map(|fields| {
-            let body: Vec<String> = fields.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
-            format!("{{{}}}", body.join(","))
-        });
+        let spec = prop::collection::vec((field, field_value), 0..4)
+            .prop_map(|fields| json_object(&fields));
         let entry_value = prop_oneof![spec, string, Just("null".to_string())];
-        let entries = prop::collection::vec((name, entry_value), 0..4).prop_map(|entries| {
-            let body: Vec<String> = entries
-                .iter()
-                .map(|(k, v)| format!("\"{k}\":{v}"))
-                .collect();
-            format!("{{{}}}", body.join(","))
-        });
+        let entries = prop::collection::vec((name, entry_value), 0..4)
+            .prop_map(|entries| json_object(&entries));
         prop_oneof![
             8 => entries,
             1 => Just("[]".to_string()),
@@ -605,25 +596,21 @@ mod tests {
         }
     }
 
-    /// The in-place state as a full parse reads it: the whole annotation into a map.
+    /// The in-place state as a full parse finds its entry: the whole annotation into a map.
     fn state_by_full_parse(value: &str, sidecarset: &str) -> SidecarState {
         let Ok(states) = serde_json::from_str::<BTreeMap<String, Value>>(value) else {
             return SidecarState::Unreadable;
         };
-        let mut recorded = BTreeMap::new();
-        if let Some(state) = states.get(sidecarset) {
-            if !state.is_object() && !state.is_null() {
-                return SidecarState::Unreadable;
-            }
-            let statuses = state
-                .get("lastContainerStatuses")
-                .and_then(Value::as_object);
-            for (name, status) in statuses.into_iter().flatten() {
-                let image_id = status.get("imageID").and_then(Value::as_str).unwrap_or("");
-                recorded.insert(name.clone(), image_id.to_string());
-            }
-        }
-        SidecarState::Recorded(recorded)
+        SidecarState::from_entry(states.get(sidecarset))
+    }
+
+    /// `{"<key>":<value>,…}` from already encoded keys and values.
+    fn json_object(entries: &[(impl std::fmt::Display, String)]) -> String {
+        let body: Vec<String> = entries
+            .iter()
+            .map(|(k, v)| format!("\"{k}\":{v}"))
+            .collect();
+        format!("{{{}}}", body.join(","))
     }
 
     fn pod_with_state(value: &str) -> Pod {
@@ -652,23 +639,14 @@ mod tests {
         ];
         let entry = prop_oneof![
             prop::collection::vec((name.clone(), status), 0..3).prop_map(|statuses| {
-                let body: Vec<String> = statuses
-                    .iter()
-                    .map(|(k, v)| format!("\"{k}\":{v}"))
-                    .collect();
-                format!(r#"{{"lastContainerStatuses":{{{}}}}}"#, body.join(","))
+                format!(r#"{{"lastContainerStatuses":{}}}"#, json_object(&statuses))
             }),
             Just("null".to_string()),
             Just("[1]".to_string()),
             Just("\"text\"".to_string()),
         ];
-        let object = prop::collection::vec((name, entry), 0..4).prop_map(|entries| {
-            let body: Vec<String> = entries
-                .iter()
-                .map(|(k, v)| format!("\"{k}\":{v}"))
-                .collect();
-            format!("{{{}}}", body.join(","))
-        });
+        let object =
+            prop::collection::vec((name, entry), 0..4).prop_map(|entries| json_object(&entries));
         prop_oneof![
             8 => object.clone(),
             1 => object.prop_map(|o| format!("{o} trailing")),
