@@ -258,29 +258,16 @@ fn error_policy(_pod: Arc<Pod>, error: &BarrierError, _context: Arc<Context>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inject::launch_priority::barrier_env;
     use k8s_openapi::api::core::v1::{
-        ConfigMapKeySelector, Container, ContainerStatus, EnvVar, EnvVarSource, PodCondition,
-        PodSpec, PodStatus,
+        Container, ContainerStatus, PodCondition, PodSpec, PodStatus,
     };
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     fn container(name: &str, priority: Option<i64>) -> Container {
         Container {
             name: name.into(),
-            env: priority.map(|p| {
-                vec![EnvVar {
-                    name: keys::ENV_CONTAINER_BARRIER.into(),
-                    value_from: Some(EnvVarSource {
-                        config_map_key_ref: Some(ConfigMapKeySelector {
-                            name: "web-barrier".into(),
-                            key: format!("p_{p}"),
-                            optional: None,
-                        }),
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                }]
-            }),
+            env: priority.map(|p| vec![barrier_env("web-barrier", p)]),
             ..Default::default()
         }
     }

@@ -131,7 +131,8 @@ fn parse_go_int(value: &str) -> Result<i64, String> {
         .map_err(|_| format!("strconv.Atoi: parsing {value:?}: value out of range"))
 }
 
-fn barrier_env(configmap: &str, priority: i64) -> EnvVar {
+/// `KRUISE_CONTAINER_BARRIER` reading key `p_<priority>` of the ConfigMap `configmap`.
+pub fn barrier_env(configmap: &str, priority: i64) -> EnvVar {
     EnvVar {
         name: keys::ENV_CONTAINER_BARRIER.to_string(),
         value: None,

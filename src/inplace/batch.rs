@@ -195,29 +195,14 @@ pub fn patch_batch(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::keys;
-    use k8s_openapi::api::core::v1::{
-        ConfigMapKeySelector, Container, EnvVar, EnvVarSource, PodSpec,
-    };
+    use crate::inject::launch_priority::barrier_env;
+    use k8s_openapi::api::core::v1::{Container, PodSpec};
 
     fn container(name: &str, priority: Option<i64>) -> Container {
         Container {
             name: name.into(),
             image: Some(format!("{name}:1")),
-            env: priority.map(|p| {
-                vec![EnvVar {
-                    name: keys::ENV_CONTAINER_BARRIER.into(),
-                    value: None,
-                    value_from: Some(EnvVarSource {
-                        config_map_key_ref: Some(ConfigMapKeySelector {
-                            name: "p-barrier".into(),
-                            key: format!("p_{p}"),
-                            optional: None,
-                        }),
-                        ..Default::default()
-                    }),
-                }]
-            }),
+            env: priority.map(|p| vec![barrier_env("p-barrier", p)]),
             ..Default::default()
         }
     }
