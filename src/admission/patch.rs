@@ -271,7 +271,8 @@ fn lcs<T>(old: &[T], new: &[T], same_element: &dyn Fn(&T, &T) -> bool) -> Vec<(u
 pub fn pod_patch(mut before: Pod, mut after: Pod) -> Vec<PatchOperation> {
     let old = PodMutableParts::take(&mut before);
     let new = PodMutableParts::take(&mut after);
-    if before != after || before.spec.is_some() != after.spec.is_some() {
+    // Equal rests also have the spec on both sides or on neither.
+    if before != after {
         old.restore(&mut before);
         new.restore(&mut after);
         return match (serde_json::to_value(&before), serde_json::to_value(&after)) {
@@ -293,7 +294,7 @@ pub fn pod_parts_patch(before: &PodMutableParts, after: &Pod) -> Vec<PatchOperat
 pub fn differs_only_in_mutable_parts(mut a: Pod, mut b: Pod) -> bool {
     PodMutableParts::take(&mut a);
     PodMutableParts::take(&mut b);
-    a == b && a.spec.is_some() == b.spec.is_some()
+    a == b
 }
 
 fn mutable_parts_patch(old: MutablePartsRef<'_>, new: MutablePartsRef<'_>) -> Vec<PatchOperation> {
