@@ -2,9 +2,11 @@
 //! memory those pods take: run with `cargo bench --bench rollout`.
 //!
 //! The pods are the example `log-agent` SidecarSet injected into the `pod-web-log-agent` fixture
-//! by the real injection code, then copied 10,000 times with their own names and a running,
-//! ready status, and pruned as the controller's pod reflector prunes what it caches. The
-//! allocator is the binary's. The SidecarSet then gets a new image, so every pod is matched, not updated and
+//! by the real injection code and upgraded in place once by the real upgrade code (so they carry
+//! the bookkeeping of a previous rollout), then copied 10,000 times with their own names and a
+//! running, ready status on the new image. As in the controller, each is held twice: pruned as the pod reflector caches it,
+//! and as the planner's `PodSummary`, which is what the timed pass reads. The allocator is the
+//! binary's. The SidecarSet then gets a new image, so every pod is matched, not updated and
 //! upgradable: the planner has to look at, order and budget all of them.
 
 use std::hint::black_box;
@@ -12,11 +14,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodCondition, PodStatus};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kruise_webhook::api::keys;
 use kruise_webhook::controller::pod_cache;
 use kruise_webhook::inject::defaults::default_and_hash;
 use kruise_webhook::inject::sidecar::{InjectionContext, inject_sidecars};
-use kruise_webhook::rollout::{matched_pods, plan_round};
+use kruise_webhook::rollout::{PodSummary, matched_pods, plan_round, upgrade_pod};
 use kruise_webhook::source::dir::{self, EMBEDDED_EXAMPLES};
+use kube::ResourceExt;
 
 const PODS: usize = 10_000;
 
@@ -43,6 +48,38 @@ fn main() {
     };
     inject_sidecars(&mut template, &context).expect("injection");
     template.metadata.namespace = Some("web".into());
+    let log_agent = |image: &str| {
+        let mut set = catalogue
+            .sidecarsets()
+            .iter()
+            .find(|s| s.metadata.name.as_deref() == Some("log-agent"))
+            .expect("log-agent example")
+            .as_ref()
+            .clone();
+        if let Some(sidecar) = set.spec.containers.as_mut().and_then(|c| c.first_mut()) {
+            sidecar.container.image = Some(image.into());
+        }
+        set.spec
+            .update_strategy
+            .get_or_insert_with(Default::default)
+            .max_unavailable = Some(IntOrString::String("10%".into()));
+        default_and_hash(&mut set);
+        set
+    };
+    let previous = log_agent("fluent/fluent-bit:2.2.3");
+    let template = upgrade_pod(
+        &running_copy(&template, 0),
+        &previous,
+        "2026-11-22T11:00:00Z",
+    )
+    .expect("previous rollout")
+    .pod;
+    assert!(
+        template
+            .annotations()
+            .contains_key(keys::SIDECARSET_INPLACE_UPDATE_STATE),
+        "the previous rollout is recorded"
+    );
 
     let rss_before = rss_kib();
     let pods: Vec<Arc<Pod>> = (0..PODS)
@@ -52,26 +89,16 @@ fn main() {
             Arc::new(pod)
         })
         .collect();
+    let rss_pods = rss_kib();
+    let summaries: Vec<Arc<PodSummary>> = pods
+        .iter()
+        .map(|pod| Arc::new(PodSummary::of(pod)))
+        .collect();
     let rss_after = rss_kib();
 
-    let mut set = catalogue
-        .sidecarsets()
-        .iter()
-        .find(|s| s.metadata.name.as_deref() == Some("log-agent"))
-        .expect("log-agent example")
-        .as_ref()
-        .clone();
-    if let Some(sidecar) = set.spec.containers.as_mut().and_then(|c| c.first_mut()) {
-        sidecar.container.image = Some("fluent/fluent-bit:3.0.0".into());
-    }
-    set.spec
-        .update_strategy
-        .get_or_insert_with(Default::default)
-        .max_unavailable =
-        Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String("10%".into()));
-    default_and_hash(&mut set);
+    let set = log_agent("fluent/fluent-bit:3.0.0");
 
-    let matched = matched_pods(&set, &pods, |_| None).expect("matching");
+    let matched = matched_pods(&set, &summaries, |_| None).expect("matching");
     let plan = plan_round(&set, &matched);
     assert_eq!(plan.status.matched_pods, PODS as i32, "every pod matched");
     assert_eq!(plan.upgrade.len(), PODS / 10, "10% upgraded per round");
@@ -79,7 +106,7 @@ fn main() {
     let (mut matching, mut planning, mut whole) = (Vec::new(), Vec::new(), Vec::new());
     for run in 0..3 + runs {
         let started = Instant::now();
-        let matched = black_box(matched_pods(&set, &pods, |_| None).expect("matching"));
+        let matched = black_box(matched_pods(&set, &summaries, |_| None).expect("matching"));
         let after_matching = started.elapsed();
         black_box(plan_round(&set, &matched));
         let total = started.elapsed();
@@ -101,10 +128,12 @@ fn main() {
         median(&mut matching),
         median(&mut planning),
     );
+    let mib = |kib: u64| kib as f64 / 1024.0;
     println!(
-        "process RSS: {:.1} MiB with {PODS} pods held ({:.1} MiB for the pods)",
-        rss_after as f64 / 1024.0,
-        (rss_after.saturating_sub(rss_before)) as f64 / 1024.0
+        "process RSS: {:.1} MiB with {PODS} pods held ({:.1} MiB for the pruned pods, {:.1} MiB for their summaries)",
+        mib(rss_after),
+        mib(rss_pods.saturating_sub(rss_before)),
+        mib(rss_after.saturating_sub(rss_pods)),
     );
 }
 

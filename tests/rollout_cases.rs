@@ -8,11 +8,12 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kruise_webhook::api::{SidecarSet, UpdateScatterTerm, keys};
+use kruise_webhook::inject::selector::Labels;
 use kruise_webhook::rollout::order::default_order;
 use kruise_webhook::rollout::scatter::expand_terms;
 use kruise_webhook::rollout::{
-    Halt, facts_of, matched_pods, plan_round, reset_idle_copies, upgradable_condition,
-    upgrade_order, upgrade_pod,
+    self, Halt, PodFacts, PodSummary, PodView, RolloutError, RoundPlan, reset_idle_copies,
+    upgradable_condition, upgrade_order, upgrade_pod,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -162,6 +163,41 @@ fn population(total: usize, upgraded: usize, consistent: usize) -> Vec<Pod> {
         .collect();
     fastrand::Rng::with_seed(total as u64 * 31 + upgraded as u64).shuffle(&mut pods);
     pods
+}
+
+// Every case plans on the pods and on their controller summaries, and both must agree.
+
+fn summaries(pods: &[Arc<Pod>]) -> Vec<Arc<PodSummary>> {
+    pods.iter().map(|p| Arc::new(PodSummary::of(p))).collect()
+}
+
+fn plan_round(set: &SidecarSet, pods: &[Arc<Pod>]) -> RoundPlan {
+    let plan = rollout::plan_round(set, pods);
+    assert_eq!(
+        plan,
+        rollout::plan_round(set, &summaries(pods)),
+        "summaries"
+    );
+    plan
+}
+
+fn facts_of(set: &SidecarSet, pods: &[Arc<Pod>]) -> Vec<PodFacts> {
+    let facts = rollout::facts_of(set, pods);
+    assert_eq!(facts, rollout::facts_of(set, &summaries(pods)), "summaries");
+    facts
+}
+
+fn matched_pods<'n>(
+    set: &SidecarSet,
+    pods: &[Arc<Pod>],
+    namespace_labels: impl Fn(&str) -> Option<&'n Labels>,
+) -> Result<Vec<Arc<Pod>>, RolloutError> {
+    let matched = rollout::matched_pods(set, pods, &namespace_labels)?;
+    let from_summaries = rollout::matched_pods(set, &summaries(pods), &namespace_labels)?;
+    let matched_names: Vec<&str> = matched.iter().map(|p| name(p)).collect();
+    let summary_names: Vec<&str> = from_summaries.iter().map(|p| p.name()).collect();
+    assert_eq!(matched_names, summary_names, "summaries");
+    Ok(matched)
 }
 
 fn shared(pods: Vec<Pod>) -> Vec<Arc<Pod>> {

@@ -14,7 +14,7 @@ pub mod sidecarset;
 
 use std::sync::Arc;
 
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::Api;
 use kube::runtime::events::{Recorder, Reporter};
@@ -22,6 +22,7 @@ use kube::runtime::{WatchStreamExt, reflector, watcher};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::rollout::PodSummary;
 use leader::{Elector, LeaseConfig};
 
 /// Name of the Lease and of the event reporter.
@@ -111,6 +112,7 @@ async fn run_term(
     term: CancellationToken,
 ) -> Result<(), ControllerError> {
     let (pods, pod_writer) = reflector::store_shared::<Pod>(SHARED_BUFFER);
+    let (summaries, mut summary_writer) = reflector::store::<PodSummary>();
     let (namespaces, namespace_writer) = reflector::store_shared::<Namespace>(SHARED_BUFFER);
     // Subscribe before the reflectors run so no subscriber misses the initial list.
     let pods_for_sidecarsets = pod_writer
@@ -123,13 +125,19 @@ async fn run_term(
         .subscribe()
         .ok_or(ControllerError::Subscribe("namespace"))?;
 
+    // Summaries are stored before the pod store tells the controllers about the change, so a
+    // reconcile it triggers reads the new summary.
     let pod_watch = reflector(
         pod_writer,
         watcher(
             Api::<Pod>::all(client.clone()),
             watcher::Config::default().any_semantic(),
         )
-        .modify(pod_cache::prune),
+        .modify(pod_cache::prune)
+        .map_ok(move |event| {
+            summary_writer.apply_watcher_event(&pod_cache::summarize(&event));
+            event
+        }),
     )
     .default_backoff()
     .for_each(|_| futures::future::ready(()));
@@ -150,6 +158,7 @@ async fn run_term(
     let context = Arc::new(sidecarset::Context {
         client: client.clone(),
         pods: pods.clone(),
+        summaries,
         namespaces,
         recorder: Recorder::new(client.clone(), reporter),
     });

@@ -6,12 +6,69 @@
 //! conditions. The reflector passes every pod through [`prune`] before storing it, which cuts the
 //! cache to a fraction of the full objects (`cargo bench --bench rollout` reports both).
 //!
+//! Next to each pruned pod the controller keeps the rollout planner's compact
+//! [`PodSummary`] of it ([`summarize`]), which is what a SidecarSet reconcile reads for every
+//! matched pod.
+//!
 //! Nothing is ever written from a pruned copy: writes are patches computed on a fresh read (see
 //! [`super::pod_write`]), and decisions taken on the cache are taken again on that read.
 
+use std::borrow::Cow;
+
 use k8s_openapi::api::core::v1::{Container, ContainerStatus, EnvVar, Pod, PodSpec, PodStatus};
+use kube::runtime::reflector::Lookup;
+use kube::runtime::watcher::Event;
 
 use crate::api::keys;
+use crate::rollout::PodSummary;
+
+/// Stored by `namespace/name` like the pod it summarises.
+impl Lookup for PodSummary {
+    type DynamicType = ();
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        "Pod".into()
+    }
+
+    fn group(_: &()) -> Cow<'_, str> {
+        "".into()
+    }
+
+    fn version(_: &()) -> Cow<'_, str> {
+        "v1".into()
+    }
+
+    fn plural(_: &()) -> Cow<'_, str> {
+        "pods".into()
+    }
+
+    fn name(&self) -> Option<Cow<'_, str>> {
+        self.name_field().map(Cow::Borrowed)
+    }
+
+    fn namespace(&self) -> Option<Cow<'_, str>> {
+        self.namespace_field().map(Cow::Borrowed)
+    }
+
+    fn resource_version(&self) -> Option<Cow<'_, str>> {
+        self.resource_version().map(Cow::Borrowed)
+    }
+
+    fn uid(&self) -> Option<Cow<'_, str>> {
+        self.uid().map(Cow::Borrowed)
+    }
+}
+
+/// The same watcher event for the summary store.
+pub fn summarize(event: &Event<Pod>) -> Event<PodSummary> {
+    match event {
+        Event::Apply(pod) => Event::Apply(PodSummary::of(pod)),
+        Event::Delete(pod) => Event::Delete(PodSummary::of(pod)),
+        Event::Init => Event::Init,
+        Event::InitApply(pod) => Event::InitApply(PodSummary::of(pod)),
+        Event::InitDone => Event::InitDone,
+    }
+}
 
 /// The env every controller decision can read: launch priority and its barrier.
 fn read_by_controllers(env: &EnvVar) -> bool {
@@ -88,7 +145,7 @@ mod tests {
     use crate::controller::barrier;
     use crate::inject::launch_priority::apply_launch_priority;
     use crate::inject::sidecar::{InjectionContext, inject_sidecars};
-    use crate::rollout::{self, order::OrderKey};
+    use crate::rollout::{self, PodSummary, order::OrderKey};
     use crate::source::Catalogue;
     use crate::source::dir::{self, EMBEDDED_EXAMPLES};
 
@@ -202,6 +259,9 @@ mod tests {
     /// pruned one.
     fn assert_same_decisions(full: &Pod, catalogue: &Catalogue) {
         let small = pruned(full);
+        // The planner's summary is built from the pruned pod.
+        let summary = PodSummary::of(&small);
+        assert_eq!(PodSummary::of(full), summary);
         assert_eq!(barrier::decide(full), barrier::decide(&small));
         assert_eq!(OrderKey::of(full), OrderKey::of(&small));
         let full_step = crate::inplace::next_step(
@@ -222,6 +282,7 @@ mod tests {
         );
         let full = [Arc::new(full.clone())];
         let small = [Arc::new(small)];
+        let summary = [Arc::new(summary)];
         for set in catalogue.sidecarsets() {
             let matched_full = rollout::matched_pods(set, &full, |_| None).unwrap();
             let matched_small = rollout::matched_pods(set, &small, |_| None).unwrap();
@@ -232,9 +293,17 @@ mod tests {
                 "{}",
                 set.name()
             );
+            let matched_summary = rollout::matched_pods(set, &summary, |_| None).unwrap();
+            assert_eq!(matched_full.len(), matched_summary.len(), "{}", set.name());
             let plan_full = rollout::plan_round(set, &matched_full);
             let plan_small = rollout::plan_round(set, &matched_small);
             assert_eq!(plan_full, plan_small, "{}", set.name());
+            assert_eq!(
+                plan_full,
+                rollout::plan_round(set, &matched_summary),
+                "{}",
+                set.name()
+            );
         }
     }
 

@@ -27,7 +27,7 @@ use super::pod_write;
 use crate::api::{SidecarSet, keys};
 use crate::inject::selector;
 use crate::inplace::{self, EngineOptions, Step, UpdateSpec, Write};
-use crate::rollout::{self, PodUpgrade};
+use crate::rollout::{self, PodSummary, PodUpgrade, PodView};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SidecarSetError {
@@ -140,13 +140,13 @@ pub fn hold_budget_for_batches(
 }
 
 /// Whether the pod is between two batches of this revision's multi-batch update.
-fn between_batches(pod: &Pod, revision: &str) -> bool {
-    matches!(inplace::state::read_state(pod), Some(Ok(s)) if s.revision == revision && s.has_next_batch())
+fn between_batches(pod: &impl PodView, revision: &str) -> bool {
+    matches!(pod.engine_progress(), Some(p) if p.revision == revision && p.has_next_batch)
 }
 
 /// Whether the engine has an update of this SidecarSet's current revision on the pod.
-fn engine_in_flight(pod: &Pod, revision: &str) -> bool {
-    matches!(inplace::state::read_state(pod), Some(Ok(s)) if s.revision == revision)
+fn engine_in_flight(pod: &impl PodView, revision: &str) -> bool {
+    matches!(pod.engine_progress(), Some(p) if p.revision == revision)
 }
 
 /// SidecarSets do not own their pods' revision label.
@@ -158,6 +158,8 @@ pub(crate) const ENGINE: EngineOptions<'static> = EngineOptions {
 pub struct Context {
     pub client: kube::Client,
     pub pods: Store<Pod>,
+    /// The planner's summaries of the same pods.
+    pub summaries: Store<PodSummary>,
     pub namespaces: Store<Namespace>,
     pub recorder: Recorder,
 }
@@ -221,6 +223,11 @@ async fn reconcile(set: Arc<SidecarSet>, context: Arc<Context>) -> Result<Action
     // Before the first full list a store looks empty, which would write matchedPods 0.
     let synced = context.pods.wait_until_ready().now_or_never().is_some()
         && context
+            .summaries
+            .wait_until_ready()
+            .now_or_never()
+            .is_some()
+        && context
             .namespaces
             .wait_until_ready()
             .now_or_never()
@@ -228,14 +235,14 @@ async fn reconcile(set: Arc<SidecarSet>, context: Arc<Context>) -> Result<Action
     if !synced {
         return Ok(Action::requeue(Duration::from_secs(1)));
     }
-    let pods = context.pods.state();
+    let summaries = context.summaries.state();
     let namespaces: BTreeMap<String, Arc<Namespace>> = context
         .namespaces
         .state()
         .into_iter()
         .map(|ns| (ns.name_any(), ns))
         .collect();
-    let matched = rollout::matched_pods(&set, &pods, |ns| {
+    let matched = rollout::matched_pods(&set, &summaries, |ns| {
         namespaces.get(ns).and_then(|n| n.metadata.labels.as_ref())
     })?;
     let plan = rollout::plan_round(&set, &matched);
@@ -244,28 +251,44 @@ async fn reconcile(set: Arc<SidecarSet>, context: Arc<Context>) -> Result<Action
     let revision = engine_revision(&set);
     let mut in_flight = false;
     if let Some(revision) = revision.as_deref() {
-        for pod in matched.iter().filter(|p| engine_in_flight(p, revision)) {
-            in_flight |= drive_engine(&context, pod, revision).await?;
+        for summary in matched
+            .iter()
+            .filter(|p| engine_in_flight(p.as_ref(), revision))
+        {
+            if let Some(pod) = cached_pod(&context, summary) {
+                in_flight |= drive_engine(&context, &pod, revision).await?;
+            }
         }
     }
-    for &i in &plan.not_upgradable {
-        mark_not_upgradable(&context, &set, &matched[i]).await?;
+    for pod in plan
+        .not_upgradable
+        .iter()
+        .filter_map(|&i| cached_pod(&context, &matched[i]))
+    {
+        mark_not_upgradable(&context, &set, &pod).await?;
     }
     let now = rfc3339(Timestamp::now());
-    for &i in &plan.reset_idle {
-        reset_idle(&context, &set, &matched[i], &now).await?;
+    for pod in plan
+        .reset_idle
+        .iter()
+        .filter_map(|&i| cached_pod(&context, &matched[i]))
+    {
+        reset_idle(&context, &set, &pod, &now).await?;
     }
     let facts = &plan.facts;
     let held = revision.as_deref().map_or(0, |revision| {
         matched
             .iter()
             .zip(facts)
-            .filter(|(pod, f)| f.available() && between_batches(pod, revision))
+            .filter(|(pod, f)| f.available() && between_batches(pod.as_ref(), revision))
             .count()
     });
     let to_upgrade = hold_budget_for_batches(&plan.upgrade, |i| facts[i].ready, held);
-    for &i in &to_upgrade {
-        upgrade(&context, &set, &matched[i], revision.as_deref()).await?;
+    for pod in to_upgrade
+        .iter()
+        .filter_map(|&i| cached_pod(&context, &matched[i]))
+    {
+        upgrade(&context, &set, &pod, revision.as_deref()).await?;
     }
     let moving = !to_upgrade.is_empty()
         || !plan.reset_idle.is_empty()
@@ -303,6 +326,15 @@ async fn write_status(
     .await
     .map_err(api_error(format!("sidecarset {} status", set.name())))?;
     Ok(())
+}
+
+/// The cached pod the planner chose by its summary; `None` once it is gone from the cache.
+fn cached_pod(context: &Context, summary: &PodSummary) -> Option<Arc<Pod>> {
+    let key = ObjectRef::<Pod>::new(summary.name());
+    context.pods.get(&match summary.namespace_field() {
+        Some(namespace) => key.within(namespace),
+        None => key,
+    })
 }
 
 fn pod_api(context: &Context, pod: &Pod) -> Api<Pod> {
@@ -360,7 +392,7 @@ async fn drive_engine(
             }
         })?;
         let Some(write) = step.write() else {
-            return Ok(!matches!(step, Step::Idle) && engine_in_flight(&pod, revision));
+            return Ok(!matches!(step, Step::Idle) && engine_in_flight(pod.as_ref(), revision));
         };
         if let Cow::Borrowed(_) = pod {
             let fresh = api.get(&pod.name_any()).await;

@@ -105,8 +105,7 @@ pub fn parse_upgrade_specs(value: &str) -> Result<BTreeMap<String, UpgradeSpec>,
 
 /// Is the pod still running or about to run? Finished and terminating pods are left alone.
 pub fn is_active(pod: &Pod) -> bool {
-    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
-    !matches!(phase, Some("Succeeded" | "Failed")) && pod.metadata.deletion_timestamp.is_none()
+    crate::rollout::pod_view::PodView::is_active(pod)
 }
 
 /// Namespace used for matching: the pod's, or `default` when the request left it empty.

@@ -7,6 +7,8 @@ pub mod budget;
 pub mod order;
 pub mod plan;
 pub mod pod_state;
+pub mod pod_summary;
+pub mod pod_view;
 pub mod scatter;
 pub mod upgrade;
 
@@ -15,6 +17,8 @@ pub use plan::{
     upgrade_order,
 };
 pub use pod_state::{PodFacts, SidecarSetView, pod_facts};
+pub use pod_summary::PodSummary;
+pub use pod_view::PodView;
 pub use upgrade::{
     ImageChange, PodUpgrade, UpgradeError, reset_idle_copies, upgradable_condition, upgrade_pod,
 };

@@ -4,17 +4,15 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
-use super::pod_state::{container_statuses, has_ready_condition, phase};
+use super::pod_view::PodView;
 use crate::api::UpdatePriorityStrategy;
 use crate::inject::selector;
 
 /// Kubernetes' `ActivePods` order; pods that compare equal there are ordered by namespace and
 /// name, so that the result never depends on the order pods came out of the cache.
-pub fn default_order(a: &Pod, b: &Pod) -> Ordering {
+pub fn default_order<P: PodView>(a: &P, b: &P) -> Ordering {
     OrderKey::of(a).cmp(&OrderKey::of(b))
 }
 
@@ -38,58 +36,28 @@ pub struct OrderKey<'p> {
 }
 
 impl<'p> OrderKey<'p> {
-    pub fn of(pod: &'p Pod) -> Self {
-        let ready = has_ready_condition(pod);
+    pub fn of(pod: &'p impl PodView) -> Self {
+        let ready = pod.has_ready_condition();
         Self {
-            scheduled: !node_name(pod).is_empty(),
-            phase_rank: match phase(pod) {
+            scheduled: pod.scheduled(),
+            phase_rank: match pod.phase() {
                 "Unknown" => 1,
                 "Running" => 2,
                 _ => 0,
             },
             ready,
             // Only compared between ready pods.
-            ready_since: ready_since(pod).filter(|_| ready).map(|t| Reverse(&t.0)),
-            restarts: Reverse(max_restarts(pod)),
-            created: pod
-                .metadata
-                .creation_timestamp
-                .as_ref()
-                .map(|t| Reverse(&t.0)),
-            identity: identity(pod),
+            ready_since: pod.ready_since().filter(|_| ready).map(Reverse),
+            restarts: Reverse(
+                pod.container_statuses()
+                    .map(|s| s.restart_count)
+                    .max()
+                    .unwrap_or(0),
+            ),
+            created: pod.created().map(Reverse),
+            identity: (pod.namespace(), pod.name()),
         }
     }
-}
-
-fn node_name(pod: &Pod) -> &str {
-    pod.spec
-        .as_ref()
-        .and_then(|s| s.node_name.as_deref())
-        .unwrap_or("")
-}
-
-fn identity(pod: &Pod) -> (&str, &str) {
-    (
-        pod.metadata.namespace.as_deref().unwrap_or(""),
-        pod.metadata.name.as_deref().unwrap_or(""),
-    )
-}
-
-/// When the Ready condition last turned True.
-fn ready_since(pod: &Pod) -> Option<&Time> {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|conditions| conditions.iter().find(|c| c.type_ == "Ready"))
-        .and_then(|c| c.last_transition_time.as_ref())
-}
-
-fn max_restarts(pod: &Pod) -> i32 {
-    container_statuses(pod)
-        .iter()
-        .map(|s| s.restart_count)
-        .max()
-        .unwrap_or(0)
 }
 
 /// `priorityStrategy` as a comparator: `Less` means "upgrade first". Weight terms win over order

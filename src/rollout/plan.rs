@@ -4,15 +4,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Pod;
-
 use super::budget::{max_unavailable_count, partition_count, take_within_budget};
 use super::order::{OrderKey, priority_order};
 use super::pod_state::{PodFacts, SidecarSetView, carries_sidecars, is_injected, pod_facts};
+use super::pod_view::PodView;
 use super::scatter::{expand_terms, scatter};
 use crate::api::{SidecarSet, SidecarSetStatus, SidecarSetUpdateStrategy, keys};
 use crate::inject::selector::{self, Labels, SelectorError};
-use crate::inject::sidecar::{InjectError, is_active, namespace_matches};
+use crate::inject::sidecar::{InjectError, namespace_matches};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RolloutError {
@@ -27,11 +26,11 @@ pub enum RolloutError {
 /// listing the SidecarSet in `kruise.io/sidecarset-injected-list`, and still carrying its
 /// sidecars. `namespace_labels` answers with the labels of a Namespace, `None` when unknown.
 /// Returns shared handles; no pod is copied.
-pub fn matched_pods<'n>(
+pub fn matched_pods<'n, P: PodView>(
     set: &SidecarSet,
-    pods: &[Arc<Pod>],
+    pods: &[Arc<P>],
     namespace_labels: impl Fn(&str) -> Option<&'n Labels>,
-) -> Result<Vec<Arc<Pod>>, RolloutError> {
+) -> Result<Vec<Arc<P>>, RolloutError> {
     let selector_error = |source| RolloutError::Selector {
         sidecarset: set.name().to_string(),
         source,
@@ -43,7 +42,7 @@ pub fn matched_pods<'n>(
     let view = SidecarSetView::new(set);
     let mut matched = Vec::new();
     for pod in pods {
-        let namespace = pod.metadata.namespace.as_deref().unwrap_or("");
+        let namespace = pod.namespace();
         let in_namespace =
             namespace_matches(set, namespace, namespace_labels(namespace)).map_err(|error| {
                 match error {
@@ -55,15 +54,13 @@ pub fn matched_pods<'n>(
                 }
             })?;
         if !in_namespace
-            || !is_active(pod)
-            || !is_injected(pod, view.name)
-            || !carries_sidecars(pod, &view)
+            || !pod.is_active()
+            || !is_injected(pod.as_ref(), view.name)
+            || !carries_sidecars(pod.as_ref(), &view)
         {
             continue;
         }
-        if selector::matches(pod_selector, pod.metadata.labels.as_ref(), "spec.selector")
-            .map_err(selector_error)?
-        {
+        if selector::matches(pod_selector, pod.labels(), "spec.selector").map_err(selector_error)? {
             matched.push(Arc::clone(pod));
         }
     }
@@ -71,9 +68,11 @@ pub fn matched_pods<'n>(
 }
 
 /// The facts of every matched pod, in the same order.
-pub fn facts_of(set: &SidecarSet, pods: &[Arc<Pod>]) -> Vec<PodFacts> {
+pub fn facts_of<P: PodView>(set: &SidecarSet, pods: &[Arc<P>]) -> Vec<PodFacts> {
     let view = SidecarSetView::new(set);
-    pods.iter().map(|pod| pod_facts(pod, &view)).collect()
+    pods.iter()
+        .map(|pod| pod_facts(pod.as_ref(), &view))
+        .collect()
 }
 
 /// The status the SidecarSet should report (§2.5), computed before this round's updates.
@@ -131,14 +130,18 @@ pub struct RoundPlan {
 }
 
 /// Plans one round over the SidecarSet's matched pods (as [`matched_pods`] returns them).
-pub fn plan_round(set: &SidecarSet, matched: &[Arc<Pod>]) -> RoundPlan {
+pub fn plan_round<P: PodView>(set: &SidecarSet, matched: &[Arc<P>]) -> RoundPlan {
     let facts = facts_of(set, matched);
     let mut plan = plan_with_facts(set, matched, &facts);
     plan.facts = facts;
     plan
 }
 
-fn plan_with_facts(set: &SidecarSet, matched: &[Arc<Pod>], facts: &[PodFacts]) -> RoundPlan {
+fn plan_with_facts<P: PodView>(
+    set: &SidecarSet,
+    matched: &[Arc<P>],
+    facts: &[PodFacts],
+) -> RoundPlan {
     let status = compute_status(set, facts, set.status.as_ref());
     let default_strategy = SidecarSetUpdateStrategy::default();
     let strategy = set
@@ -197,20 +200,17 @@ fn plan_with_facts(set: &SidecarSet, matched: &[Arc<Pod>], facts: &[PodFacts]) -
 
 /// Splits the pods not yet updated and selected by the canary selector into (waiting, not
 /// upgradable); pods still finishing an earlier in-place update are in neither (§2.6).
-fn candidates(
+fn candidates<P: PodView>(
     strategy: &SidecarSetUpdateStrategy,
-    pods: &[Arc<Pod>],
+    pods: &[Arc<P>],
     facts: &[PodFacts],
 ) -> (Vec<usize>, Vec<usize>) {
-    let selected = |pod: &Pod| match &strategy.selector {
+    let selected = |pod: &P| match &strategy.selector {
         None => true,
         // An invalid selector selects nothing.
-        Some(canary) => selector::matches(
-            canary,
-            pod.metadata.labels.as_ref(),
-            "spec.updateStrategy.selector",
-        )
-        .unwrap_or(false),
+        Some(canary) => {
+            selector::matches(canary, pod.labels(), "spec.updateStrategy.selector").unwrap_or(false)
+        }
     };
     let mut waiting = Vec::new();
     let mut not_upgradable = Vec::new();
@@ -229,26 +229,20 @@ fn candidates(
 
 /// Orders waiting pods (§2.7): default order, then `priorityStrategy` (stable), then
 /// `scatterStrategy`, whose percentages and `*` values look at every matched pod.
-pub fn upgrade_order(
+pub fn upgrade_order<P: PodView>(
     strategy: &SidecarSetUpdateStrategy,
-    pods: &[Arc<Pod>],
+    pods: &[Arc<P>],
     mut waiting: Vec<usize>,
 ) -> Vec<usize> {
     waiting.retain(|&i| i < pods.len());
-    waiting.sort_by_cached_key(|&i| OrderKey::of(&pods[i]));
+    waiting.sort_by_cached_key(|&i| OrderKey::of(pods[i].as_ref()));
     if let Some(priority) = &strategy.priority_strategy {
-        waiting.sort_by(|&a, &b| {
-            priority_order(
-                priority,
-                pods[a].metadata.labels.as_ref(),
-                pods[b].metadata.labels.as_ref(),
-            )
-        });
+        waiting.sort_by(|&a, &b| priority_order(priority, pods[a].labels(), pods[b].labels()));
     }
     let scatter_terms = strategy.scatter_strategy.as_deref().unwrap_or(&[]);
     if !scatter_terms.is_empty() {
         let labels: Vec<Option<&BTreeMap<String, String>>> =
-            pods.iter().map(|p| p.metadata.labels.as_ref()).collect();
+            pods.iter().map(|p| p.labels()).collect();
         let terms = expand_terms(scatter_terms, &labels);
         waiting = scatter(&terms, &labels, waiting);
     }

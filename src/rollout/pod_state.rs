@@ -11,6 +11,7 @@ use serde::de::DeserializeSeed;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::pod_view::{HashAnnotation, PlannerAnnotation, PodView, RecordedHashes};
 use crate::api::{SidecarSet, keys};
 
 /// The copy of a hot-upgrade sidecar that is not the working one.
@@ -110,18 +111,17 @@ impl PodFacts {
 }
 
 /// Reads one matched pod against one SidecarSet. The in-place state annotation is parsed once.
-pub fn pod_facts(pod: &Pod, view: &SidecarSetView<'_>) -> PodFacts {
-    let state = SidecarState::read(pod, view.name);
-    let statuses = container_statuses(pod);
+pub fn pod_facts(pod: &impl PodView, view: &SidecarSetView<'_>) -> PodFacts {
+    let state = pod.sidecar_state(view.name);
     let upgrade_in_progress = view.sidecar_names.iter().any(|name| {
-        statuses.iter().any(|s| s.ready && s.name == *name)
+        pod.container_statuses().any(|s| s.ready && s.name == *name)
             && !state.consistent(pod, std::slice::from_ref(name))
     });
     let mut facts = PodFacts {
-        updated: view.hash.recorded_by(pod, keys::SIDECARSET_HASH, view.name),
+        updated: view.hash.recorded_by(pod, HashAnnotation::Hash, view.name),
         upgradable: view.hash_without_image.recorded_by(
             pod,
-            keys::SIDECARSET_HASH_WITHOUT_IMAGE,
+            HashAnnotation::HashWithoutImage,
             view.name,
         ),
         ready: is_ready(pod, view),
@@ -135,11 +135,15 @@ pub fn pod_facts(pod: &Pod, view: &SidecarSetView<'_>) -> PodFacts {
 
 /// Every hot-upgrade sidecar's working copy runs its spec image and is ready, the pod is running
 /// and ready, and some idle copy does not run the empty image yet.
-fn hot_upgrade_finished(pod: &Pod, view: &SidecarSetView<'_>, state: &SidecarState) -> bool {
+fn hot_upgrade_finished(
+    pod: &impl PodView,
+    view: &SidecarSetView<'_>,
+    state: &SidecarState,
+) -> bool {
     if !hot_upgrade_pending(pod, view)
-        || phase(pod) != "Running"
-        || !has_ready_condition(pod)
-        || pod.metadata.deletion_timestamp.is_some()
+        || pod.phase() != "Running"
+        || !pod.has_ready_condition()
+        || pod.deleting()
     {
         return false;
     }
@@ -148,9 +152,7 @@ fn hot_upgrade_finished(pod: &Pod, view: &SidecarSetView<'_>, state: &SidecarSta
         let Some(copy) = working.get(*name) else {
             return false;
         };
-        let ready = container_statuses(pod)
-            .iter()
-            .any(|s| s.name == *copy && s.ready);
+        let ready = pod.container_statuses().any(|s| s.name == *copy && s.ready);
         ready && state.consistent(pod, std::slice::from_ref(copy))
     })
 }
@@ -185,11 +187,14 @@ impl<'a> ExpectedHash<'a> {
         }
     }
 
-    /// Does the pod record this hash for `sidecarset` under `key`? Absent and unreadable
+    /// Does the pod record this hash for `sidecarset` in `which`? Absent and unreadable
     /// annotations record "".
-    pub fn recorded_by(&self, pod: &Pod, key: &str, sidecarset: &str) -> bool {
-        let Some(value) = annotation(pod, key) else {
-            return self.text.is_empty();
+    pub fn recorded_by(&self, pod: &impl PodView, which: HashAnnotation, sidecarset: &str) -> bool {
+        let value = match pod.recorded_hashes(which) {
+            RecordedHashes::Text(Some(value)) => value,
+            parsed_or_absent => {
+                return parsed_or_absent.get(sidecarset).as_deref().unwrap_or("") == self.text;
+            }
         };
         // Without escapes a JSON text can only hold the hash verbatim: a value that does not
         // contain it needs no parsing (every pod still waiting for a rollout).
@@ -313,16 +318,15 @@ impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for EntryOf<'_, V> {
 }
 
 /// Was the SidecarSet injected into the pod (`kruise.io/sidecarset-injected-list`)?
-pub fn is_injected(pod: &Pod, sidecarset: &str) -> bool {
-    annotation(pod, keys::SIDECARSET_INJECTED_LIST)
+pub fn is_injected(pod: &impl PodView, sidecarset: &str) -> bool {
+    pod.annotation(PlannerAnnotation::InjectedList)
         .is_some_and(|list| list.split(',').any(|name| name == sidecarset))
 }
 
 /// Does the pod still carry every sidecar of the SidecarSet (§2.4)? Hot-upgrade sidecars need both
 /// copies and an entry in the working-container annotation.
-pub fn carries_sidecars(pod: &Pod, view: &SidecarSetView<'_>) -> bool {
-    let containers = pod.spec.as_ref().map(|s| s.containers.as_slice());
-    let has = |name: &str| containers.unwrap_or(&[]).iter().any(|c| c.name == name);
+pub fn carries_sidecars(pod: &impl PodView, view: &SidecarSetView<'_>) -> bool {
+    let has = |name: &str| pod.containers().any(|c| c.name == name);
     if !view.cold_upgrade.iter().all(|name| has(name)) {
         return false;
     }
@@ -337,54 +341,32 @@ pub fn carries_sidecars(pod: &Pod, view: &SidecarSetView<'_>) -> bool {
 }
 
 /// `kruise.io/sidecarset-working-hotupgrade-container`: sidecar name → working copy.
-pub fn working_containers(pod: &Pod) -> BTreeMap<String, String> {
-    annotation(pod, keys::SIDECARSET_WORKING_HOTUPGRADE_CONTAINER)
+pub fn working_containers(pod: &impl PodView) -> BTreeMap<String, String> {
+    pod.annotation(PlannerAnnotation::WorkingHotUpgrade)
         .and_then(|value| serde_json::from_str(value).ok())
         .unwrap_or_default()
 }
 
-/// Kubernetes' `IsPodReady`: condition Ready is True.
-pub fn has_ready_condition(pod: &Pod) -> bool {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|conditions| {
-            conditions
-                .iter()
-                .any(|c| c.type_ == "Ready" && c.status == "True")
-        })
-}
-
-pub fn phase(pod: &Pod) -> &str {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.phase.as_deref())
-        .unwrap_or("")
-}
-
 /// Ready in the SidecarSet sense: no hot upgrade half done (every idle copy runs the empty image),
 /// Running, Ready and not terminating.
-pub fn is_ready(pod: &Pod, view: &SidecarSetView<'_>) -> bool {
+pub fn is_ready(pod: &impl PodView, view: &SidecarSetView<'_>) -> bool {
     if hot_upgrade_pending(pod, view) {
         return false;
     }
-    phase(pod) == "Running" && has_ready_condition(pod) && pod.metadata.deletion_timestamp.is_none()
+    pod.phase() == "Running" && pod.has_ready_condition() && !pod.deleting()
 }
 
 /// Some hot-upgrade sidecar's idle copy does not run the empty image yet.
-pub fn hot_upgrade_pending(pod: &Pod, view: &SidecarSetView<'_>) -> bool {
+pub fn hot_upgrade_pending(pod: &impl PodView, view: &SidecarSetView<'_>) -> bool {
     if view.hot_upgrade.is_empty() {
         return false;
     }
     let working = working_containers(pod);
-    let containers = pod.spec.as_ref().map(|s| s.containers.as_slice());
     view.hot_upgrade.iter().any(|(name, empty_image)| {
         let idle = idle_copy(name, &working);
-        containers
-            .unwrap_or(&[])
-            .iter()
+        pod.containers()
             .find(|c| c.name == idle)
-            .is_some_and(|c| c.image.as_deref().unwrap_or("") != *empty_image)
+            .is_some_and(|c| c.image != *empty_image)
     })
 }
 
@@ -400,8 +382,10 @@ pub enum SidecarState {
 }
 
 impl SidecarState {
-    pub fn read(pod: &Pod, sidecarset: &str) -> Self {
-        let Some(value) = annotation(pod, keys::SIDECARSET_INPLACE_UPDATE_STATE) else {
+    /// One SidecarSet's entry of a `kruise.io/sidecarset-inplace-update-state` value (`None`:
+    /// no annotation).
+    pub fn read(value: Option<&str>, sidecarset: &str) -> Self {
+        let Some(value) = value else {
             return Self::Absent;
         };
         // Only this SidecarSet's entry is decoded; the others need only be valid JSON.
@@ -420,7 +404,7 @@ impl SidecarState {
     }
 
     /// The state recorded in the SidecarSet's entry of the annotation (`None`: no entry).
-    fn from_entry(state: Option<&Value>) -> Self {
+    pub fn from_entry(state: Option<&Value>) -> Self {
         let mut recorded = BTreeMap::new();
         if let Some(state) = state {
             if !state.is_object() && !state.is_null() {
@@ -438,47 +422,44 @@ impl SidecarState {
     }
 
     /// Upstream's `IsSidecarContainerUpdateCompleted` over the named containers (§2.9).
-    pub fn consistent<N: AsRef<str>>(&self, pod: &Pod, names: &[N]) -> bool {
+    pub fn consistent<N: AsRef<str>>(&self, pod: &impl PodView, names: &[N]) -> bool {
         let named = |name: &str| names.iter().any(|n| n.as_ref() == name);
-        let containers = pod
-            .spec
-            .as_ref()
-            .map(|s| s.containers.as_slice())
-            .unwrap_or(&[]);
-        let statuses = container_statuses(pod);
         // Statuses missing: containers are still being created.
-        if containers.len() != statuses.len() {
+        if pod.containers().len() != pod.container_statuses().len() {
             return false;
         }
-        let checked = || containers.iter().filter(|c| named(&c.name));
-        let all_digests = checked().all(|c| is_digest_reference(c.image.as_deref().unwrap_or("")));
+        let checked = || pod.containers().filter(|c| named(c.name));
+        let all_digests = checked().all(|c| is_digest_reference(c.image));
         if all_digests {
-            return statuses.iter().filter(|s| named(&s.name)).all(|status| {
-                let spec_image = checked()
-                    .find(|c| c.name == status.name)
-                    .and_then(|c| c.image.as_deref())
-                    .unwrap_or("");
-                digest_images_equal(spec_image, status.image_id.as_str())
-            });
+            return pod
+                .container_statuses()
+                .filter(|s| named(s.name))
+                .all(|status| {
+                    let spec_image = checked()
+                        .find(|c| c.name == status.name)
+                        .map_or("", |c| c.image);
+                    digest_images_equal(spec_image, status.image_id)
+                });
         }
         let recorded = match self {
             Self::Absent => return true,
             Self::Unreadable => return false,
             Self::Recorded(recorded) => recorded,
         };
-        statuses.iter().filter(|s| named(&s.name)).all(|status| {
-            let Some(old_image_id) = recorded.get(&status.name) else {
-                return true;
-            };
-            let spec_image = containers
-                .iter()
-                .find(|c| c.name == status.name)
-                .and_then(|c| c.image.as_deref())
-                .unwrap_or("");
-            // Same image ID as before the update while the spec asks for another image: the
-            // runtime has not switched yet.
-            !(*old_image_id == status.image_id && spec_image != status.image)
-        })
+        pod.container_statuses()
+            .filter(|s| named(s.name))
+            .all(|status| {
+                let Some(old_image_id) = recorded.get(status.name) else {
+                    return true;
+                };
+                let spec_image = pod
+                    .containers()
+                    .find(|c| c.name == status.name)
+                    .map_or("", |c| c.image);
+                // Same image ID as before the update while the spec asks for another image: the
+                // runtime has not switched yet.
+                !(*old_image_id == status.image_id && spec_image != status.image)
+            })
     }
 }
 
@@ -532,6 +513,7 @@ fn digest_images_equal(spec_image: &str, image_id: &str) -> bool {
 mod tests {
     use super::*;
     use crate::inject::sidecar::parse_upgrade_specs;
+    use crate::rollout::PodSummary;
     use proptest::prelude::*;
 
     /// What a hash annotation value holds, as the injection's full parse reads it.
@@ -659,12 +641,16 @@ mod tests {
         #[test]
         fn in_place_state_reading_agrees_with_the_full_parse(value in state_annotation()) {
             let pod = pod_with_state(&value);
+            let summary = PodSummary::of(&pod);
             for sidecarset in ["mesh", "log", "absent"] {
+                let full_parse = state_by_full_parse(&value, sidecarset);
                 prop_assert_eq!(
-                    SidecarState::read(&pod, sidecarset),
-                    state_by_full_parse(&value, sidecarset),
+                    &SidecarState::read(Some(&value), sidecarset),
+                    &full_parse,
                     "{}", value
                 );
+                prop_assert_eq!(pod.sidecar_state(sidecarset).into_owned(), full_parse.clone());
+                prop_assert_eq!(summary.sidecar_state(sidecarset).into_owned(), full_parse);
             }
         }
     }

@@ -1,0 +1,442 @@
+//! The rollout planner's compact copy of a pod: exactly what [`PodView`] reads, with every string
+//! in one buffer and the hash annotations already parsed.
+//!
+//! A reconcile round looks at every pod a SidecarSet matches. Held as k8s-openapi `Pod`s, even
+//! pruned ones, each pod is kilobytes of sparsely filled structs and scattered small strings, and
+//! a pass over 10,000 of them waits on memory rather than computing; a summary is a few hundred
+//! bytes in a handful of allocations. It is built once per pod change (the controller's
+//! reflector builds it next to the pod cache), and a property test checks that every planner
+//! decision is the same on a pod and on its summary.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::jiff::Timestamp;
+use serde_json::Value;
+
+use super::pod_state::SidecarState;
+use super::pod_view::{
+    ContainerView, EngineProgress, HashAnnotation, Labels, PlannerAnnotation, PodView,
+    RecordedHashes, StatusView,
+};
+use crate::api::keys;
+use crate::inject::sidecar::parse_upgrade_specs;
+
+/// A string inside [`PodSummary::text`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    start: u32,
+    len: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StatusSpans {
+    name: Span,
+    image: Span,
+    image_id: Span,
+    ready: bool,
+    restart_count: i32,
+}
+
+/// `kruise.io/sidecarset-inplace-update-state`, decoded once.
+#[derive(Debug, Clone, PartialEq)]
+enum SidecarStates {
+    Absent,
+    Unreadable,
+    /// Each SidecarSet's entry, sorted by SidecarSet.
+    Entries(Box<[(Span, SidecarState)]>),
+}
+
+static ABSENT: SidecarState = SidecarState::Absent;
+static UNREADABLE: SidecarState = SidecarState::Unreadable;
+static NO_ENTRY: SidecarState = SidecarState::Recorded(BTreeMap::new());
+
+/// The planner's parts of one pod.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PodSummary {
+    text: Box<str>,
+    namespace: Option<Span>,
+    name: Option<Span>,
+    uid: Option<Span>,
+    resource_version: Option<Span>,
+    /// Indexed by [`annotation_slot`].
+    annotations: [Option<Span>; 2],
+    /// (SidecarSet, hash) pairs, sorted by SidecarSet; indexed by [`hash_slot`].
+    hashes: [Box<[(Span, Span)]>; 2],
+    sidecar_states: SidecarStates,
+    /// The engine's revision and whether a batch is still to come.
+    engine: Option<(Span, bool)>,
+    /// (name, image) of each container.
+    containers: Box<[(Span, Span)]>,
+    statuses: Box<[StatusSpans]>,
+    phase: Span,
+    labels: Option<Labels>,
+    ready: bool,
+    ready_since: Option<Timestamp>,
+    created: Option<Timestamp>,
+    deleting: bool,
+    scheduled: bool,
+}
+
+const ANNOTATIONS: [PlannerAnnotation; 2] = [
+    PlannerAnnotation::InjectedList,
+    PlannerAnnotation::WorkingHotUpgrade,
+];
+
+fn annotation_slot(which: PlannerAnnotation) -> usize {
+    match which {
+        PlannerAnnotation::InjectedList => 0,
+        PlannerAnnotation::WorkingHotUpgrade => 1,
+    }
+}
+
+const HASHES: [HashAnnotation; 2] = [HashAnnotation::Hash, HashAnnotation::HashWithoutImage];
+
+fn hash_slot(which: HashAnnotation) -> usize {
+    match which {
+        HashAnnotation::Hash => 0,
+        HashAnnotation::HashWithoutImage => 1,
+    }
+}
+
+/// Appends strings to one buffer and hands out their spans.
+#[derive(Default)]
+struct TextBuilder {
+    text: String,
+}
+
+impl TextBuilder {
+    fn push(&mut self, value: &str) -> Span {
+        // Offsets fit: an object the apiserver stores is far below 4 GiB.
+        let start = u32::try_from(self.text.len()).unwrap_or(u32::MAX);
+        self.text.push_str(value);
+        Span {
+            start,
+            len: u32::try_from(value.len()).unwrap_or(0),
+        }
+    }
+}
+
+impl PodSummary {
+    /// Reads the planner's parts of `pod`.
+    pub fn of(pod: &Pod) -> Self {
+        let mut text = TextBuilder::default();
+        let metadata = &pod.metadata;
+        let namespace = metadata.namespace.as_deref().map(|v| text.push(v));
+        let name = metadata.name.as_deref().map(|v| text.push(v));
+        let uid = metadata.uid.as_deref().map(|v| text.push(v));
+        let resource_version = metadata.resource_version.as_deref().map(|v| text.push(v));
+        let annotations = ANNOTATIONS.map(|which| pod.annotation(which).map(|v| text.push(v)));
+        let hashes = HASHES.map(|which| {
+            let RecordedHashes::Text(Some(value)) = pod.recorded_hashes(which) else {
+                return Box::default();
+            };
+            // Unreadable: no entries, which is what an in-place read of the text finds.
+            let specs = parse_upgrade_specs(value).unwrap_or_default();
+            specs
+                .iter()
+                .map(|(set, spec)| (text.push(set), text.push(&spec.hash)))
+                .collect()
+        });
+        let sidecar_states = match metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(keys::SIDECARSET_INPLACE_UPDATE_STATE))
+        {
+            None => SidecarStates::Absent,
+            // The reading `SidecarState::read` is tested against, for every SidecarSet at once.
+            Some(value) => match serde_json::from_str::<BTreeMap<String, Value>>(value) {
+                Err(_) => SidecarStates::Unreadable,
+                Ok(entries) => SidecarStates::Entries(
+                    entries
+                        .iter()
+                        .map(|(set, state)| (text.push(set), SidecarState::from_entry(Some(state))))
+                        .collect(),
+                ),
+            },
+        };
+        let engine = EngineProgress::of(pod)
+            .map(|progress| (text.push(&progress.revision), progress.has_next_batch));
+        let containers = pod
+            .containers()
+            .map(|c| (text.push(c.name), text.push(c.image)))
+            .collect();
+        let statuses = pod
+            .container_statuses()
+            .map(|s| StatusSpans {
+                name: text.push(s.name),
+                image: text.push(s.image),
+                image_id: text.push(s.image_id),
+                ready: s.ready,
+                restart_count: s.restart_count,
+            })
+            .collect();
+        let phase = text.push(pod.phase());
+        Self {
+            text: text.text.into_boxed_str(),
+            namespace,
+            name,
+            uid,
+            resource_version,
+            annotations,
+            hashes,
+            sidecar_states,
+            engine,
+            containers,
+            statuses,
+            phase,
+            labels: pod.labels().cloned(),
+            ready: pod.has_ready_condition(),
+            ready_since: pod.ready_since().copied(),
+            created: pod.created().copied(),
+            deleting: pod.deleting(),
+            scheduled: pod.scheduled(),
+        }
+    }
+
+    fn str(&self, span: Span) -> &str {
+        let start = span.start as usize;
+        self.text
+            .get(start..start + span.len as usize)
+            .unwrap_or("")
+    }
+
+    fn opt_str(&self, span: Option<Span>) -> Option<&str> {
+        span.map(|span| self.str(span))
+    }
+
+    /// `metadata.namespace` as the pod has it (`None`: unset).
+    pub fn namespace_field(&self) -> Option<&str> {
+        self.opt_str(self.namespace)
+    }
+
+    /// `metadata.name` as the pod has it (`None`: unset).
+    pub fn name_field(&self) -> Option<&str> {
+        self.opt_str(self.name)
+    }
+
+    pub fn uid(&self) -> Option<&str> {
+        self.opt_str(self.uid)
+    }
+
+    pub fn resource_version(&self) -> Option<&str> {
+        self.opt_str(self.resource_version)
+    }
+}
+
+/// A parsed hash annotation of a [`PodSummary`].
+#[derive(Debug, Clone, Copy)]
+pub struct HashEntries<'a> {
+    summary: &'a PodSummary,
+    entries: &'a [(Span, Span)],
+}
+
+impl<'a> HashEntries<'a> {
+    /// The hash recorded for `sidecarset`.
+    pub fn get(&self, sidecarset: &str) -> Option<&'a str> {
+        let summary = self.summary;
+        self.entries
+            .binary_search_by(|(set, _)| summary.str(*set).cmp(sidecarset))
+            .ok()
+            .map(|i| summary.str(self.entries[i].1))
+    }
+}
+
+impl PodView for PodSummary {
+    fn namespace(&self) -> &str {
+        self.namespace_field().unwrap_or("")
+    }
+
+    fn name(&self) -> &str {
+        self.name_field().unwrap_or("")
+    }
+
+    fn labels(&self) -> Option<&Labels> {
+        self.labels.as_ref()
+    }
+
+    fn annotation(&self, which: PlannerAnnotation) -> Option<&str> {
+        self.opt_str(self.annotations[annotation_slot(which)])
+    }
+
+    fn recorded_hashes(&self, which: HashAnnotation) -> RecordedHashes<'_> {
+        RecordedHashes::Parsed(HashEntries {
+            summary: self,
+            entries: &self.hashes[hash_slot(which)],
+        })
+    }
+
+    fn sidecar_state(&self, sidecarset: &str) -> Cow<'_, SidecarState> {
+        Cow::Borrowed(match &self.sidecar_states {
+            SidecarStates::Absent => &ABSENT,
+            SidecarStates::Unreadable => &UNREADABLE,
+            SidecarStates::Entries(entries) => entries
+                .binary_search_by(|(set, _)| self.str(*set).cmp(sidecarset))
+                .map_or(&NO_ENTRY, |i| &entries[i].1),
+        })
+    }
+
+    fn engine_progress(&self) -> Option<EngineProgress<'_>> {
+        self.engine
+            .map(|(revision, has_next_batch)| EngineProgress {
+                revision: Cow::Borrowed(self.str(revision)),
+                has_next_batch,
+            })
+    }
+
+    fn containers(&self) -> impl ExactSizeIterator<Item = ContainerView<'_>> {
+        self.containers.iter().map(|&(name, image)| ContainerView {
+            name: self.str(name),
+            image: self.str(image),
+        })
+    }
+
+    fn container_statuses(&self) -> impl ExactSizeIterator<Item = StatusView<'_>> {
+        self.statuses.iter().map(|s| StatusView {
+            name: self.str(s.name),
+            image: self.str(s.image),
+            image_id: self.str(s.image_id),
+            ready: s.ready,
+            restart_count: s.restart_count,
+        })
+    }
+
+    fn phase(&self) -> &str {
+        self.str(self.phase)
+    }
+
+    fn has_ready_condition(&self) -> bool {
+        self.ready
+    }
+
+    fn ready_since(&self) -> Option<&Timestamp> {
+        self.ready_since.as_ref()
+    }
+
+    fn created(&self) -> Option<&Timestamp> {
+        self.created.as_ref()
+    }
+
+    fn deleting(&self) -> bool {
+        self.deleting
+    }
+
+    fn scheduled(&self) -> bool {
+        self.scheduled
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::keys;
+
+    fn pod_with_hashes(hash: &str, without_image: &str) -> Pod {
+        let mut pod = Pod::default();
+        pod.metadata.annotations = Some(
+            [
+                (keys::SIDECARSET_HASH.to_string(), hash.to_string()),
+                (
+                    keys::SIDECARSET_HASH_WITHOUT_IMAGE.to_string(),
+                    without_image.to_string(),
+                ),
+            ]
+            .into(),
+        );
+        pod
+    }
+
+    #[test]
+    fn parsed_hashes_answer_as_the_annotation_text_does() {
+        let values = [
+            r#"{"b":{"hash":"hb"},"a":{"hash":"ha"},"d":{"hash":"hd"},"c":{"hash":"h\u0063"}}"#,
+            r#"{"z":"legacy-z","m":"legacy-m","a":"legacy-a"}"#,
+            r#"{"a":{"hash":7}}"#,
+            "not json",
+            "",
+        ];
+        for hash in values {
+            for without_image in values {
+                let pod = pod_with_hashes(hash, without_image);
+                let summary = PodSummary::of(&pod);
+                for which in HASHES {
+                    for set in ["a", "b", "c", "d", "m", "z", "absent", ""] {
+                        assert_eq!(
+                            summary.recorded_hashes(which).get(set),
+                            pod.recorded_hashes(which).get(set),
+                            "{which:?} {set} in {hash} / {without_image}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn engine_progress_is_read_as_the_engine_reads_it() {
+        let state = |revision: &str, next: bool| {
+            let next = if next {
+                r#","nextContainerImages":{"b":"b:2"}"#
+            } else {
+                ""
+            };
+            format!(r#"{{"revision":"{revision}","lastContainerStatuses":null{next}}}"#)
+        };
+        let cases: [&[(&str, String)]; 6] = [
+            &[],
+            &[(keys::INPLACE_UPDATE_STATE, state("r1", true))],
+            &[(keys::INPLACE_UPDATE_STATE, state("r1", false))],
+            &[(keys::INPLACE_UPDATE_STATE_LEGACY, state("r0", true))],
+            &[
+                (keys::INPLACE_UPDATE_STATE, String::new()),
+                (keys::INPLACE_UPDATE_STATE_LEGACY, state("r0", false)),
+            ],
+            &[(keys::INPLACE_UPDATE_STATE, "{not json".into())],
+        ];
+        let mut seen = Vec::new();
+        for annotations in cases {
+            let mut pod = Pod::default();
+            pod.metadata.annotations = Some(
+                annotations
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.clone()))
+                    .collect(),
+            );
+            let summary = PodSummary::of(&pod);
+            assert_eq!(
+                summary.engine_progress(),
+                pod.engine_progress(),
+                "{annotations:?}"
+            );
+            seen.push(
+                summary
+                    .engine_progress()
+                    .map(|p| (p.revision.into_owned(), p.has_next_batch)),
+            );
+        }
+        let r = |revision: &str, next| Some((revision.to_string(), next));
+        assert_eq!(
+            seen,
+            [
+                None,
+                r("r1", true),
+                r("r1", false),
+                r("r0", true),
+                r("r0", false),
+                None
+            ]
+        );
+    }
+
+    #[test]
+    fn a_pod_without_metadata_or_status_reads_empty() {
+        let summary = PodSummary::of(&Pod::default());
+        assert_eq!(summary.name_field(), None);
+        assert_eq!(summary.namespace(), "");
+        assert_eq!(summary.phase(), "");
+        assert_eq!(summary.containers().len(), 0);
+        assert!(!summary.has_ready_condition());
+        assert!(!summary.scheduled());
+    }
+}
