@@ -125,18 +125,18 @@ async fn run_term(
         .subscribe()
         .ok_or(ControllerError::Subscribe("namespace"))?;
 
-    // Summaries are stored before the pod store tells the controllers about the change, so a
-    // reconcile it triggers reads the new summary.
+    // Summaries are made from the full pod, which is then pruned, and stored before the pod
+    // store tells the controllers about the change, so a reconcile it triggers reads the new
+    // summary.
     let pod_watch = reflector(
         pod_writer,
         watcher(
             Api::<Pod>::all(client.clone()),
             watcher::Config::default().any_semantic(),
         )
-        .modify(pod_cache::prune)
         .map_ok(move |event| {
             summary_writer.apply_watcher_event(&pod_cache::summarize(&event));
-            event
+            event.modify(pod_cache::prune)
         }),
     )
     .default_backoff()

@@ -1,14 +1,16 @@
 //! What the controller keeps of a pod in its cache.
 //!
-//! Every pod of the cluster is held in memory for as long as this replica leads, and the
-//! controllers read only a small part of each: identity, labels and annotations, container names,
-//! images and launch-priority env, the readiness gates, and the container statuses and
-//! conditions. The reflector passes every pod through [`prune`] before storing it, which cuts the
-//! cache to a fraction of the full objects (`cargo bench --bench rollout` reports both).
+//! Every pod of the cluster is held in memory for as long as this replica leads, twice:
+//! - the rollout planner's compact [`PodSummary`] ([`summarize`]), made from the full pod, which
+//!   is what a SidecarSet reconcile reads for every matched pod;
+//! - the pod itself, passed through [`prune`], for the controllers that act on single pods (the
+//!   launch barriers, the in-place engine, the upgrade condition). They read only a small part
+//!   of it: identity, labels and annotations, container names, images and launch-priority env,
+//!   the readiness gates, and the container statuses and conditions. The SidecarSet hash and
+//!   sidecar state annotations are only read by the planner, from the summary, and are dropped
+//!   too.
 //!
-//! Next to each pruned pod the controller keeps the rollout planner's compact
-//! [`PodSummary`] of it ([`summarize`]), which is what a SidecarSet reconcile reads for every
-//! matched pod.
+//! `cargo bench --bench rollout` reports the memory of both.
 //!
 //! Nothing is ever written from a pruned copy: writes are patches computed on a fresh read (see
 //! [`super::pod_write`]), and decisions taken on the cache are taken again on that read.
@@ -50,12 +52,14 @@ impl Lookup for PodSummary {
         self.namespace_field().map(Cow::Borrowed)
     }
 
+    // Not kept: store keys compare namespace and name only, and a summary is never turned into
+    // an owner or event reference.
     fn resource_version(&self) -> Option<Cow<'_, str>> {
-        self.resource_version().map(Cow::Borrowed)
+        None
     }
 
     fn uid(&self) -> Option<Cow<'_, str>> {
-        self.uid().map(Cow::Borrowed)
+        None
     }
 }
 
@@ -79,7 +83,14 @@ fn read_by_controllers(env: &EnvVar) -> bool {
 pub fn prune(pod: &mut Pod) {
     pod.metadata.managed_fields = None;
     if let Some(annotations) = pod.metadata.annotations.as_mut() {
-        annotations.remove(keys::LAST_APPLIED_CONFIGURATION);
+        for key in [
+            keys::LAST_APPLIED_CONFIGURATION,
+            keys::SIDECARSET_HASH,
+            keys::SIDECARSET_HASH_WITHOUT_IMAGE,
+            keys::SIDECARSET_INPLACE_UPDATE_STATE,
+        ] {
+            annotations.remove(key);
+        }
     }
     if let Some(spec) = pod.spec.take() {
         pod.spec = Some(PodSpec {
@@ -143,11 +154,13 @@ mod tests {
     use proptest::prelude::*;
 
     use crate::controller::barrier;
+    use crate::controller::sidecarset;
     use crate::inject::launch_priority::apply_launch_priority;
     use crate::inject::sidecar::{InjectionContext, inject_sidecars};
-    use crate::rollout::{self, PodSummary, order::OrderKey};
+    use crate::rollout::{self, PodSummary};
     use crate::source::Catalogue;
     use crate::source::dir::{self, EMBEDDED_EXAMPLES};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     fn catalogue() -> Catalogue {
         let files: Vec<(String, String)> = EMBEDDED_EXAMPLES
@@ -255,51 +268,46 @@ mod tests {
         pruned
     }
 
-    /// Every decision the controllers take on a cached pod, side by side for the full pod and the
-    /// pruned one.
+    /// Every decision the controllers take on a cached pod, side by side for the full pod and
+    /// what the cache keeps of it: the pruned pod for the single-pod controllers, the summary for
+    /// the planner.
     fn assert_same_decisions(full: &Pod, catalogue: &Catalogue) {
         let small = pruned(full);
-        // The planner's summary is built from the pruned pod.
-        let summary = PodSummary::of(&small);
-        assert_eq!(PodSummary::of(full), summary);
         assert_eq!(barrier::decide(full), barrier::decide(&small));
-        assert_eq!(OrderKey::of(full), OrderKey::of(&small));
-        let full_step = crate::inplace::next_step(
-            full,
-            None,
-            &super::super::sidecarset::ENGINE,
-            jiff::Timestamp::UNIX_EPOCH,
-        );
-        let small_step = crate::inplace::next_step(
-            &small,
-            None,
-            &super::super::sidecarset::ENGINE,
-            jiff::Timestamp::UNIX_EPOCH,
-        );
+        let step = |pod: &Pod| {
+            crate::inplace::next_step(pod, None, &sidecarset::ENGINE, jiff::Timestamp::UNIX_EPOCH)
+                .map(|s| std::mem::discriminant(&s))
+                .ok()
+        };
+        assert_eq!(step(full), step(&small));
+        let sets = catalogue.sidecarsets();
         assert_eq!(
-            full_step.map(|s| std::mem::discriminant(&s)).ok(),
-            small_step.map(|s| std::mem::discriminant(&s)).ok()
+            sidecarset::sidecarsets_for_pod(full, sets),
+            sidecarset::sidecarsets_for_pod(&small, sets)
         );
+        let now = Time(jiff::Timestamp::UNIX_EPOCH);
+        for set in sets {
+            for upgradable in [true, false] {
+                assert_eq!(
+                    rollout::upgradable_condition(full, set.name(), upgradable, &now),
+                    rollout::upgradable_condition(&small, set.name(), upgradable, &now)
+                );
+            }
+        }
         let full = [Arc::new(full.clone())];
-        let small = [Arc::new(small)];
-        let summary = [Arc::new(summary)];
-        for set in catalogue.sidecarsets() {
+        let summary = [Arc::new(PodSummary::of(&full[0]))];
+        for set in sets {
             let matched_full = rollout::matched_pods(set, &full, |_| None).unwrap();
-            let matched_small = rollout::matched_pods(set, &small, |_| None).unwrap();
-            assert_eq!(matched_full.len(), matched_small.len(), "{}", set.name());
+            let matched_summary = rollout::matched_pods(set, &summary, |_| None).unwrap();
+            assert_eq!(matched_full.len(), matched_summary.len(), "{}", set.name());
             assert_eq!(
                 rollout::facts_of(set, &full),
-                rollout::facts_of(set, &small),
+                rollout::facts_of(set, &summary),
                 "{}",
                 set.name()
             );
-            let matched_summary = rollout::matched_pods(set, &summary, |_| None).unwrap();
-            assert_eq!(matched_full.len(), matched_summary.len(), "{}", set.name());
-            let plan_full = rollout::plan_round(set, &matched_full);
-            let plan_small = rollout::plan_round(set, &matched_small);
-            assert_eq!(plan_full, plan_small, "{}", set.name());
             assert_eq!(
-                plan_full,
+                rollout::plan_round(set, &matched_full),
                 rollout::plan_round(set, &matched_summary),
                 "{}",
                 set.name()
@@ -320,7 +328,8 @@ mod tests {
         assert!(small.metadata.managed_fields.is_none());
         let annotations = small.metadata.annotations.as_ref().unwrap();
         assert!(!annotations.contains_key(keys::LAST_APPLIED_CONFIGURATION));
-        assert!(annotations.contains_key(keys::SIDECARSET_HASH));
+        assert!(annotations.contains_key(keys::SIDECARSET_INJECTED_LIST));
+        assert!(!annotations.contains_key(keys::SIDECARSET_HASH));
         let spec = small.spec.as_ref().unwrap();
         assert!(spec.volumes.is_none());
         assert!(
@@ -366,7 +375,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
-        fn controllers_decide_the_same_on_a_pruned_pod(
+        fn controllers_decide_the_same_on_what_the_cache_keeps(
             fixture in prop::sample::select(vec![
                 "pod-web-log-agent.json",
                 "pod-ordered-launch.json",

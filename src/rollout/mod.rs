@@ -1,7 +1,9 @@
 //! The pure SidecarSet rollout planner: which pods a SidecarSet matches, its status, which pods
 //! one reconcile round upgrades (strategy, order, partition, unavailability budget), and what is
 //! written to an upgraded pod. No I/O and no clock: the controller shell passes pods (as shared
-//! handles, never copied on the read path) and `now`, and performs the writes.
+//! handles, never copied on the read path) and `now`, and performs the writes. The planner reads
+//! pods through [`PodView`], so it decides the same on a full `Pod` and on the compact
+//! [`PodSummary`] the controller caches for it.
 
 pub mod budget;
 pub mod order;

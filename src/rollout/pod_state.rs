@@ -377,8 +377,10 @@ pub enum SidecarState {
     Absent,
     /// Not JSON of the expected shape: nothing can be trusted.
     Unreadable,
-    /// Container name → imageID recorded before this SidecarSet's last in-place update.
-    Recorded(BTreeMap<String, String>),
+    /// (container name, imageID) recorded before this SidecarSet's last in-place update, one
+    /// entry per container. A few entries, searched in order: a map would cost more memory in
+    /// every cached pod summary than it saves.
+    Recorded(Vec<(String, String)>),
 }
 
 impl SidecarState {
@@ -405,7 +407,7 @@ impl SidecarState {
 
     /// The state recorded in the SidecarSet's entry of the annotation (`None`: no entry).
     pub fn from_entry(state: Option<&Value>) -> Self {
-        let mut recorded = BTreeMap::new();
+        let mut recorded = Vec::new();
         if let Some(state) = state {
             if !state.is_object() && !state.is_null() {
                 return Self::Unreadable;
@@ -415,7 +417,8 @@ impl SidecarState {
                 .and_then(Value::as_object);
             for (name, status) in statuses.into_iter().flatten() {
                 let image_id = status.get("imageID").and_then(Value::as_str).unwrap_or("");
-                recorded.insert(name.clone(), image_id.to_string());
+                // Names are unique: they are the keys of one JSON object.
+                recorded.push((name.clone(), image_id.to_string()));
             }
         }
         Self::Recorded(recorded)
@@ -449,7 +452,8 @@ impl SidecarState {
         pod.container_statuses()
             .filter(|s| named(s.name))
             .all(|status| {
-                let Some(old_image_id) = recorded.get(status.name) else {
+                let Some((_, old_image_id)) = recorded.iter().find(|(name, _)| name == status.name)
+                else {
                     return true;
                 };
                 let spec_image = pod

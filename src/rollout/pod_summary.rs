@@ -17,10 +17,11 @@ use serde_json::Value;
 
 use super::pod_state::SidecarState;
 use super::pod_view::{
-    ContainerView, EngineProgress, HashAnnotation, Labels, PlannerAnnotation, PodView,
-    RecordedHashes, StatusView,
+    ContainerView, EngineProgress, HashAnnotation, PlannerAnnotation, PodView, RecordedHashes,
+    StatusView,
 };
 use crate::api::keys;
+use crate::inject::selector::Labels;
 use crate::inject::sidecar::parse_upgrade_specs;
 
 /// A string inside [`PodSummary::text`].
@@ -50,7 +51,7 @@ enum SidecarStates {
 
 static ABSENT: SidecarState = SidecarState::Absent;
 static UNREADABLE: SidecarState = SidecarState::Unreadable;
-static NO_ENTRY: SidecarState = SidecarState::Recorded(BTreeMap::new());
+static NO_ENTRY: SidecarState = SidecarState::Recorded(Vec::new());
 
 /// The planner's parts of one pod.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,8 +59,6 @@ pub struct PodSummary {
     text: Box<str>,
     namespace: Option<Span>,
     name: Option<Span>,
-    uid: Option<Span>,
-    resource_version: Option<Span>,
     /// Indexed by [`annotation_slot`].
     annotations: [Option<Span>; 2],
     /// (SidecarSet, hash) pairs, sorted by SidecarSet; indexed by [`hash_slot`].
@@ -125,8 +124,6 @@ impl PodSummary {
         let metadata = &pod.metadata;
         let namespace = metadata.namespace.as_deref().map(|v| text.push(v));
         let name = metadata.name.as_deref().map(|v| text.push(v));
-        let uid = metadata.uid.as_deref().map(|v| text.push(v));
-        let resource_version = metadata.resource_version.as_deref().map(|v| text.push(v));
         let annotations = ANNOTATIONS.map(|which| pod.annotation(which).map(|v| text.push(v)));
         let hashes = HASHES.map(|which| {
             let RecordedHashes::Text(Some(value)) = pod.recorded_hashes(which) else {
@@ -177,8 +174,6 @@ impl PodSummary {
             text: text.text.into_boxed_str(),
             namespace,
             name,
-            uid,
-            resource_version,
             annotations,
             hashes,
             sidecar_states,
@@ -214,14 +209,6 @@ impl PodSummary {
     /// `metadata.name` as the pod has it (`None`: unset).
     pub fn name_field(&self) -> Option<&str> {
         self.opt_str(self.name)
-    }
-
-    pub fn uid(&self) -> Option<&str> {
-        self.opt_str(self.uid)
-    }
-
-    pub fn resource_version(&self) -> Option<&str> {
-        self.opt_str(self.resource_version)
     }
 }
 

@@ -4,7 +4,6 @@
 //! a pass over 10,000 pods stays in the CPU caches.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
@@ -12,8 +11,7 @@ use k8s_openapi::jiff::Timestamp;
 use super::pod_state::{SidecarState, recorded_upgrade_hash};
 use super::pod_summary::HashEntries;
 use crate::api::keys;
-
-pub type Labels = BTreeMap<String, String>;
+use crate::inject::selector::Labels;
 
 /// The annotations the planner reads as text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
