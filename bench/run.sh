@@ -22,13 +22,31 @@ export BODY=tests/fixtures/pod-web-log-agent.json
 curl -sf --cacert "$work/certs/ca.crt" -H 'Content-Type: application/json' --data-binary @"$BODY" \
   https://localhost:$PORT/mutate-pod | jq -e '.response.patch != null' >/dev/null
 
-run() { # connections path -> "requests/s p99(ms)"
-  wrk -t 1 -c "$1" -d "${DURATION}s" --latency -s bench/post.lua "https://127.0.0.1:$PORT$2" > "$work/out"
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # utime + stime, clock ticks
+steal_and_total() { awk '/^cpu / {print $9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat; }
+tick_us=$((1000000 / $(getconf CLK_TCK)))
+run() { # connections path -> "requests/s p99(ms)"; the details go to stderr
+  local server_before steal_before total_before wrk_cpu_s requests
+  server_before=$(cpu_ticks "$server")
+  read -r steal_before total_before < <(steal_and_total)
+  TIMEFORMAT='%U %S'
+  { time wrk -t 1 -c "$1" -d "${DURATION}s" --latency -s bench/post.lua "https://127.0.0.1:$PORT$2" > "$work/out"; } 2> "$work/wrk-cpu"
+  read -r steal_after total_after < <(steal_and_total)
   rps=$(awk '/^Requests\/sec/ {print $2}' "$work/out")
   p99=$(awk '$1=="99%" {print $2}' "$work/out")
+  requests=$(awk '/requests in/ {print $1}' "$work/out")
+  wrk_cpu_s=$(awk '{print $1 + $2}' "$work/wrk-cpu")
+  # CPU per request does not depend on what else the machine runs; requests/s does. VM steal is
+  # CPU time the hypervisor gave to other guests: when it is high, latencies are not ours.
+  awk -v path="$2" -v c="$1" -v rps="$rps" -v p99="$p99" -v n="$requests" \
+    -v server=$(( ($(cpu_ticks "$server") - server_before) * tick_us )) -v wrk="$wrk_cpu_s" \
+    -v steal=$((steal_after - steal_before)) -v total=$((total_after - total_before)) \
+    'BEGIN { printf "  %-16s %2d conns: %8.0f req/s, p99 %-9s server CPU %5.1f us/req, wrk CPU %5.1f us/req, steal %4.1f%%\n",
+      path, c, rps, p99, server / n, wrk * 1e6 / n, 100 * steal / total }' >&2
   echo "$rps $p99"
 }
 wrk -t 1 -c 16 -d 2s -s bench/post.lua "https://127.0.0.1:$PORT/mutate-pod" >/dev/null   # warm-up
+echo "load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 read -r base16 _ < <(run 16 /baseline-allow)
 read -r inj16 _ < <(run 16 /mutate-pod)
 read -r _ base_p99_4 < <(run 4 /baseline-allow)
