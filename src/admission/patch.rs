@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use json_patch::{AddOperation, PatchOperation, RemoveOperation, ReplaceOperation};
-use jsonptr::PointerBuf;
+use jsonptr::{Pointer, PointerBuf};
 use k8s_openapi::api::core::v1::{Container, LocalObjectReference, Pod, Volume};
 use serde::Serialize;
 use serde_json::Value;
@@ -19,6 +19,74 @@ use serde_json::Value;
 /// Above this many element comparisons an array is diffed position by position instead (still a
 /// correct patch, just a larger one).
 const MAX_ALIGNMENT_CELLS: usize = 1 << 20;
+
+/// A JSON Patch document written as its operations are decided: values go from their typed form
+/// straight into the text, without a `serde_json::Value` copy of each one in between.
+#[derive(Debug, Default)]
+pub struct PatchWriter {
+    json: Vec<u8>,
+}
+
+impl PatchWriter {
+    pub fn new() -> Self {
+        PatchWriter::default()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.json.is_empty()
+    }
+
+    /// The patch as JSON text, `None` when it has no operation.
+    pub fn finish(mut self) -> Option<Vec<u8>> {
+        if self.json.is_empty() {
+            return None;
+        }
+        self.json.push(b']');
+        Some(self.json)
+    }
+
+    pub fn add<T: Serialize + ?Sized>(&mut self, path: &Pointer, value: &T) {
+        self.write("add", path, Some(value));
+    }
+
+    pub fn replace<T: Serialize + ?Sized>(&mut self, path: &Pointer, value: &T) {
+        self.write("replace", path, Some(value));
+    }
+
+    pub fn remove(&mut self, path: &Pointer) {
+        self.write::<()>("remove", path, None);
+    }
+
+    /// Appends an operation built elsewhere, as serde writes it.
+    pub fn push(&mut self, op: &PatchOperation) {
+        self.write_with(|json| serde_json::to_writer(json, op));
+    }
+
+    fn write<T: Serialize + ?Sized>(&mut self, op: &str, path: &Pointer, value: Option<&T>) {
+        self.write_with(|json| {
+            json.extend_from_slice(b"{\"op\":\"");
+            json.extend_from_slice(op.as_bytes());
+            json.extend_from_slice(b"\",\"path\":");
+            serde_json::to_writer(&mut *json, path.as_str())?;
+            if let Some(value) = value {
+                json.extend_from_slice(b",\"value\":");
+                serde_json::to_writer(&mut *json, value)?;
+            }
+            json.push(b'}');
+            Ok(())
+        });
+    }
+
+    /// Writes one operation; one that fails to serialize is left out whole, so the text stays a
+    /// valid patch. (The typed pod parts always serialize: their maps have string keys.)
+    fn write_with(&mut self, op: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>) {
+        let start = self.json.len();
+        self.json.push(if start == 0 { b'[' } else { b',' });
+        if op(&mut self.json).is_err() {
+            self.json.truncate(start);
+        }
+    }
+}
 
 /// Operations turning `before` into `after`.
 pub fn diff(before: &Value, after: &Value) -> Vec<PatchOperation> {
@@ -268,17 +336,20 @@ fn lcs<T>(old: &[T], new: &[T], same_element: &dyn Fn(&T, &T) -> bool) -> Vec<(u
 /// those are compared and serialized — the rest of the pod is checked equal with a typed
 /// comparison instead of being turned into JSON twice. Anything else that differs falls back to
 /// the full JSON diff, so the result is always the exact difference.
-pub fn pod_patch(mut before: Pod, mut after: Pod) -> Vec<PatchOperation> {
+pub fn pod_patch(mut before: Pod, mut after: Pod) -> PatchWriter {
     let old = PodMutableParts::take(&mut before);
     let new = PodMutableParts::take(&mut after);
     // Equal rests also have the spec on both sides or on neither.
     if before != after {
         old.restore(&mut before);
         new.restore(&mut after);
-        return match (serde_json::to_value(&before), serde_json::to_value(&after)) {
-            (Ok(before), Ok(after)) => diff(&before, &after),
-            _ => Vec::new(),
-        };
+        let mut patch = PatchWriter::new();
+        if let (Ok(before), Ok(after)) =
+            (serde_json::to_value(&before), serde_json::to_value(&after))
+        {
+            diff(&before, &after).iter().for_each(|op| patch.push(op));
+        }
+        return patch;
     }
     mutable_parts_patch(old.borrowed(), new.borrowed())
 }
@@ -286,7 +357,7 @@ pub fn pod_patch(mut before: Pod, mut after: Pod) -> Vec<PatchOperation> {
 /// The patch from a pod's mutable parts as they were (`before`, see
 /// [`PodMutableParts::copy_of`]) to the pod `after`, for a change known to touch nothing else —
 /// what [`differs_only_in_mutable_parts`] checks. Saves copying and comparing the whole pod.
-pub fn pod_parts_patch(before: &PodMutableParts, after: &Pod) -> Vec<PatchOperation> {
+pub fn pod_parts_patch(before: &PodMutableParts, after: &Pod) -> PatchWriter {
     mutable_parts_patch(before.borrowed(), MutablePartsRef::of(after))
 }
 
@@ -297,8 +368,8 @@ pub fn differs_only_in_mutable_parts(mut a: Pod, mut b: Pod) -> bool {
     a == b
 }
 
-fn mutable_parts_patch(old: MutablePartsRef<'_>, new: MutablePartsRef<'_>) -> Vec<PatchOperation> {
-    let mut ops = Vec::new();
+fn mutable_parts_patch(old: MutablePartsRef<'_>, new: MutablePartsRef<'_>) -> PatchWriter {
+    let mut ops = PatchWriter::new();
     let mut path = PointerBuf::root();
     path.push_back("metadata");
     diff_typed(&mut path, "name", old.name, new.name, &mut ops);
@@ -457,23 +528,18 @@ fn diff_typed<T: Serialize + PartialEq + ?Sized>(
     key: &str,
     old: Option<&T>,
     new: Option<&T>,
-    ops: &mut Vec<PatchOperation>,
+    ops: &mut PatchWriter,
 ) {
     if old == new {
         return;
     }
-    let target = child(path, key);
-    match (old, new.and_then(|v| serde_json::to_value(v).ok())) {
-        (_, None) => ops.push(PatchOperation::Remove(RemoveOperation { path: target })),
-        (None, Some(value)) => ops.push(PatchOperation::Add(AddOperation {
-            path: target,
-            value,
-        })),
-        (Some(_), Some(value)) => ops.push(PatchOperation::Replace(ReplaceOperation {
-            path: target,
-            value,
-        })),
+    path.push_back(key);
+    match (old, new) {
+        (_, None) => ops.remove(path),
+        (None, Some(value)) => ops.add(path, value),
+        (Some(_), Some(value)) => ops.replace(path, value),
     }
+    path.pop_back();
 }
 
 fn diff_string_map(
@@ -481,32 +547,27 @@ fn diff_string_map(
     key: &str,
     old: Option<&BTreeMap<String, String>>,
     new: Option<&BTreeMap<String, String>>,
-    ops: &mut Vec<PatchOperation>,
+    ops: &mut PatchWriter,
 ) {
     match (old, new) {
         (Some(old), Some(new)) => {
             path.push_back(key);
             for name in old.keys().filter(|k| !new.contains_key(*k)) {
-                ops.push(PatchOperation::Remove(RemoveOperation {
-                    path: child(path, name.as_str()),
-                }));
+                path.push_back(name.as_str());
+                ops.remove(path);
+                path.pop_back();
             }
             for (name, value) in new {
-                let target = child(path, name.as_str());
-                let value = Value::String(value.clone());
-                match old.get(name) {
-                    None => ops.push(PatchOperation::Add(AddOperation {
-                        path: target,
-                        value,
-                    })),
-                    Some(previous) if Some(previous.as_str()) != value.as_str() => {
-                        ops.push(PatchOperation::Replace(ReplaceOperation {
-                            path: target,
-                            value,
-                        }))
-                    }
-                    Some(_) => {}
+                let previous = old.get(name);
+                if previous == Some(value) {
+                    continue;
                 }
+                path.push_back(name.as_str());
+                match previous {
+                    None => ops.add(path, value),
+                    Some(_) => ops.replace(path, value),
+                }
+                path.pop_back();
             }
             path.pop_back();
         }
@@ -522,7 +583,7 @@ fn diff_named_list<T: Serialize + PartialEq>(
     old: Option<&[T]>,
     new: Option<&[T]>,
     name: fn(&T) -> Option<&str>,
-    ops: &mut Vec<PatchOperation>,
+    ops: &mut PatchWriter,
 ) {
     let (Some(old), Some(new)) = (old, new) else {
         diff_typed(path, key, old, new, ops);
@@ -547,21 +608,22 @@ fn diff_named_list<T: Serialize + PartialEq>(
                         (serde_json::to_value(&old[i]), serde_json::to_value(&new[j]))
                 {
                     path.push_back(position);
-                    diff_at(path, &before, &after, ops);
+                    let mut changes = Vec::new();
+                    diff_at(path, &before, &after, &mut changes);
+                    changes.iter().for_each(|op| ops.push(op));
                     path.pop_back();
                 }
                 position += 1;
             }
-            Step::Remove => ops.push(PatchOperation::Remove(RemoveOperation {
-                path: child(path, position),
-            })),
+            Step::Remove => {
+                path.push_back(position);
+                ops.remove(path);
+                path.pop_back();
+            }
             Step::Insert(j) => {
-                if let Ok(value) = serde_json::to_value(&new[j]) {
-                    ops.push(PatchOperation::Add(AddOperation {
-                        path: child(path, position),
-                        value,
-                    }));
-                }
+                path.push_back(position);
+                ops.add(path, &new[j]);
+                path.pop_back();
                 position += 1;
             }
         }

@@ -88,11 +88,11 @@ pub fn mutate_pod(request: &RequestEnvelope<'_>, input: &PodMutation<'_>) -> Adm
             || differs_only_in_mutable_parts(original, mutated.clone()),
         "injection changed a pod field outside its mutable parts"
     );
-    let ops = match before {
+    let patch = match before {
         Before::MutableParts(parts) => pod_parts_patch(&parts, &mutated),
         Before::Whole(pod) => pod_patch(*pod, mutated),
     };
-    AdmissionResponse::allow(uid).with_patch(&ops)
+    AdmissionResponse::allow(uid).with_written_patch(patch)
 }
 
 /// What the patch is computed from: the pod as it was before injection.
