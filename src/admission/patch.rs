@@ -32,10 +32,6 @@ impl PatchWriter {
         PatchWriter::default()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.json.is_empty()
-    }
-
     /// The patch as JSON text, `None` when it has no operation.
     pub fn finish(mut self) -> Option<Vec<u8>> {
         if self.json.is_empty() {

@@ -313,13 +313,7 @@ fn plan_injection(
         let name = name.or(pod.metadata.generate_name.as_deref()).unwrap_or("");
         format!("{}/{name}", pod_namespace(pod))
     };
-    let annotation = |key: &str| {
-        pod.metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(key))
-            .map(String::as_str)
-    };
+    let annotation = |key: &str| crate::rollout::pod_state::annotation(pod, key);
     let parse_hashes = |key: &'static str| match annotation(key) {
         None => Ok(BTreeMap::new()),
         Some(value) => {

@@ -528,14 +528,19 @@ mod tests {
             .map(|spec| spec.hash)
     }
 
-    /// Annotation values near the accepted shapes: object and legacy entries, wrong types,
-    /// escapes, duplicates, and junk.
-    fn hash_annotation() -> impl Strategy<Value = String> {
-        let name = prop_oneof![
+    /// SidecarSet names as annotation keys: two plain, one spelled with an escape.
+    fn sidecarset_name() -> impl Strategy<Value = String> + Clone {
+        prop_oneof![
             Just("mesh".to_string()),
             Just("log".to_string()),
             Just("me\\u0073h".to_string()),
-        ];
+        ]
+    }
+
+    /// Annotation values near the accepted shapes: object and legacy entries, wrong types,
+    /// escapes, duplicates, and junk.
+    fn hash_annotation() -> impl Strategy<Value = String> {
+        let name = sidecarset_name();
         let string = prop_oneof![
             Just("\"abc\"".to_string()),
             Just("\"a\\\"b\"".to_string()),
@@ -612,11 +617,7 @@ mod tests {
     }
 
     fn state_annotation() -> impl Strategy<Value = String> {
-        let name = prop_oneof![
-            Just("mesh".to_string()),
-            Just("log".to_string()),
-            Just("me\\u0073h".to_string()),
-        ];
+        let name = sidecarset_name();
         let status = prop_oneof![
             Just(r#"{"imageID":"docker://a"}"#.to_string()),
             Just(r#"{"imageID":7}"#.to_string()),

@@ -15,7 +15,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
-use super::pod_state::SidecarState;
+use super::pod_state::{SidecarState, annotation};
 use super::pod_view::{
     ContainerView, EngineProgress, HashAnnotation, PlannerAnnotation, PodView, RecordedHashes,
     StatusView,
@@ -136,11 +136,7 @@ impl PodSummary {
                 .map(|(set, spec)| (text.push(set), text.push(&spec.hash)))
                 .collect()
         });
-        let sidecar_states = match metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(keys::SIDECARSET_INPLACE_UPDATE_STATE))
-        {
+        let sidecar_states = match annotation(pod, keys::SIDECARSET_INPLACE_UPDATE_STATE) {
             None => SidecarStates::Absent,
             // The reading `SidecarState::read` is tested against, for every SidecarSet at once.
             Some(value) => match serde_json::from_str::<BTreeMap<String, Value>>(value) {

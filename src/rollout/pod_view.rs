@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 
-use super::pod_state::{SidecarState, recorded_upgrade_hash};
+use super::pod_state::{SidecarState, annotation, recorded_upgrade_hash};
 use super::pod_summary::HashEntries;
 use crate::api::keys;
 use crate::inject::selector::Labels;
@@ -145,28 +145,16 @@ impl PodView for Pod {
     }
 
     fn annotation(&self, which: PlannerAnnotation) -> Option<&str> {
-        let get = |key: &str| {
-            self.metadata
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(key))
-                .map(String::as_str)
+        let key = match which {
+            PlannerAnnotation::InjectedList => keys::SIDECARSET_INJECTED_LIST,
+            PlannerAnnotation::WorkingHotUpgrade => keys::SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
         };
-        match which {
-            PlannerAnnotation::InjectedList => get(keys::SIDECARSET_INJECTED_LIST),
-            PlannerAnnotation::WorkingHotUpgrade => {
-                get(keys::SIDECARSET_WORKING_HOTUPGRADE_CONTAINER)
-            }
-        }
+        annotation(self, key)
     }
 
     fn sidecar_state(&self, sidecarset: &str) -> Cow<'_, SidecarState> {
-        let value = self
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(keys::SIDECARSET_INPLACE_UPDATE_STATE));
-        Cow::Owned(SidecarState::read(value.map(String::as_str), sidecarset))
+        let value = annotation(self, keys::SIDECARSET_INPLACE_UPDATE_STATE);
+        Cow::Owned(SidecarState::read(value, sidecarset))
     }
 
     fn engine_progress(&self) -> Option<EngineProgress<'_>> {
@@ -174,13 +162,7 @@ impl PodView for Pod {
     }
 
     fn recorded_hashes(&self, which: HashAnnotation) -> RecordedHashes<'_> {
-        RecordedHashes::Text(
-            self.metadata
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(which.key()))
-                .map(String::as_str),
-        )
+        RecordedHashes::Text(annotation(self, which.key()))
     }
 
     fn containers(&self) -> impl ExactSizeIterator<Item = ContainerView<'_>> {
