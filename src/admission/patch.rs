@@ -77,6 +77,11 @@ impl PatchWriter {
     /// valid patch. (The typed pod parts always serialize: their maps have string keys.)
     fn write_with(&mut self, op: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>) {
         let start = self.json.len();
+        if start == 0 {
+            // Room for a typical injection patch (one sidecar, its volume, the annotations) at
+            // once, rather than growing through every power of two up to it.
+            self.json.reserve(4096);
+        }
         self.json.push(if start == 0 { b'[' } else { b',' });
         if op(&mut self.json).is_err() {
             self.json.truncate(start);
@@ -347,21 +352,29 @@ pub fn pod_patch(mut before: Pod, mut after: Pod) -> PatchWriter {
         }
         return patch;
     }
-    mutable_parts_patch(old.borrowed(), new.borrowed())
+    mutable_parts_patch(old.borrowed(None), new.borrowed(None))
 }
 
 /// The patch from a pod's mutable parts as they were (`before`, see
 /// [`PodMutableParts::copy_of`]) to the pod `after`, for a change known to touch nothing else —
 /// what [`differs_only_in_mutable_parts`] checks. Saves copying and comparing the whole pod.
 pub fn pod_parts_patch(before: &PodMutableParts, after: &Pod) -> PatchWriter {
-    mutable_parts_patch(before.borrowed(), MutablePartsRef::of(after))
+    let after = MutablePartsRef::of(after);
+    mutable_parts_patch(before.borrowed(after.volumes), after)
 }
 
-/// Whether two pods are equal outside the parts injection and launch priority may change.
+/// Whether two pods are equal outside the parts injection and launch priority may change, and
+/// `b`'s volumes are `a`'s with others appended (what [`PodMutableParts::copy_of`] relies on).
 pub fn differs_only_in_mutable_parts(mut a: Pod, mut b: Pod) -> bool {
+    let volumes = |pod: &Pod| pod.spec.as_ref().and_then(|s| s.volumes.clone());
+    let appended = match (volumes(&a), volumes(&b)) {
+        (None, _) => true,
+        (Some(before), Some(after)) => after.starts_with(&before),
+        (Some(_), None) => false,
+    };
     PodMutableParts::take(&mut a);
     PodMutableParts::take(&mut b);
-    a == b
+    appended && a == b
 }
 
 fn mutable_parts_patch(old: MutablePartsRef<'_>, new: MutablePartsRef<'_>) -> PatchWriter {
@@ -433,12 +446,23 @@ pub struct PodMutableParts {
     /// because the spec itself may be absent.
     containers: Option<Vec<Container>>,
     init_containers: Option<Vec<Container>>,
-    volumes: Option<Vec<Volume>>,
+    volumes: KeptVolumes,
     image_pull_secrets: Option<Vec<LocalObjectReference>>,
 }
 
+/// A pod's volumes as kept for the patch.
+enum KeptVolumes {
+    /// The list itself; `None` when the field is absent.
+    List(Option<Vec<Volume>>),
+    /// Only how many there were (`None`: the field is absent), for a change that appends volumes
+    /// and leaves the existing ones alone: the list before is then the start of the list after.
+    /// A `Volume` is a 3 KiB struct, so not copying them is worth it.
+    Count(Option<usize>),
+}
+
 impl PodMutableParts {
-    /// A copy of these parts of `pod`, leaving the pod as it is.
+    /// A copy of these parts of `pod`, leaving the pod as it is, for a change that at most
+    /// appends volumes (injection): of those only the count is kept.
     pub fn copy_of(pod: &Pod) -> Self {
         let spec = pod.spec.as_ref();
         PodMutableParts {
@@ -446,7 +470,7 @@ impl PodMutableParts {
             annotations: pod.metadata.annotations.clone(),
             containers: spec.map(|s| s.containers.clone()),
             init_containers: spec.and_then(|s| s.init_containers.clone()),
-            volumes: spec.and_then(|s| s.volumes.clone()),
+            volumes: KeptVolumes::Count(spec.and_then(|s| s.volumes.as_ref().map(Vec::len))),
             image_pull_secrets: spec.and_then(|s| s.image_pull_secrets.clone()),
         }
     }
@@ -467,29 +491,38 @@ impl PodMutableParts {
             annotations: pod.metadata.annotations.take(),
             containers,
             init_containers,
-            volumes,
+            volumes: KeptVolumes::List(volumes),
             image_pull_secrets,
         }
     }
 
+    /// Puts parts [`take`](Self::take)n from `pod` back.
     fn restore(self, pod: &mut Pod) {
         pod.metadata.name = self.name;
         pod.metadata.annotations = self.annotations;
         if let Some(spec) = pod.spec.as_mut() {
             spec.containers = self.containers.unwrap_or_default();
             spec.init_containers = self.init_containers;
-            spec.volumes = self.volumes;
+            if let KeptVolumes::List(volumes) = self.volumes {
+                spec.volumes = volumes;
+            }
             spec.image_pull_secrets = self.image_pull_secrets;
         }
     }
 
-    fn borrowed(&self) -> MutablePartsRef<'_> {
+    /// These parts borrowed; kept volume counts are resolved against the volumes after the change.
+    fn borrowed<'a>(&'a self, volumes_after: Option<&'a [Volume]>) -> MutablePartsRef<'a> {
+        let volumes = match &self.volumes {
+            KeptVolumes::List(volumes) => volumes.as_deref(),
+            KeptVolumes::Count(count) => count
+                .and_then(|count| volumes_after.map(|after| after.get(..count).unwrap_or(after))),
+        };
         MutablePartsRef {
             name: self.name.as_ref(),
             annotations: self.annotations.as_ref(),
             containers: self.containers.as_deref(),
             init_containers: self.init_containers.as_deref(),
-            volumes: self.volumes.as_deref(),
+            volumes,
             image_pull_secrets: self.image_pull_secrets.as_deref(),
         }
     }
@@ -599,7 +632,9 @@ fn diff_named_list<T: Serialize + PartialEq>(
     for step in align(old, new, &same, &unnamed) {
         match step {
             Step::Keep(i, j) => {
-                if old[i] != new[j]
+                // The volumes before an append-only change are the very elements after it.
+                if !std::ptr::eq(&old[i], &new[j])
+                    && old[i] != new[j]
                     && let (Ok(before), Ok(after)) =
                         (serde_json::to_value(&old[i]), serde_json::to_value(&new[j]))
                 {
@@ -713,6 +748,64 @@ mod tests {
             let ops = diff(&before, &after);
             prop_assert_eq!(apply(&before, &ops), after);
         }
+    }
+
+    fn written_ops(patch: PatchWriter) -> Vec<PatchOperation> {
+        patch
+            .finish()
+            .map(|json| serde_json::from_slice(&json).expect("patch is JSON"))
+            .unwrap_or_default()
+    }
+
+    /// What injection does: volumes appended, a container added, an app container and the
+    /// annotations changed. The patch from the kept parts (volumes as a count) is the full diff.
+    #[test]
+    fn parts_patch_with_appended_volumes_is_the_full_diff() {
+        for volumes in [
+            json!(null),
+            json!([]),
+            json!([{"name": "a"}, {"name": "b"}]),
+        ] {
+            let mut pod = json!({"metadata": {"name": "p"},
+                "spec": {"containers": [{"name": "app", "image": "app:1"}]}});
+            if !volumes.is_null() {
+                pod["spec"]["volumes"] = volumes.clone();
+            }
+            let before: Pod = serde_json::from_value(pod.clone()).unwrap();
+            let parts = PodMutableParts::copy_of(&before);
+            let mut after = before.clone();
+            let spec = after.spec.as_mut().unwrap();
+            spec.volumes.get_or_insert_with(Vec::new).push(Volume {
+                name: "logs".into(),
+                ..Default::default()
+            });
+            spec.containers.push(Container {
+                name: "sidecar".into(),
+                ..Default::default()
+            });
+            spec.containers[0].args = Some(vec!["--x".into()]);
+            after.metadata.annotations = Some(BTreeMap::from([("k".into(), "v".into())]));
+            assert!(differs_only_in_mutable_parts(before.clone(), after.clone()));
+
+            let ops = written_ops(pod_parts_patch(&parts, &after));
+            assert_eq!(ops, written_ops(pod_patch(before.clone(), after.clone())));
+            let patched = apply(&serde_json::to_value(&before).unwrap(), &ops);
+            assert_eq!(patched, serde_json::to_value(&after).unwrap(), "{volumes}");
+        }
+    }
+
+    /// Changing or dropping an existing volume breaks what the count relies on, and is caught.
+    #[test]
+    fn changed_existing_volume_is_not_an_append() {
+        let before: Pod = serde_json::from_value(json!({
+            "spec": {"containers": [], "volumes": [{"name": "a"}]}}))
+        .unwrap();
+        let mut changed = before.clone();
+        changed.spec.as_mut().unwrap().volumes.as_mut().unwrap()[0].name = "b".into();
+        assert!(!differs_only_in_mutable_parts(before.clone(), changed));
+        let mut dropped = before.clone();
+        dropped.spec.as_mut().unwrap().volumes = None;
+        assert!(!differs_only_in_mutable_parts(before, dropped));
     }
 
     #[test]

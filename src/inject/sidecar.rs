@@ -152,7 +152,7 @@ pub fn matching_sidecarsets<'a>(
         }
         kept.push(set.as_ref());
     }
-    let bases: HashSet<&str> = kept.iter().filter_map(|s| s.canary_base()).collect();
+    let bases: NameSet<'_> = kept.iter().filter_map(|s| s.canary_base()).collect();
     kept.retain(|s| !bases.contains(s.name()));
     Ok(kept)
 }
@@ -276,24 +276,30 @@ struct InjectionPlan {
 }
 
 impl InjectionPlan {
-    /// What `sidecar` becomes in the pod (two copies for a hot upgrade), each with its placement,
-    /// collecting the volumes it needs.
-    fn sidecar_copies(
+    /// Adds what `sidecar` becomes in the pod (two copies for a hot upgrade), each with its
+    /// placement, to the init containers or the containers, collecting the volumes it needs.
+    fn add_sidecar(
         &mut self,
+        init_container: bool,
         sidecar: &SidecarContainer,
         set: &SidecarSet,
         app: &AppContainers<'_>,
         hot_upgrade: bool,
         hot_upgrade_working: &mut BTreeMap<String, String>,
-    ) -> Vec<(Container, bool)> {
+    ) {
         let built = build_sidecar(sidecar, set, app, &mut self.volumes);
-        let copies = if hot_upgrade {
-            hot_upgrade_pair(built, sidecar, &mut self.annotations, hot_upgrade_working)
-        } else {
-            vec![built]
-        };
         let before = goes_before(sidecar);
-        copies.into_iter().map(|c| (c, before)).collect()
+        let target = if init_container {
+            &mut self.init_containers
+        } else {
+            &mut self.containers
+        };
+        if hot_upgrade {
+            let pair = hot_upgrade_pair(built, sidecar, &mut self.annotations, hot_upgrade_working);
+            target.extend(pair.into_iter().map(|copy| (copy, before)));
+        } else {
+            target.push((built, before));
+        }
     }
 }
 
@@ -351,8 +357,7 @@ fn plan_injection(
             // Only a native sidecar keeps running, so only it can be hot-upgraded.
             let hot = sidecar.is_native_sidecar() && sidecar.is_hot_upgrade();
             hot_upgrade_injected |= hot;
-            let copies = plan.sidecar_copies(sidecar, set, &app, hot, &mut hot_upgrade_working);
-            plan.init_containers.extend(copies);
+            plan.add_sidecar(true, sidecar, set, &app, hot, &mut hot_upgrade_working);
             injecting = true;
         }
         plan.image_pull_secrets
@@ -362,8 +367,7 @@ fn plan_injection(
             sidecar_names.push(sidecar.name().to_string());
             let hot = sidecar.is_hot_upgrade();
             hot_upgrade_injected |= hot;
-            let copies = plan.sidecar_copies(sidecar, set, &app, hot, &mut hot_upgrade_working);
-            plan.containers.extend(copies);
+            plan.add_sidecar(false, sidecar, set, &app, hot, &mut hot_upgrade_working);
             injecting = true;
         }
 
@@ -448,6 +452,12 @@ impl<'p> AppContainers<'p> {
         AppContainers { pod, sharing }
     }
 
+    /// Whether the pod declares a volume of this name (the pod's own volume wins).
+    fn has_volume(&self, name: &str) -> bool {
+        let volumes = self.pod.spec.as_ref().and_then(|s| s.volumes.as_deref());
+        volumes.unwrap_or(&[]).iter().any(|v| v.name == name)
+    }
+
     /// The `transferEnv` source `container/name`: the last literal env entry of that name in the
     /// last `spec.containers` entry of that name, as OpenKruise's map-building does.
     fn env_source(&self, container: &str, name: &str) -> Option<&'p EnvVar> {
@@ -486,9 +496,9 @@ fn build_sidecar(
     // `resources: {}` whatever the SidecarSet says (spec §7.7, §13.0).
     container.resources.get_or_insert_with(Default::default);
 
-    // Shared mounts and the env their subPathExpr needs.
+    // Shared mounts and the env their subPathExpr needs, borrowed from the pod until kept.
     let mut shared_mounts: Vec<&VolumeMount> = Vec::new();
-    let mut subpath_envs: Vec<EnvVar> = Vec::new();
+    let mut subpath_envs: Vec<&EnvVar> = Vec::new();
     if sidecar.shares_volumes() {
         for app_container in &app.sharing {
             for mount in app_container.volume_mounts.iter().flatten() {
@@ -506,7 +516,7 @@ fn build_sidecar(
                         .flatten()
                         .find(|e| e.name == var[1])
                     {
-                        subpath_envs.push(env.clone());
+                        subpath_envs.push(env);
                     }
                 }
             }
@@ -514,7 +524,8 @@ fn build_sidecar(
     }
     let transferred = transfer_env(sidecar.transfer_env.as_deref().unwrap_or(&[]), app);
 
-    // Volumes for the sidecar's own mounts, then its own devices.
+    // Volumes for the sidecar's own mounts, then its own devices. The pod's own volume of the
+    // same name wins, and so does one collected earlier, so neither is copied again.
     let own_volume_names = container
         .volume_mounts
         .iter()
@@ -528,6 +539,9 @@ fn build_sidecar(
                 .map(|d| d.name.as_str()),
         );
     for name in own_volume_names {
+        if app.has_volume(name) || volumes.iter().any(|v| v.name == name) {
+            continue;
+        }
         if let Some(volume) = set.volumes().iter().find(|v| v.name == name) {
             volumes.push(volume.clone());
         }
@@ -535,62 +549,55 @@ fn build_sidecar(
 
     // Mounts: own first, then shared ones whose path is still free.
     if !shared_mounts.is_empty() {
-        let mut taken: HashSet<String> = container
-            .volume_mounts
-            .iter()
-            .flatten()
-            .map(|m| m.mount_path.clone())
-            .chain(
-                container
-                    .volume_devices
-                    .iter()
-                    .flatten()
-                    .map(|d| d.device_path.clone()),
-            )
+        let mut taken: NameSet<'_> = mount_paths(&container)
+            .chain(device_paths(&container))
             .collect();
-        let mounts = container.volume_mounts.get_or_insert_with(Vec::new);
-        for mount in shared_mounts {
-            if taken.insert(mount.mount_path.clone()) {
-                mounts.push(mount.clone());
-            }
-        }
+        let added: Vec<VolumeMount> = shared_mounts
+            .into_iter()
+            .filter(|m| taken.insert(&m.mount_path))
+            .cloned()
+            .collect();
+        container
+            .volume_mounts
+            .get_or_insert_with(Vec::new)
+            .extend(added);
     }
 
     // Env: own, IS_INJECTED, then transferred and subPathExpr env whose names are still free.
+    let added: Vec<EnvVar> = {
+        let transferred_names: NameSet<'_> = transferred.iter().map(|e| e.name.as_str()).collect();
+        let mut present: NameSet<'_> = container
+            .env
+            .iter()
+            .flatten()
+            .map(|e| e.name.as_str())
+            .chain([keys::ENV_IS_INJECTED])
+            .collect();
+        let extra = subpath_envs
+            .into_iter()
+            .filter(|e| !transferred_names.contains(e.name.as_str()));
+        transferred
+            .into_iter()
+            .chain(extra)
+            .filter(|e| present.insert(&e.name))
+            .cloned()
+            .collect()
+    };
     let env = container.env.get_or_insert_with(Vec::new);
+    env.reserve(1 + added.len());
     env.push(literal_env(keys::ENV_IS_INJECTED, "true"));
-    let transferred_names: HashSet<&str> = transferred.iter().map(|e| e.name.as_str()).collect();
-    let extra: Vec<EnvVar> = subpath_envs
-        .into_iter()
-        .filter(|e| !transferred_names.contains(e.name.as_str()))
-        .collect();
-    let mut present: HashSet<String> = env.iter().map(|e| e.name.clone()).collect();
-    for var in transferred.into_iter().chain(extra) {
-        if present.insert(var.name.clone()) {
-            env.push(var);
-        }
-    }
+    env.extend(added);
 
     // Devices: own first, then shared ones whose path is still free.
     if sidecar.shares_volume_devices() {
-        let mut taken: HashSet<String> = container
-            .volume_devices
-            .iter()
-            .flatten()
-            .map(|d| d.device_path.clone())
-            .chain(
-                container
-                    .volume_mounts
-                    .iter()
-                    .flatten()
-                    .map(|m| m.mount_path.clone()),
-            )
+        let mut taken: NameSet<'_> = device_paths(&container)
+            .chain(mount_paths(&container))
             .collect();
         let shared: Vec<VolumeDevice> = app
             .sharing
             .iter()
             .flat_map(|c| c.volume_devices.iter().flatten())
-            .filter(|d| taken.insert(d.device_path.clone()))
+            .filter(|d| taken.insert(&d.device_path))
             .cloned()
             .collect();
         if !shared.is_empty() {
@@ -603,6 +610,62 @@ fn build_sidecar(
     container
 }
 
+fn mount_paths(container: &Container) -> impl Iterator<Item = &str> {
+    container
+        .volume_mounts
+        .iter()
+        .flatten()
+        .map(|m| m.mount_path.as_str())
+}
+
+fn device_paths(container: &Container) -> impl Iterator<Item = &str> {
+    container
+        .volume_devices
+        .iter()
+        .flatten()
+        .map(|d| d.device_path.as_str())
+}
+
+/// A set of borrowed names. The sets injection builds (mount paths, env names of one container)
+/// hold a handful of entries, where comparing is cheaper than hashing; a set that grows past
+/// [`NameSet::LINEAR_LIMIT`] switches to hashing, so a pod with thousands of them stays linear.
+#[derive(Default)]
+struct NameSet<'a> {
+    listed: Vec<&'a str>,
+    hashed: HashSet<&'a str>,
+}
+
+impl<'a> NameSet<'a> {
+    const LINEAR_LIMIT: usize = 16;
+
+    fn contains(&self, name: &str) -> bool {
+        self.listed.contains(&name) || self.hashed.contains(name)
+    }
+
+    /// Adds `name`; false when it was already there.
+    fn insert(&mut self, name: &'a str) -> bool {
+        if self.contains(name) {
+            return false;
+        }
+        if self.listed.len() < Self::LINEAR_LIMIT {
+            self.listed.push(name);
+        } else {
+            self.hashed.insert(name);
+        }
+        true
+    }
+}
+
+impl<'a> FromIterator<&'a str> for NameSet<'a> {
+    fn from_iter<I: IntoIterator<Item = &'a str>>(names: I) -> Self {
+        let mut set = NameSet::default();
+        names.into_iter().for_each(|name| {
+            set.insert(name);
+        });
+        set
+    }
+}
+
 fn literal_env(name: &str, value: &str) -> EnvVar {
     EnvVar {
         name: name.to_string(),
@@ -612,7 +675,7 @@ fn literal_env(name: &str, value: &str) -> EnvVar {
 }
 
 /// Env vars copied from pod containers by `transferEnv`, in entry order, names sorted per entry.
-fn transfer_env(entries: &[TransferEnvVar], app: &AppContainers<'_>) -> Vec<EnvVar> {
+fn transfer_env<'p>(entries: &[TransferEnvVar], app: &AppContainers<'p>) -> Vec<&'p EnvVar> {
     let mut result = Vec::new();
     for entry in entries {
         let source = match entry
@@ -635,7 +698,7 @@ fn transfer_env(entries: &[TransferEnvVar], app: &AppContainers<'_>) -> Vec<EnvV
             .collect();
         for name in names {
             if let Some(var) = app.env_source(&source, name) {
-                result.push(var.clone());
+                result.push(var);
             }
         }
     }
@@ -762,22 +825,12 @@ impl InjectionPlan {
             spec.containers = merge_containers(existing, self.containers);
         }
 
-        // Pod volumes win; between SidecarSets the first collected wins.
-        let mut volume_names: HashSet<String> = spec
-            .volumes
-            .iter()
-            .flatten()
-            .map(|v| v.name.clone())
-            .collect();
-        let new_volumes: Vec<Volume> = self
-            .volumes
-            .into_iter()
-            .filter(|v| volume_names.insert(v.name.clone()))
-            .collect();
-        if !new_volumes.is_empty() {
-            spec.volumes
-                .get_or_insert_with(Vec::new)
-                .extend(new_volumes);
+        // Already without the names the pod or an earlier SidecarSet holds (see build_sidecar).
+        if !self.volumes.is_empty() {
+            let volumes = spec.volumes.get_or_insert_with(Vec::new);
+            // A Volume is a 3 KiB struct: grow the list by exactly what is added.
+            volumes.reserve_exact(self.volumes.len());
+            volumes.extend(self.volumes);
         }
 
         if let Some(secrets) =
@@ -799,19 +852,22 @@ fn merge_containers(
     sidecars: Vec<(Container, bool)>,
 ) -> Vec<Container> {
     let mut before = Vec::new();
-    let mut after = Vec::new();
+    let own = existing.len();
+    existing.reserve(sidecars.len());
     for (sidecar, goes_before) in sidecars {
-        if let Some(slot) = existing.iter_mut().find(|c| c.name == sidecar.name) {
+        // Only the pod's own containers are replaced, never a sidecar added just before.
+        if let Some(slot) = existing[..own].iter_mut().find(|c| c.name == sidecar.name) {
             *slot = sidecar;
         } else if goes_before {
             before.push(sidecar);
         } else {
-            after.push(sidecar);
+            existing.push(sidecar);
         }
     }
-    before.extend(existing);
-    before.extend(after);
-    before
+    if !before.is_empty() {
+        existing.splice(0..0, before);
+    }
+    existing
 }
 
 /// The pod's secrets deduplicated by name, then the SidecarSets' new ones. `None` keeps an absent
@@ -831,4 +887,28 @@ fn merge_pull_secrets(
         .filter(|s| seen.insert(s.name.clone()))
         .collect();
     Some(merged)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Listed or hashed, the set answers as a plain hash set would, across the switch.
+        #[test]
+        fn name_set_is_a_set(names in proptest::collection::vec("[a-d]{1,2}", 0..60)) {
+            let mut set = NameSet::default();
+            let mut reference = HashSet::new();
+            for name in &names {
+                prop_assert_eq!(set.insert(name), reference.insert(name.as_str()), "{}", name);
+                prop_assert!(set.contains(name));
+            }
+            for probe in ["a", "ab", "dd", "e", ""] {
+                prop_assert_eq!(set.contains(probe), reference.contains(probe));
+            }
+            let collected: NameSet<'_> = names.iter().map(String::as_str).collect();
+            prop_assert_eq!(collected.listed.len() + collected.hashed.len(), reference.len());
+        }
+    }
 }
