@@ -1,5 +1,9 @@
 //! Pure decision time of the pod webhook on the benchmark fixture (no TLS, no HTTP): run with
 //! `cargo bench --bench admission`. Prints the mean time per request of each stage.
+//!
+//! With `ADMISSION_BENCH_ONLY=baseline` or `=injection` it runs only that whole request
+//! `ADMISSION_BENCH_ITERATIONS` times and prints nothing: `bench/instructions.sh` counts the
+//! instructions of such runs under valgrind, a figure that does not drift with the machine's load.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -8,6 +12,9 @@ use kruise_webhook::admission::pod::{PodMutation, mutate_pod};
 use kruise_webhook::admission::review::{decode_envelope, encode_review};
 use kruise_webhook::source::dir;
 
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() {
     let files =
         dir::read_directory(std::path::Path::new("bench/sidecarsets")).expect("bench SidecarSets");
@@ -15,6 +22,46 @@ fn main() {
     assert!(errors.is_empty(), "{errors:?}");
     let body = std::fs::read("tests/fixtures/pod-web-log-agent.json").expect("fixture");
     let iterations = 20_000;
+
+    let baseline_request = || {
+        let (version, request) = decode_envelope(black_box(&body)).unwrap();
+        let pod: k8s_openapi::api::core::v1::Pod =
+            kruise_webhook::admission::review::decode_object(request.object, "request.object")
+                .unwrap();
+        black_box(pod);
+        let response = kruise_webhook::admission::review::AdmissionResponse::allow(&request.uid);
+        black_box(encode_review(&version, &response));
+    };
+    let injection_request = || {
+        let (version, request) = decode_envelope(black_box(&body)).unwrap();
+        let response = mutate_pod(
+            &request,
+            &PodMutation {
+                catalogue: &catalogue,
+                now: "2026-11-22T10:00:00Z",
+                name_suffix: "abcde",
+                sort_sidecars_by_name: false,
+            },
+        );
+        assert!(
+            response.patch.is_some(),
+            "the benchmark request is injected"
+        );
+        black_box(encode_review(&version, &response));
+    };
+    if let Ok(only) = std::env::var("ADMISSION_BENCH_ONLY") {
+        let count: u32 = std::env::var("ADMISSION_BENCH_ITERATIONS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1000);
+        let request: &dyn Fn() = match only.as_str() {
+            "baseline" => &baseline_request,
+            "injection" => &injection_request,
+            other => panic!("ADMISSION_BENCH_ONLY={other}: expected baseline or injection"),
+        };
+        (0..count).for_each(|_| request());
+        return;
+    }
 
     let time = |name: &str, f: &mut dyn FnMut()| {
         for _ in 0..1000 {
@@ -27,12 +74,8 @@ fn main() {
         let per = started.elapsed() / iterations;
         println!("{name:<40} {per:>10.2?} per request");
     };
-    time("decode review incl. pod (baseline)", &mut || {
-        let (version, request) = decode_envelope(black_box(&body)).unwrap();
-        let pod: k8s_openapi::api::core::v1::Pod =
-            kruise_webhook::admission::review::decode_object(request.object, "request.object")
-                .unwrap();
-        black_box((version, pod));
+    time("decode review incl. pod, allow (baseline)", &mut || {
+        baseline_request()
     });
     let (_, request) = decode_envelope(&body).unwrap();
     let pod: k8s_openapi::api::core::v1::Pod =
@@ -79,16 +122,6 @@ fn main() {
         ));
     });
     time("decode + inject + patch + encode", &mut || {
-        let (version, request) = decode_envelope(black_box(&body)).unwrap();
-        let response = mutate_pod(
-            &request,
-            &PodMutation {
-                catalogue: &catalogue,
-                now: "2026-11-22T10:00:00Z",
-                name_suffix: "abcde",
-                sort_sidecars_by_name: false,
-            },
-        );
-        black_box(encode_review(&version, &response));
+        injection_request()
     });
 }
