@@ -4,6 +4,8 @@
 //! With `ADMISSION_BENCH_ONLY=baseline` or `=injection` it runs only that whole request
 //! `ADMISSION_BENCH_ITERATIONS` times and prints nothing: `bench/instructions.sh` counts the
 //! instructions of such runs under valgrind, a figure that does not drift with the machine's load.
+//! `ADMISSION_BENCH_EVICT_KIB=N` writes over N KiB between two requests, as the TLS, HTTP and kernel
+//! work between two requests of a server would, to see what cold caches cost each route.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -59,7 +61,21 @@ fn main() {
             "injection" => &injection_request,
             other => panic!("ADMISSION_BENCH_ONLY={other}: expected baseline or injection"),
         };
-        (0..count).for_each(|_| request());
+        // Between requests a server runs TLS, HTTP and the kernel's network stack, which evict
+        // the caches; ADMISSION_BENCH_EVICT_KIB stands in for that by writing over a buffer.
+        let evict_kib: usize = std::env::var("ADMISSION_BENCH_EVICT_KIB")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        let mut scratch = vec![0u8; evict_kib * 1024];
+        (0..count).for_each(|i| {
+            request();
+            scratch
+                .iter_mut()
+                .step_by(64)
+                .for_each(|b| *b = b.wrapping_add(i as u8));
+            black_box(&scratch);
+        });
         return;
     }
 

@@ -190,7 +190,7 @@ impl AdmissionResponse {
         let Some(json) = patch.finish() else {
             return self;
         };
-        self.patch = Some(base64::engine::general_purpose::STANDARD.encode(json));
+        self.patch = Some(base64_simd::STANDARD.encode_to_string(json));
         self.patch_type = Some("JSONPatch");
         self
     }
