@@ -22,6 +22,8 @@ if [ -z "${KUBECONFIG:-}" ]; then
   command -v kubectl >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq kubernetes-client >/dev/null; }
   if [ ! -x "$KUBE_LOCAL/bin/kube-apiserver" ]; then
     echo "== building kube-apiserver (first run only; several minutes)"
+    # The build log sits next to the cache, whose parent does not exist on a fresh machine.
+    mkdir -p "$KUBE_LOCAL"
     COMPONENTS="kube-apiserver" scripts/kube-local/setup.sh > "$KUBE_LOCAL.setup.log" 2>&1 \
       || { tail -40 "$KUBE_LOCAL.setup.log"; exit 1; }
   fi
