@@ -52,21 +52,13 @@ fn main() {
         black_box(encode_review(&version, &response));
     };
     if let Ok(only) = std::env::var("ADMISSION_BENCH_ONLY") {
-        let count: u32 = std::env::var("ADMISSION_BENCH_ITERATIONS")
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(1000);
+        let count: u32 = env_number("ADMISSION_BENCH_ITERATIONS", 1000);
         let request: &dyn Fn() = match only.as_str() {
             "baseline" => &baseline_request,
             "injection" => &injection_request,
             other => panic!("ADMISSION_BENCH_ONLY={other}: expected baseline or injection"),
         };
-        // Between requests a server runs TLS, HTTP and the kernel's network stack, which evict
-        // the caches; ADMISSION_BENCH_EVICT_KIB stands in for that by writing over a buffer.
-        let evict_kib: usize = std::env::var("ADMISSION_BENCH_EVICT_KIB")
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0);
+        let evict_kib: usize = env_number("ADMISSION_BENCH_EVICT_KIB", 0);
         let mut scratch = vec![0u8; evict_kib * 1024];
         (0..count).for_each(|i| {
             request();
@@ -140,4 +132,12 @@ fn main() {
     time("decode + inject + patch + encode", &mut || {
         injection_request()
     });
+}
+
+/// A number from the environment, `default` when unset or unreadable.
+fn env_number<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
 }
