@@ -31,7 +31,7 @@ const DELAY_MARGIN: Duration = Duration::from_millis(300);
 const SIGNAL_DELIVERY: Duration = Duration::from_millis(100);
 
 /// The scenarios start a server each and load the machine; one at a time keeps them honest.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn free_port() -> SocketAddr {
     TcpListener::bind("127.0.0.1:0")
@@ -389,7 +389,7 @@ async fn sigterm_under_load(delay: Duration) -> RoundReport {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_with_a_delay_loses_nothing_and_keeps_accepting() {
-    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = ONE_AT_A_TIME.lock().await;
     let delay = Duration::from_secs(2);
     for round in 1..=ROUNDS {
         let report = sigterm_under_load(delay).await;
@@ -422,7 +422,7 @@ async fn sigterm_with_a_delay_loses_nothing_and_keeps_accepting() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_without_a_delay_answers_every_request_already_sent() {
-    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = ONE_AT_A_TIME.lock().await;
     for round in 1..=ROUNDS {
         let report = sigterm_under_load(Duration::ZERO).await;
         let summary = report.summary();
