@@ -25,7 +25,11 @@ const LOCAL_CERT_VALIDITY: Duration = Duration::from_secs(365 * 24 * 3600);
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
     let metrics = Arc::new(Metrics::new());
     let readiness = Arc::new(Readiness::default());
+    // Fires on SIGTERM: the webhook port starts its shutdown delay, the controllers stop.
+    let terminating = CancellationToken::new();
+    // Fires once the webhook port has drained: the admin port and the background tasks stop.
     let shutdown = CancellationToken::new();
+    let mut controller = None;
 
     // Certificates: managed elsewhere and served as mounted, or generated here and reused while
     // valid.
@@ -78,7 +82,12 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         SourceKind::Cluster => {
             let client = watch::client(args.kubeconfig.as_deref()).await?;
             if !args.no_controller {
-                spawn_controller(client.clone(), &args.service_namespace, shutdown.clone());
+                // A child token: a failing controller stops itself, never the webhooks.
+                controller = Some(spawn_controller(
+                    client.clone(),
+                    &args.service_namespace,
+                    terminating.child_token(),
+                ));
             }
             // Empty until both watches have listed; /readyz says so meanwhile.
             let catalogue = source::shared(Catalogue::default());
@@ -151,7 +160,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         https,
         server_config(certificate),
         router(state, args.baseline_route),
-        shutdown.clone(),
+        terminating.clone(),
+        args.shutdown_delay,
     ));
     let admin_task = tokio::spawn(crate::server::serve_http(
         admin,
@@ -160,17 +170,34 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     ));
 
     wait_for_signal().await;
-    tracing::info!("shutting down: finishing in-flight requests, closing idle connections");
+    tracing::info!(
+        shutdown_delay = ?args.shutdown_delay,
+        "shutting down: not ready; serving on for the shutdown delay, then draining connections"
+    );
     readiness.set_draining();
+    terminating.cancel();
+    let https_outcome = server_outcome(https_task.await);
+    // The admin port answers (not ready) until the webhook port is done.
     shutdown.cancel();
-    for task in [https_task, admin_task] {
-        match task.await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(format!("server: {e}")),
-            Err(e) => return Err(format!("server task: {e}")),
-        }
+    let admin_outcome = server_outcome(admin_task.await);
+    // The controllers finish their current writes and release the Lease before the process
+    // exits; returning from here would cut them off.
+    if let Some(controller) = controller
+        && let Err(error) = controller.await
+    {
+        tracing::error!(%error, "controller task failed");
     }
-    Ok(())
+    https_outcome.and(admin_outcome)
+}
+
+fn server_outcome(
+    joined: Result<std::io::Result<()>, tokio::task::JoinError>,
+) -> Result<(), String> {
+    match joined {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(format!("server: {e}")),
+        Err(e) => Err(format!("server task: {e}")),
+    }
 }
 
 struct CertPaths {
@@ -217,14 +244,18 @@ fn embedded_files() -> Vec<(String, String)> {
 /// The leader-elected controllers, beside the webhooks: every replica serves admission, the
 /// Lease holder also drives rollouts and barriers. A controller failure is logged; the webhooks
 /// keep serving.
-fn spawn_controller(client: kube::Client, namespace: &str, shutdown: CancellationToken) {
+fn spawn_controller(
+    client: kube::Client,
+    namespace: &str,
+    shutdown: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
     let identity = crate::controller::leader::default_identity();
     let config = crate::controller::ControllerConfig::new(namespace, identity);
     tokio::spawn(async move {
         if let Err(error) = crate::controller::run(client, config, shutdown).await {
             tracing::error!(%error, "controllers stopped");
         }
-    });
+    })
 }
 
 fn report_load(metrics: &Metrics, catalogue: &Catalogue, errors: &[LoadError]) {

@@ -292,6 +292,11 @@ pub struct ServeArgs {
     /// By default every replica competes for the Lease and the holder runs them.
     #[arg(long, env = "KRUISE_WEBHOOK_NO_CONTROLLER")]
     pub no_controller: bool,
+    /// After SIGTERM, /readyz fails at once but the webhook port keeps accepting and serving for
+    /// this long, while endpoints stop routing to the pod; then connections are drained. `0` for
+    /// tests and laptops.
+    #[arg(long, default_value = "5s", value_parser = parse_duration_or_zero, env = "KRUISE_WEBHOOK_SHUTDOWN_DELAY")]
+    pub shutdown_delay: Duration,
 }
 
 /// Where `serve` gets SidecarSets and Namespaces.
@@ -349,8 +354,16 @@ pub struct InjectArgs {
     pub input: PathBuf,
 }
 
-/// `500ms`, `2s`, `1m`, or a bare number of seconds.
+/// `500ms`, `2s`, `1m`, or a bare number of seconds; must be positive.
 fn parse_duration(value: &str) -> Result<Duration, String> {
+    match parse_duration_or_zero(value)? {
+        Duration::ZERO => Err(format!("duration {:?} must be positive", value.trim())),
+        duration => Ok(duration),
+    }
+}
+
+/// Like [`parse_duration`], and `0` (with or without a unit) is allowed.
+fn parse_duration_or_zero(value: &str) -> Result<Duration, String> {
     let value = value.trim();
     let (number, unit) = value
         .find(|c: char| !c.is_ascii_digit() && c != '.')
@@ -369,10 +382,8 @@ fn parse_duration(value: &str) -> Result<Duration, String> {
             ));
         }
     };
-    if !(seconds.is_finite() && seconds > 0.0) {
-        return Err(format!("duration {value:?} must be positive"));
-    }
-    Ok(Duration::from_secs_f64(seconds))
+    // Rejects what does not fit a Duration instead of panicking on it.
+    Duration::try_from_secs_f64(seconds).map_err(|_| format!("duration {value:?} is too long"))
 }
 
 #[cfg(test)]
@@ -388,6 +399,33 @@ mod tests {
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("fast").is_err());
         assert!(parse_duration("2d").is_err());
+        assert!(parse_duration("0").is_err());
+        assert!(parse_duration_or_zero("99999999999999999999999h").is_err());
+    }
+
+    #[test]
+    fn shutdown_delay_defaults_to_five_seconds_and_may_be_zero() {
+        assert_eq!(
+            serve_args(&[]).unwrap().shutdown_delay,
+            Duration::from_secs(5)
+        );
+        for zero in ["0", "0s", "0ms"] {
+            assert_eq!(
+                serve_args(&["--shutdown-delay", zero])
+                    .unwrap()
+                    .shutdown_delay,
+                Duration::ZERO
+            );
+        }
+        assert_eq!(
+            serve_args(&["--shutdown-delay", "1500ms"])
+                .unwrap()
+                .shutdown_delay,
+            Duration::from_millis(1500)
+        );
+        let error = serve_args(&["--shutdown-delay=-1s"]).unwrap_err();
+        assert!(error.contains("--shutdown-delay"), "{error}");
+        assert!(serve_args(&["--shutdown-delay", "soon"]).is_err());
     }
 
     #[test]

@@ -2,8 +2,17 @@
 //!
 //! Hand-rolled on tokio-rustls + hyper-util so each connection gets: TCP_NODELAY, its own task (a
 //! slow handshake never blocks `accept`), a TLS handshake deadline, an HTTP/1.1 header-read
-//! deadline, and graceful shutdown that also closes *idle* keep-alive connections — the apiserver
-//! keeps reusing pooled connections to a terminating pod otherwise (kubernetes#127335).
+//! deadline, and a shutdown that loses no request:
+//!
+//! 1. For `accept_for` after the shutdown token fires, nothing changes: endpoints and kube-proxy
+//!    keep sending new connections to a terminating pod for a few seconds, and the apiserver does
+//!    not retry a webhook call that found the port closed.
+//! 2. Then the listener closes. HTTP/1.1 answers carry `Connection: close` from now on, so a
+//!    connection in use closes right after an answer, never under a request the client already
+//!    sent. HTTP/2 connections get a GOAWAY that lets their open streams finish.
+//! 3. HTTP/1.1 connections that stayed idle for [`IDLE_GRACE`] are closed — the apiserver keeps
+//!    reusing pooled connections to a terminating pod otherwise (kubernetes#127335) — and the
+//!    server returns once every connection is gone, or after [`DRAIN_DEADLINE`].
 
 use std::io;
 use std::net::SocketAddr;
@@ -12,10 +21,11 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::ConnectInfo;
+use axum::http::{HeaderValue, header};
+use axum::response::Response;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -33,9 +43,13 @@ const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
 /// HTTP/2 pings detect dead peers on long-lived connections.
 const HTTP2_KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(30);
 const HTTP2_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(10);
-/// After shutdown, in-flight requests get this long before remaining connections are dropped;
-/// fits in the default 30 s `terminationGracePeriodSeconds`.
-const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(25);
+/// After the listener closes, an HTTP/1.1 connection that sends nothing for this long is closed.
+/// A client in the middle of a request/answer exchange gets its `Connection: close` answer well
+/// within it, so only connections nobody is using are closed under a possible request.
+pub const IDLE_GRACE: Duration = Duration::from_secs(1);
+/// After the idle connections are closed, in-flight requests get this long before the remaining
+/// connections are dropped. Webhook calls time out after 5 s on the apiserver's side.
+pub const DRAIN_DEADLINE: Duration = Duration::from_secs(10);
 /// Pause after a failed `accept` (e.g. out of file descriptors) so the loop does not spin.
 const ACCEPT_ERROR_BACKOFF: Duration = Duration::from_millis(100);
 /// How long a plain-HTTP client gets to read our 400 answer before the socket is closed.
@@ -45,8 +59,9 @@ const PLAIN_HTTP_LINGER: Duration = Duration::from_secs(2);
 const TLS_HANDSHAKE_RECORD: u8 = 0x16;
 const PLAIN_HTTP_BODY: &str = "Client sent an HTTP request to an HTTPS server.\n";
 
-/// Serves `router` over TLS until `shutdown` fires, then stops accepting, lets in-flight requests
-/// finish, closes idle connections and returns once every connection is gone (or after 25 s).
+/// Serves `router` over TLS. Once `shutdown` fires, keeps accepting and serving for `accept_for`,
+/// then drains as described in the module documentation and returns when every connection is
+/// gone.
 ///
 /// The HTTP version follows ALPN: `h2` gets HTTP/2, anything else (including no ALPN) HTTP/1.1.
 /// A plain-HTTP request on this port is answered with `400 Bad Request` and closed.
@@ -55,18 +70,26 @@ pub async fn serve_https(
     tls: Arc<rustls::ServerConfig>,
     router: Router,
     shutdown: CancellationToken,
+    accept_for: Duration,
 ) -> io::Result<()> {
-    serve(listener, Some(TlsAcceptor::from(tls)), router, shutdown).await
+    serve(
+        listener,
+        Some(TlsAcceptor::from(tls)),
+        router,
+        shutdown,
+        accept_for,
+    )
+    .await
 }
 
-/// Serves `router` over plain HTTP/1.1 (the admin port), with the same shutdown behaviour as
-/// [`serve_https`].
+/// Serves `router` over plain HTTP/1.1 (the admin port); once `shutdown` fires, stops accepting
+/// at once and drains like [`serve_https`].
 pub async fn serve_http(
     listener: TcpListener,
     router: Router,
     shutdown: CancellationToken,
 ) -> io::Result<()> {
-    serve(listener, None, router, shutdown).await
+    serve(listener, None, router, shutdown, Duration::ZERO).await
 }
 
 /// What every connection task needs; shared behind one `Arc`.
@@ -75,7 +98,12 @@ struct ServerContext {
     router: Router,
     http1: auto::Builder<TokioExecutor>,
     http2: auto::Builder<TokioExecutor>,
-    shutdown: CancellationToken,
+    /// Fires when the listener closes: HTTP/1.1 answers carry `Connection: close` from then on,
+    /// HTTP/2 connections get a GOAWAY.
+    closing: CancellationToken,
+    /// Fires [`IDLE_GRACE`] later: HTTP/1.1 connections still open are closed (if idle) or
+    /// closed after their current answer.
+    close_idle: CancellationToken,
 }
 
 async fn serve(
@@ -83,6 +111,7 @@ async fn serve(
     tls: Option<TlsAcceptor>,
     router: Router,
     shutdown: CancellationToken,
+    accept_for: Duration,
 ) -> io::Result<()> {
     let local_addr = listener.local_addr()?;
     let (http1, http2) = http_builders();
@@ -91,20 +120,26 @@ async fn serve(
         router,
         http1,
         http2,
-        shutdown: shutdown.clone(),
+        closing: CancellationToken::new(),
+        close_idle: CancellationToken::new(),
     });
-    let graceful = GracefulShutdown::new();
     let mut connections = JoinSet::new();
+    let stop_accepting = async {
+        shutdown.cancelled().await;
+        if !accept_for.is_zero() {
+            tracing::info!(%local_addr, ?accept_for, "shutting down: still accepting for the shutdown delay");
+            tokio::time::sleep(accept_for).await;
+        }
+    };
+    tokio::pin!(stop_accepting);
 
     loop {
         let (stream, peer) = tokio::select! {
             biased;
-            () = shutdown.cancelled() => break,
+            () = &mut stop_accepting => break,
             // Reap finished connection tasks so the set does not grow without bound.
             Some(finished) = connections.join_next(), if !connections.is_empty() => {
-                if let Err(error) = finished {
-                    tracing::warn!(%error, "connection task failed");
-                }
+                log_task_failure(finished);
                 continue;
             }
             accepted = listener.accept() => match accepted {
@@ -116,29 +151,47 @@ async fn serve(
                 }
             },
         };
-        // The watcher is taken here, before the task runs, so a shutdown that happens while the
-        // task is still in its TLS handshake is not missed.
-        let watcher = graceful.watcher();
-        connections.spawn(handle_connection(context.clone(), stream, peer, watcher));
+        connections.spawn(handle_connection(context.clone(), stream, peer));
     }
 
     // Closing the listener makes the kernel refuse new connections right away.
     drop(listener);
+    context.closing.cancel();
     tracing::info!(
         %local_addr,
-        open_connections = graceful.count(),
+        open_connections = connections.len(),
         "stopped accepting; draining connections"
     );
-    match timeout(SHUTDOWN_DEADLINE, graceful.shutdown()).await {
-        Ok(()) => tracing::info!(%local_addr, "all connections closed"),
-        Err(_) => tracing::warn!(
-            %local_addr,
-            remaining = connections.len(),
-            "connections still open after the shutdown deadline; dropping them"
-        ),
+    if !all_finished(&mut connections, IDLE_GRACE).await {
+        context.close_idle.cancel();
+        if all_finished(&mut connections, DRAIN_DEADLINE).await {
+            tracing::info!(%local_addr, "all connections closed");
+        } else {
+            tracing::warn!(
+                %local_addr,
+                remaining = connections.len(),
+                "connections still open after the drain deadline; dropping them"
+            );
+        }
     }
     connections.shutdown().await;
     Ok(())
+}
+
+/// Waits up to `limit` for every connection task to end; `true` when none is left.
+async fn all_finished(connections: &mut JoinSet<()>, limit: Duration) -> bool {
+    let drained = async {
+        while let Some(finished) = connections.join_next().await {
+            log_task_failure(finished);
+        }
+    };
+    timeout(limit, drained).await.is_ok()
+}
+
+fn log_task_failure(finished: Result<(), tokio::task::JoinError>) {
+    if let Err(error) = finished {
+        tracing::warn!(%error, "connection task failed");
+    }
 }
 
 /// One auto builder pinned to HTTP/1.1 and one pinned to HTTP/2. Pinning skips hyper-util's
@@ -158,32 +211,22 @@ fn http_builders() -> (auto::Builder<TokioExecutor>, auto::Builder<TokioExecutor
     (builder.clone().http1_only(), builder.http2_only())
 }
 
-async fn handle_connection(
-    context: Arc<ServerContext>,
-    stream: TcpStream,
-    peer: SocketAddr,
-    watcher: Watcher,
-) {
+async fn handle_connection(context: Arc<ServerContext>, stream: TcpStream, peer: SocketAddr) {
     // Admission answers are small single writes; don't let Nagle hold them back.
     if let Err(error) = stream.set_nodelay(true) {
         tracing::debug!(%peer, %error, "cannot set TCP_NODELAY");
     }
     let Some(acceptor) = &context.tls else {
-        serve_http_connection(
-            &context.http1,
-            &context.router,
-            TokioIo::new(stream),
-            peer,
-            watcher,
-        )
-        .await;
+        serve_http_connection(&context, Protocol::Http1, TokioIo::new(stream), peer).await;
         return;
     };
 
+    // A connection accepted before the listener closed finishes its handshake even if the
+    // listener closes meanwhile: its client is about to send a request. One still silent when
+    // idle connections are closed has sent none.
     let handshake = timeout(TLS_HANDSHAKE_TIMEOUT, accept_tls(acceptor, stream, peer));
     let tls_stream = tokio::select! {
-        // A connection still handshaking at shutdown has sent no request yet: just drop it.
-        () = context.shutdown.cancelled() => return,
+        () = context.close_idle.cancelled() => return,
         outcome = handshake => match outcome {
             Ok(Some(tls_stream)) => tls_stream,
             Ok(None) => return,
@@ -193,18 +236,17 @@ async fn handle_connection(
             }
         },
     };
-    let builder = match tls_stream.get_ref().1.alpn_protocol() {
-        Some(b"h2") => &context.http2,
-        _ => &context.http1,
+    let protocol = match tls_stream.get_ref().1.alpn_protocol() {
+        Some(b"h2") => Protocol::Http2,
+        _ => Protocol::Http1,
     };
-    serve_http_connection(
-        builder,
-        &context.router,
-        TokioIo::new(tls_stream),
-        peer,
-        watcher,
-    )
-    .await;
+    serve_http_connection(&context, protocol, TokioIo::new(tls_stream), peer).await;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Protocol {
+    Http1,
+    Http2,
 }
 
 /// Peeks at the first byte, answers plain HTTP with a 400, and runs the TLS handshake otherwise.
@@ -268,23 +310,48 @@ async fn reject_plain_http(mut stream: TcpStream) {
 }
 
 async fn serve_http_connection<I>(
-    builder: &auto::Builder<TokioExecutor>,
-    router: &Router,
+    context: &ServerContext,
+    protocol: Protocol,
     io: TokioIo<I>,
     peer: SocketAddr,
-    watcher: Watcher,
 ) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    let (builder, go_away) = match protocol {
+        Protocol::Http1 => (&context.http1, &context.close_idle),
+        Protocol::Http2 => (&context.http2, &context.closing),
+    };
+    let closing = context.closing.clone();
     // Handlers can ask for the peer address with axum's `ConnectInfo<SocketAddr>` extractor.
-    let service = router
+    let service = context
+        .router
         .clone()
         .map_request(move |mut request: hyper::Request<Incoming>| {
             request.extensions_mut().insert(ConnectInfo(peer));
             request
+        })
+        .map_response(move |mut response: Response| {
+            // hyper closes an HTTP/1.1 connection after an answer that says so; the client
+            // knows not to send another request on it. (HTTP/2 forbids the header.)
+            if protocol == Protocol::Http1 && closing.is_cancelled() {
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            response
         });
     let connection = builder.serve_connection(io, TowerToHyperService::new(service));
-    if let Err(error) = watcher.watch(connection).await {
+    tokio::pin!(connection);
+    let outcome = tokio::select! {
+        outcome = connection.as_mut() => outcome,
+        () = go_away.cancelled() => {
+            // HTTP/1.1: closes an idle connection, or the busy one after its answer.
+            // HTTP/2: GOAWAY; open streams finish.
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+    };
+    if let Err(error) = outcome {
         tracing::debug!(%peer, %error, "connection closed with an error");
     }
 }
@@ -328,6 +395,13 @@ mod tests {
     }
 
     async fn start_https(resolver: Arc<ReloadableCert>) -> TestServer {
+        start_https_accepting_for(resolver, Duration::ZERO).await
+    }
+
+    async fn start_https_accepting_for(
+        resolver: Arc<ReloadableCert>,
+        accept_for: Duration,
+    ) -> TestServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let shutdown = CancellationToken::new();
@@ -336,6 +410,7 @@ mod tests {
             server_config(resolver),
             test_router(),
             shutdown.clone(),
+            accept_for,
         ));
         TestServer {
             addr,
@@ -521,10 +596,12 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(100)).await;
 
         server.shutdown.cancel();
-        // The idle connection is closed promptly (well before the 5 s header timeout).
+        // The idle connection is closed after the idle grace (well before the 5 s header
+        // timeout), not at once: a request could be on its way.
         let closed_within = tokio::time::Instant::now();
         assert_eq!(read_until_closed(&mut idle).await, "");
-        assert!(closed_within.elapsed() < Duration::from_secs(2));
+        assert!(closed_within.elapsed() >= IDLE_GRACE - Duration::from_millis(50));
+        assert!(closed_within.elapsed() < IDLE_GRACE + Duration::from_secs(1));
         // The in-flight request still completes.
         assert_eq!(in_flight.await.unwrap().unwrap(), "done");
         // And the server returns once every connection is gone.
@@ -535,6 +612,97 @@ mod tests {
             .unwrap();
         // The port is closed.
         assert!(TcpStream::connect(server.addr).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn new_connections_are_served_during_the_delay_and_refused_after_it() {
+        install_ring();
+        let temp = tempfile::tempdir().unwrap();
+        let (ca_pem, resolver) = generated_cert(temp.path(), "webhook.test");
+        let delay = Duration::from_millis(600);
+        let server = start_https_accepting_for(resolver, delay).await;
+        let url = format!("https://localhost:{}/hello", server.addr.port());
+
+        let cancelled_at = tokio::time::Instant::now();
+        server.shutdown.cancel();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        // A fresh client: a new connection, accepted and served as usual.
+        let fresh = client(&ca_pem).http1_only().build().unwrap();
+        let response = fresh.get(&url).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.text().await.unwrap(), "hello");
+
+        timeout(Duration::from_secs(5), server.task)
+            .await
+            .expect("serve_https did not return after the delay")
+            .unwrap()
+            .unwrap();
+        assert!(cancelled_at.elapsed() >= delay);
+        assert!(TcpStream::connect(server.addr).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_request_on_an_idle_connection_after_the_listener_closed_is_answered_then_closed() {
+        install_ring();
+        let temp = tempfile::tempdir().unwrap();
+        let (ca_pem, resolver) = generated_cert(temp.path(), "webhook.test");
+        let server = start_https(resolver).await;
+        let mut connection = raw_tls_client(server.addr, &ca_pem, &[b"http/1.1"]).await;
+        let answer = get_over(&mut connection, "/hello").await;
+        assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+        assert!(!answer.to_ascii_lowercase().contains("connection: close"));
+
+        server.shutdown.cancel();
+        // The client sends its next request while the server drains: it is answered, with
+        // `Connection: close`, and only then is the connection closed.
+        tokio::time::sleep(IDLE_GRACE / 3).await;
+        assert!(
+            TcpStream::connect(server.addr).await.is_err(),
+            "listener still open"
+        );
+        let answer = get_over(&mut connection, "/hello").await;
+        assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+        assert!(
+            answer
+                .to_ascii_lowercase()
+                .contains("\r\nconnection: close\r\n"),
+            "{answer}"
+        );
+        assert!(answer.ends_with("hello"), "{answer}");
+        assert_eq!(read_until_closed(&mut connection).await, "");
+        timeout(Duration::from_secs(5), server.task)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn http2_streams_open_at_shutdown_finish_after_the_goaway() {
+        install_ring();
+        let temp = tempfile::tempdir().unwrap();
+        let (ca_pem, resolver) = generated_cert(temp.path(), "webhook.test");
+        let server = start_https(resolver).await;
+        let h2 = client(&ca_pem).build().unwrap();
+        let url = |path: &str| format!("https://localhost:{}{path}", server.addr.port());
+        let warm = h2.get(url("/hello")).send().await.unwrap();
+        assert_eq!(warm.version(), reqwest::Version::HTTP_2);
+
+        let in_flight = {
+            let (h2, url) = (h2.clone(), url("/slow"));
+            tokio::spawn(async move { h2.post(url).send().await.unwrap().text().await })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let cancelled_at = tokio::time::Instant::now();
+        server.shutdown.cancel();
+        assert_eq!(in_flight.await.unwrap().unwrap(), "done");
+        timeout(Duration::from_secs(5), server.task)
+            .await
+            .expect("serve_https did not return after the stream finished")
+            .unwrap()
+            .unwrap();
+        // The GOAWAY closes the connection once its stream is done; no idle grace for HTTP/2.
+        assert!(cancelled_at.elapsed() < IDLE_GRACE);
     }
 
     #[tokio::test]

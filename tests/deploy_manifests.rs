@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use kruise_webhook::admission::SERVED_PATHS;
 use serde_json::Value;
@@ -210,6 +211,43 @@ fn deployment_is_replicated_hardened_and_probed_on_the_admin_port() {
         .find(|v| v["name"] == mount["name"])
         .unwrap();
     assert_eq!(volume["secret"]["secretName"], "kruise-webhook-certs");
+}
+
+#[test]
+fn termination_grace_covers_the_shutdown_delay_and_the_drain() {
+    let docs = documents(&deploy_dir());
+    let pod = &one(&docs, "Deployment")["spec"]["template"]["spec"];
+    let container = &pod["containers"][0];
+    let delay_seconds: u64 = strings(&container["args"])
+        .iter()
+        .find_map(|a| a.strip_prefix("--shutdown-delay="))
+        .expect("--shutdown-delay set explicitly")
+        .strip_suffix('s')
+        .expect("--shutdown-delay in seconds")
+        .parse()
+        .unwrap();
+    assert!(
+        delay_seconds > 0,
+        "a zero delay refuses connections endpoints still send"
+    );
+    let needed = Duration::from_secs(delay_seconds)
+        + kruise_webhook::server::IDLE_GRACE
+        + kruise_webhook::server::DRAIN_DEADLINE;
+    let grace = pod["terminationGracePeriodSeconds"]
+        .as_u64()
+        .expect("terminationGracePeriodSeconds");
+    assert!(
+        Duration::from_secs(grace) > needed,
+        "terminationGracePeriodSeconds {grace} does not cover delay + grace + drain {needed:?}"
+    );
+    // A replica that stops being ready leaves the endpoints within the delay.
+    let readiness = &container["readinessProbe"];
+    let unready_after = readiness["periodSeconds"].as_u64().unwrap()
+        * readiness["failureThreshold"].as_u64().unwrap();
+    assert!(
+        unready_after <= delay_seconds,
+        "readiness notices in {unready_after}s, after the {delay_seconds}s delay"
+    );
 }
 
 #[test]

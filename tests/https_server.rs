@@ -61,6 +61,8 @@ impl Server {
             .arg("--sidecarsets")
             .arg(sidecarsets.path())
             .args(["--reload-interval", "200ms", "--baseline-route"])
+            // Tests stop the server at once; the delay is tested in tests/shutdown.rs.
+            .args(["--shutdown-delay", "0"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

@@ -66,7 +66,10 @@ pub async fn run(
 ) -> Result<(), ControllerError> {
     let (leading_tx, mut leading) = watch::channel(false);
     let elector = Elector::new(client.clone(), config.lease.clone());
-    let election = tokio::spawn(elector.run(leading_tx, shutdown.clone()));
+    // Not `shutdown`: the elector releases the lease when it stops, which must wait until the
+    // controllers' writes in flight have finished (below).
+    let stop_election = CancellationToken::new();
+    let election = tokio::spawn(elector.run(leading_tx, stop_election.clone()));
     let mut outcome = Ok(());
     loop {
         tokio::select! {
@@ -100,7 +103,8 @@ pub async fn run(
             break;
         }
     }
-    // The elector releases the lease on its way out.
+    // The controllers are stopped; the elector releases the lease on its way out.
+    stop_election.cancel();
     election.await?;
     outcome
 }
