@@ -193,10 +193,11 @@ pub fn plan(snapshot: &Snapshot<'_>, rng: &mut fastrand::Rng) -> Result<Plan, Pl
     let mut failure = None;
     if cloneset.metadata.deletion_timestamp.is_none() {
         let scaled = scale::scale(&ctx, &diff, rng, &mut actions);
-        if !scaled && !update::refresh(&ctx, &mut actions, &mut requeue) {
-            if let Err(message) = update::update(&ctx, &diff, &mut actions, &mut requeue) {
-                failure = Some(("FailedUpdate", message));
-            }
+        if !scaled
+            && !update::refresh(&ctx, &mut actions, &mut requeue)
+            && let Err(message) = update::update(&ctx, &diff, &mut actions, &mut requeue)
+        {
+            failure = Some(("FailedUpdate", message));
         }
     }
 
