@@ -66,6 +66,9 @@ pub struct ControllerArgs {
     /// Do not run the container launch-priority barrier controller.
     #[arg(long)]
     pub no_barriers: bool,
+    /// Do not run the CloneSet controller.
+    #[arg(long)]
+    pub no_clonesets: bool,
 }
 
 /// The project's Mutating/ValidatingWebhookConfigurations, by name: `certs` writes their

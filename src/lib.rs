@@ -10,6 +10,7 @@ pub mod api;
 pub mod app;
 pub mod certs;
 pub mod cli;
+pub mod cloneset;
 pub mod controller;
 pub mod crds;
 pub mod defaults;

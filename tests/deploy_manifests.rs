@@ -311,6 +311,21 @@ fn service_pdb_and_rbac() {
         "/configmaps patch *",
         "events.k8s.io/events create *",
         "events.k8s.io/events patch *",
+        "apps.kruise.io/clonesets get *",
+        "apps.kruise.io/clonesets list *",
+        "apps.kruise.io/clonesets watch *",
+        "apps.kruise.io/clonesets patch *",
+        "apps.kruise.io/clonesets/status get *",
+        "apps.kruise.io/clonesets/status patch *",
+        "apps.kruise.io/clonesets/status update *",
+        "apps/controllerrevisions get *",
+        "apps/controllerrevisions list *",
+        "apps/controllerrevisions watch *",
+        "apps/controllerrevisions create *",
+        "apps/controllerrevisions patch *",
+        "apps/controllerrevisions delete *",
+        "/pods create *",
+        "/pods delete *",
     ]
     .into_iter()
     .map(String::from)

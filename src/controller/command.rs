@@ -24,6 +24,7 @@ pub async fn controller(args: ControllerArgs) -> Result<(), CommandError> {
     let mut controller_config = ControllerConfig::new(args.namespace, identity);
     controller_config.sidecarsets = !args.no_sidecarsets;
     controller_config.barriers = !args.no_barriers;
+    controller_config.clonesets = !args.no_clonesets;
 
     let shutdown = CancellationToken::new();
     let on_signal = shutdown.clone();

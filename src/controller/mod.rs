@@ -1,12 +1,15 @@
 //! The I/O shell around the pure cores: a leader-elected process that rolls SidecarSets out to
-//! running pods ([`sidecarset`]) and releases container launch barriers ([`barrier`]).
+//! running pods ([`sidecarset`]), releases container launch barriers ([`barrier`]) and runs
+//! CloneSets ([`cloneset`]).
 //!
 //! Every replica may run [`run`]; only the Lease holder ([`leader`]) reconciles. The reflectors
 //! and controllers live for one leadership term: losing the lease tears them down, winning it
 //! again starts them afresh from the apiserver's state.
 
 pub mod barrier;
+pub mod cloneset;
 pub mod command;
+pub mod expectations;
 pub mod leader;
 pub mod pod_cache;
 pub mod pod_write;
@@ -37,15 +40,18 @@ pub struct ControllerConfig {
     pub sidecarsets: bool,
     /// Run the launch-priority barrier controller.
     pub barriers: bool,
+    /// Run the CloneSet controller.
+    pub clonesets: bool,
 }
 
 impl ControllerConfig {
-    /// Lease `kruise-webhook-controller` in `namespace`, held as `identity`; both controllers on.
+    /// Lease `kruise-webhook-controller` in `namespace`, held as `identity`; every controller on.
     pub fn new(namespace: impl Into<String>, identity: impl Into<String>) -> Self {
         ControllerConfig {
             lease: LeaseConfig::new(CONTROLLER_NAME, namespace, identity),
             sidecarsets: true,
             barriers: true,
+            clonesets: true,
         }
     }
 }
@@ -125,6 +131,9 @@ async fn run_term(
     let pods_for_barriers = pod_writer
         .subscribe()
         .ok_or(ControllerError::Subscribe("pod"))?;
+    let pods_for_clonesets = pod_writer
+        .subscribe()
+        .ok_or(ControllerError::Subscribe("pod"))?;
     let namespace_events = namespace_writer
         .subscribe()
         .ok_or(ControllerError::Subscribe("namespace"))?;
@@ -159,6 +168,12 @@ async fn run_term(
         controller: CONTROLLER_NAME.into(),
         instance: Some(config.lease.identity.clone()),
     };
+    let cloneset_context = Arc::new(cloneset::Context {
+        client: client.clone(),
+        pods: pods.clone(),
+        recorder: Recorder::new(client.clone(), reporter.clone()),
+        expectations: Default::default(),
+    });
     let context = Arc::new(sidecarset::Context {
         client: client.clone(),
         pods: pods.clone(),
@@ -185,6 +200,16 @@ async fn run_term(
             }
         }
     };
+    let clonesets = async {
+        if config.clonesets {
+            cloneset::run(cloneset_context, pods_for_clonesets, term.clone()).await;
+        } else {
+            tokio::select! {
+                () = term.cancelled() => {}
+                () = pods_for_clonesets.for_each(|_| futures::future::ready(())) => {}
+            }
+        }
+    };
     let barriers = async {
         if config.barriers {
             barrier::run(client.clone(), pods_for_barriers, pods, term.clone()).await;
@@ -196,7 +221,7 @@ async fn run_term(
         }
     };
     // The controllers stop on `term`; the reflectors are dropped with them.
-    let controllers = futures::future::join(sidecarsets, barriers);
+    let controllers = futures::future::join3(sidecarsets, barriers, clonesets);
     tokio::select! {
         _ = controllers => {}
         () = pod_watch => {}

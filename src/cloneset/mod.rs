@@ -1,0 +1,280 @@
+//! The CloneSet controller's pure core: given snapshots of a CloneSet, the pods it owns, its
+//! ControllerRevisions and the time, the writes of one reconcile (OpenKruise
+//! `pkg/controller/cloneset`). No I/O, no clock: the shell in `controller::cloneset` lists,
+//! calls [`plan`] and sends what it returns.
+//!
+//! - [`revision`]: revision data, hashes, names, history choice and truncation;
+//! - [`numbers`]: the scale/update arithmetic of one round;
+//! - [`scale`]: creations and deletions, with the deletion order;
+//! - [`update`]: refresh of in-flight updates, lifecycle states, choosing and starting updates;
+//! - [`status`]: the status counters;
+//! - [`pod`]: predicates on one pod.
+//!
+//! A round does one kind of change: Scale, and only if it changed nothing, Update. Repeated
+//! rounds over an unchanged world converge and then write nothing.
+
+pub mod numbers;
+pub mod pod;
+pub mod revision;
+pub mod scale;
+pub mod status;
+pub mod update;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
+
+use crate::api::cloneset::{CloneSet, CloneSetStatus};
+use numbers::{Limits, Side};
+
+/// What one reconcile sees.
+pub struct Snapshot<'a> {
+    pub cloneset: &'a CloneSet,
+    /// Pods whose controller is this CloneSet, in any state.
+    pub pods: &'a [Arc<Pod>],
+    /// The CloneSet's revisions sorted by [`revision::sort_history`]; holds the update revision.
+    pub history: &'a [ControllerRevision],
+    pub update_revision: &'a str,
+    pub collision_count: i32,
+    pub now: Timestamp,
+}
+
+/// One pod write; a list of them is sent in order, each against the pod the previous returned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PodWrite {
+    /// `true`: the `status` subresource.
+    pub status: bool,
+    pub pod: Pod,
+}
+
+impl PodWrite {
+    pub fn spec(pod: Pod) -> Self {
+        PodWrite { status: false, pod }
+    }
+    pub fn status(pod: Pod) -> Self {
+        PodWrite { status: true, pod }
+    }
+}
+
+/// Why a pod is written (for events and logs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Purpose {
+    /// The in-place engine moves an update forward (gate, grace, next batch).
+    Refresh,
+    /// The lifecycle label moves on.
+    Lifecycle,
+    /// An in-place update to `revision` starts.
+    InPlace { revision: String },
+    /// Marked `specified-delete` so that Scale re-creates it at `revision`.
+    Recreate { revision: String },
+}
+
+/// A Kubernetes event on the CloneSet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub warning: bool,
+    pub reason: &'static str,
+    pub message: String,
+}
+
+impl Event {
+    pub fn warning(reason: &'static str, message: String) -> Self {
+        Event {
+            warning: true,
+            reason,
+            message,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    CreatePod {
+        pod: Box<Pod>,
+        revision: String,
+    },
+    DeletePod {
+        name: String,
+    },
+    WritePod {
+        /// The pod as listed: the writes are guarded by its resourceVersion.
+        before: Arc<Pod>,
+        writes: Vec<PodWrite>,
+        purpose: Purpose,
+    },
+    Event(Event),
+}
+
+/// The result of one round.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub actions: Vec<Action>,
+    pub status: CloneSetStatus,
+    /// Write `status` (it differs from the CloneSet's).
+    pub write_status: bool,
+    /// `scaleStrategy.podsToDelete` without names of pods that are gone, when that changed.
+    pub pods_to_delete: Option<Vec<String>>,
+    /// Revisions beyond `revisionHistoryLimit`.
+    pub revisions_to_delete: Vec<String>,
+    /// The `FailedScale`/`FailedUpdate` message of the round.
+    pub error: Option<String>,
+    pub requeue_after: Option<Duration>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error(transparent)]
+    Revision(#[from] revision::RevisionError),
+    #[error("update revision {0} is not in the CloneSet's history")]
+    MissingUpdateRevision(String),
+}
+
+/// Everything the steps share.
+pub(crate) struct Context<'a> {
+    pub cloneset: &'a CloneSet,
+    pub all_pods: &'a [Arc<Pod>],
+    pub active: Vec<&'a Arc<Pod>>,
+    pub history: &'a [ControllerRevision],
+    pub current_revision: &'a str,
+    pub update_revision: &'a str,
+    pub current_template: PodTemplateSpec,
+    pub update_template: PodTemplateSpec,
+    pub limits: Limits,
+    pub min_ready_seconds: i32,
+    pub now: Timestamp,
+    pub now_text: String,
+}
+
+/// Kubernetes timestamps: seconds, UTC.
+pub fn rfc3339(now: Timestamp) -> String {
+    now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// One reconcile. `rng` draws instance ids for new pods.
+pub fn plan(snapshot: &Snapshot<'_>, rng: &mut fastrand::Rng) -> Result<Plan, PlanError> {
+    let cloneset = snapshot.cloneset;
+    let previous = cloneset.status.as_ref();
+    let update_revision = snapshot.update_revision;
+    let find = |name: &str| {
+        snapshot
+            .history
+            .iter()
+            .find(|r| r.metadata.name.as_deref() == Some(name))
+    };
+    let update = find(update_revision)
+        .ok_or_else(|| PlanError::MissingUpdateRevision(update_revision.to_string()))?;
+    let current = previous
+        .and_then(|s| s.current_revision.as_deref())
+        .and_then(find)
+        .unwrap_or(update);
+    let current_revision = current.metadata.name.as_deref().unwrap_or(update_revision);
+    let ctx = Context {
+        cloneset,
+        all_pods: snapshot.pods,
+        active: snapshot.pods.iter().filter(|p| pod::is_active(p)).collect(),
+        history: snapshot.history,
+        current_revision,
+        update_revision,
+        current_template: revision::template_of(current)?,
+        // New pods at the update revision take the live template, as upstream.
+        update_template: cloneset.spec.template.clone(),
+        limits: Limits::of(&cloneset.spec),
+        min_ready_seconds: cloneset.spec.min_ready_seconds.unwrap_or(0),
+        now: snapshot.now,
+        now_text: rfc3339(snapshot.now),
+    };
+
+    let diff = numbers::diff(&ctx.limits, &side(&ctx, true), &side(&ctx, false), false);
+    let mut actions = Vec::new();
+    let mut requeue = None;
+    let mut failure = None;
+    if cloneset.metadata.deletion_timestamp.is_none() {
+        let scaled = scale::scale(&ctx, &diff, rng, &mut actions);
+        if !scaled
+            && !update::refresh(&ctx, &mut actions, &mut requeue)
+            && let Err(message) = update::update(&ctx, &diff, &mut actions, &mut requeue)
+        {
+            failure = Some(("FailedUpdate", message));
+        }
+    }
+
+    let active: Vec<&Pod> = ctx.active.iter().map(|p| &***p).collect();
+    let status = status::compute(&status::StatusInput {
+        generation: cloneset.metadata.generation,
+        replicas: ctx.limits.replicas,
+        partition: ctx.limits.partition,
+        min_ready_seconds: ctx.min_ready_seconds,
+        active: &active,
+        current_revision,
+        update_revision,
+        collision_count: snapshot.collision_count,
+        selector: cloneset.spec.selector.as_ref(),
+        previous,
+        failure: failure.as_ref().map(|(k, m)| (*k, m.as_str())),
+        now: snapshot.now,
+    });
+    if failure.is_none()
+        && status.available_replicas != status.ready_replicas
+        && ctx.min_ready_seconds > 0
+    {
+        let wait = Duration::from_secs(ctx.min_ready_seconds.unsigned_abs().into());
+        requeue = Some(requeue.map_or(wait, |r: Duration| r.min(wait)));
+    }
+
+    let listed = cloneset.pods_to_delete();
+    let kept: Vec<String> = listed
+        .iter()
+        .filter(|name| ctx.active.iter().any(|p| pod::name(p) == name.as_str()))
+        .cloned()
+        .collect();
+    let pod_labels: Vec<&str> = ctx
+        .active
+        .iter()
+        .filter_map(|p| pod::label(p, crate::api::keys::CONTROLLER_REVISION_HASH))
+        .collect();
+    let limit = usize::try_from(cloneset.spec.revision_history_limit.unwrap_or(10)).unwrap_or(0);
+    let live = [current_revision, update_revision];
+    let revisions_to_delete =
+        revision::history_to_truncate(snapshot.history, &live, &pod_labels, limit)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+    Ok(Plan {
+        actions,
+        write_status: status::changed(previous, &status),
+        status,
+        pods_to_delete: (kept.len() != listed.len()).then_some(kept),
+        revisions_to_delete,
+        error: failure.map(|(_, m)| m),
+        requeue_after: requeue,
+    })
+}
+
+fn side(ctx: &Context<'_>, new: bool) -> Side {
+    let to_delete = ctx.cloneset.pods_to_delete();
+    let mut side = Side::default();
+    for p in ctx
+        .active
+        .iter()
+        .filter(|p| pod::at_revision(p, ctx.update_revision) == new)
+    {
+        side.count += 1;
+        if pod::is_pre_deleting(p) {
+            side.pre_deleting += 1;
+            continue;
+        }
+        side.active += 1;
+        if pod::is_specified_delete(p, to_delete) {
+            side.to_delete += 1;
+        } else if !pod::is_available(p, ctx.min_ready_seconds, ctx.now) {
+            side.unavailable += 1;
+        }
+    }
+    side
+}
+
+#[cfg(test)]
+mod tests;

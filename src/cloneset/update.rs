@@ -1,0 +1,322 @@
+//! Update (OpenKruise `cloneset_update.go`): move in-flight in-place updates forward, advance
+//! lifecycle states, then choose which pods go to the target revision this round and how —
+//! in place through [`crate::inplace`], or by marking them for deletion and re-creation.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::Pod;
+
+use super::numbers::Diff;
+use super::pod::{
+    self, NORMAL, PREPARING_DELETE, PREPARING_NORMAL, PREPARING_UPDATE, UPDATED, UPDATING,
+};
+use super::revision::{label_names_revision, short_hash};
+use super::scale::set_lifecycle;
+use super::{Action, Context, Event, PodWrite, Purpose};
+use crate::api::cloneset::{IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY};
+use crate::api::keys;
+use crate::inplace::{
+    self, CalculateOptions, EngineOptions, EnvFromMetadata, NoRuntimeHashes, Revision, Step,
+    conditions, state,
+};
+use crate::rollout::order::{OrderKey, priority_order};
+use crate::rollout::scatter::scatter;
+
+/// A CloneSet owns its pods' revision label; no node agent reports runtime hashes, so batches
+/// complete on imageID changes.
+pub const ENGINE: EngineOptions<'static> = EngineOptions {
+    revision_label: Some(keys::CONTROLLER_REVISION_HASH),
+    hasher: &NoRuntimeHashes,
+};
+
+/// Step 1 of every update round: returns whether any pod was written (then nothing else is).
+pub(super) fn refresh(
+    ctx: &Context<'_>,
+    out: &mut Vec<Action>,
+    requeue: &mut Option<Duration>,
+) -> bool {
+    let mut wrote = false;
+    for p in &ctx.active {
+        match inplace::next_step(p, None, &ENGINE, ctx.now) {
+            Ok(step) => {
+                push_requeue(requeue, step.requeue_after());
+                if let Some(write) = engine_write(&step) {
+                    out.push(Action::WritePod {
+                        before: (*p).clone(),
+                        writes: vec![write],
+                        purpose: Purpose::Refresh,
+                    });
+                    wrote = true;
+                    continue;
+                }
+            }
+            // An unreadable state annotation is reported and the pod treated as carrying none.
+            Err(error) => out.push(Action::Event(Event::warning(
+                "InvalidInPlaceUpdateState",
+                format!("pod {}: {error}", pod::name(p)),
+            ))),
+        }
+        if let Some(after) = lifecycle_transition(ctx, p) {
+            out.push(Action::WritePod {
+                before: (*p).clone(),
+                writes: vec![PodWrite::spec(after)],
+                purpose: Purpose::Lifecycle,
+            });
+            wrote = true;
+        }
+    }
+    wrote
+}
+
+fn push_requeue(requeue: &mut Option<Duration>, next: Option<Duration>) {
+    if let Some(next) = next.filter(|d| !d.is_zero()) {
+        *requeue = Some(requeue.map_or(next, |r| r.min(next)));
+    }
+}
+
+fn engine_write(step: &Step) -> Option<PodWrite> {
+    Some(match step.write()? {
+        inplace::Write::Pod(p) => PodWrite::spec(p.clone()),
+        inplace::Write::Status(p) => PodWrite::status(p.clone()),
+    })
+}
+
+/// The lifecycle label the pod should move to now (no lifecycle hooks), plus a missing
+/// `pod-template-hash`.
+fn lifecycle_transition(ctx: &Context<'_>, p: &Pod) -> Option<Pod> {
+    let mut after = p.clone();
+    let next = match pod::lifecycle(p) {
+        PREPARING_NORMAL if pod::scheduled(p) => Some(NORMAL),
+        PREPARING_UPDATE if pod::at_revision(p, ctx.update_revision) => Some(NORMAL),
+        UPDATING if inplace::pod_update_completed(p, ENGINE.hasher).is_ok() => Some(NORMAL),
+        UPDATED => Some(NORMAL),
+        _ => None,
+    };
+    if let Some(state) = next {
+        set_lifecycle(&mut after, state, &ctx.now_text);
+    }
+    if pod::label(p, pod::POD_TEMPLATE_HASH).is_none()
+        && let Some(revision) = pod::label(p, keys::CONTROLLER_REVISION_HASH)
+    {
+        let hash = short_hash(revision).to_string();
+        after
+            .metadata
+            .labels
+            .get_or_insert_with(BTreeMap::new)
+            .insert(pod::POD_TEMPLATE_HASH.into(), hash);
+    }
+    (after != *p).then_some(after)
+}
+
+/// Steps 2-5: choose pods and start their updates. `Err` is the FailedUpdate message.
+pub(super) fn update(
+    ctx: &Context<'_>,
+    diff: &Diff,
+    out: &mut Vec<Action>,
+    requeue: &mut Option<Duration>,
+) -> Result<(), String> {
+    if ctx.cloneset.spec.update_strategy.paused == Some(true) || diff.update_num == 0 {
+        return Ok(());
+    }
+    let target = if diff.update_num > 0 {
+        ctx.update_revision
+    } else {
+        ctx.current_revision
+    };
+    let candidates = candidates(ctx, diff.update_num > 0);
+    let chosen = limit(ctx, candidates, diff, target);
+    let strategy = ctx.cloneset.update_type();
+    let in_place = matches!(strategy, IN_PLACE_IF_POSSIBLE | IN_PLACE_ONLY);
+    for index in chosen {
+        let p = ctx.active[index];
+        if in_place {
+            match in_place_update(ctx, p, target) {
+                Ok(action) => {
+                    push_requeue(requeue, grace(ctx));
+                    out.push(action);
+                    continue;
+                }
+                Err(reason) if strategy == IN_PLACE_ONLY => {
+                    return Err(format!(
+                        "find Pod {} update strategy is InPlaceOnly but can not update in-place: {reason}",
+                        pod::name(p)
+                    ));
+                }
+                Err(_) => {}
+            }
+        }
+        if pod::label(p, pod::SPECIFIED_DELETE).is_some() {
+            continue;
+        }
+        let mut after = Pod::clone(p);
+        after
+            .metadata
+            .labels
+            .get_or_insert_with(BTreeMap::new)
+            .insert(pod::SPECIFIED_DELETE.into(), "true".into());
+        out.push(Action::WritePod {
+            before: p.clone(),
+            writes: vec![PodWrite::spec(after)],
+            purpose: Purpose::Recreate {
+                revision: target.to_string(),
+            },
+        });
+    }
+    Ok(())
+}
+
+fn grace(ctx: &Context<'_>) -> Option<Duration> {
+    let seconds = ctx
+        .cloneset
+        .spec
+        .update_strategy
+        .in_place_update_strategy
+        .as_ref()
+        .and_then(|s| s.grace_period_seconds)
+        .unwrap_or(0);
+    (seconds > 0).then(|| Duration::from_secs(seconds.unsigned_abs().into()))
+}
+
+/// Indexes into `ctx.active` of the pods that may be updated, in update order.
+fn candidates(ctx: &Context<'_>, forward: bool) -> Vec<usize> {
+    let mut chosen: Vec<usize> = ctx
+        .active
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| pod::at_revision(p, ctx.update_revision) != forward)
+        .filter(|(_, p)| pod::lifecycle(p) != PREPARING_DELETE)
+        .filter(|(_, p)| pod::lifecycle(p) == UPDATED || !state::has_grace(p))
+        .map(|(i, _)| i)
+        .collect();
+    let keys: Vec<OrderKey<'_>> = ctx
+        .active
+        .iter()
+        .map(|p| {
+            let p: &Pod = p;
+            OrderKey::of(p)
+        })
+        .collect();
+    chosen.sort_by(|a, b| keys[*a].cmp(&keys[*b]));
+    let strategy = &ctx.cloneset.spec.update_strategy;
+    if let Some(priority) = strategy.priority_strategy.as_ref() {
+        chosen.sort_by(|a, b| {
+            priority_order(
+                priority,
+                ctx.active[*a].metadata.labels.as_ref(),
+                ctx.active[*b].metadata.labels.as_ref(),
+            )
+        });
+    }
+    if let Some(terms) = strategy.scatter_strategy.as_deref() {
+        let labels: Vec<_> = ctx
+            .active
+            .iter()
+            .map(|p| p.metadata.labels.as_ref())
+            .collect();
+        chosen = scatter(terms, &labels, chosen);
+    }
+    chosen.sort_by_key(|i| pod::lifecycle(ctx.active[*i]) != PREPARING_UPDATE);
+    chosen
+}
+
+/// The first `|updateNum|` candidates, as far as `updateMaxUnavailable` allows.
+fn limit(ctx: &Context<'_>, candidates: Vec<usize>, diff: &Diff, target: &str) -> Vec<usize> {
+    let available = |p: &Pod| pod::is_available(p, ctx.min_ready_seconds, ctx.now);
+    let mut unavailable = ctx.active.iter().filter(|p| !available(p)).count() as i64;
+    let target_unavailable = ctx
+        .active
+        .iter()
+        .filter(|p| !available(p) && at_target(p, target))
+        .count() as i64;
+    let wanted = usize::try_from(diff.update_num.abs()).unwrap_or(0);
+    let mut taken = Vec::new();
+    for index in candidates.into_iter().take(wanted) {
+        if target_unavailable + taken.len() as i64 >= diff.update_max_unavailable {
+            break;
+        }
+        if available(ctx.active[index]) {
+            if unavailable >= diff.update_max_unavailable {
+                break;
+            }
+            unavailable += 1;
+        }
+        taken.push(index);
+    }
+    taken
+}
+
+fn at_target(p: &Pod, target: &str) -> bool {
+    pod::label(p, keys::CONTROLLER_REVISION_HASH).is_some_and(|l| label_names_revision(l, target))
+}
+
+/// The writes that start an in-place update of `p` to `target`, or why it cannot be done in place.
+fn in_place_update(ctx: &Context<'_>, p: &Arc<Pod>, target: &str) -> Result<Action, String> {
+    match pod::lifecycle(p) {
+        "" | PREPARING_NORMAL | NORMAL | UPDATED | PREPARING_UPDATE | UPDATING => {}
+        other => {
+            return Err(format!(
+                "not allowed to in-place update pod {} in state {other}",
+                pod::name(p)
+            ));
+        }
+    }
+    let old = ctx.history.iter().find(|r| {
+        r.metadata
+            .name
+            .as_deref()
+            .is_some_and(|n| pod::at_revision(p, n))
+    });
+    let new = ctx
+        .history
+        .iter()
+        .find(|r| r.metadata.name.as_deref() == Some(target));
+    let (old, new) = (old.and_then(as_revision), new.and_then(as_revision));
+    let options = CalculateOptions {
+        grace_seconds: grace(ctx).map_or(0, |d| d.as_secs() as i32),
+        // Without a node agent nothing restarts a container whose env reads changed metadata.
+        env_from_metadata: EnvFromMetadata::Recreate,
+        recreate_on_volume_claim_templates_change: false,
+        ignore_volume_claim_templates_hash_diff: ctx.cloneset.update_type() == IN_PLACE_ONLY,
+    };
+    let spec =
+        inplace::calculate_spec(old.as_ref(), new.as_ref(), &options).map_err(|e| e.to_string())?;
+    let mut writes = Vec::new();
+    let base = match conditions::mark_not_ready(p, ctx.now) {
+        Some(not_ready) => {
+            writes.push(PodWrite::status(not_ready.clone()));
+            not_ready
+        }
+        None => Pod::clone(p),
+    };
+    let step = inplace::start_update(&base, &spec, &ENGINE, ctx.now).map_err(|e| e.to_string())?;
+    let mut after = match step {
+        Step::StartGrace { pod, .. } | Step::PatchBatch { pod, .. } => pod,
+        Step::NeedsRecreate { reason } => return Err(reason),
+        other => return Err(format!("unexpected in-place step {other:?}")),
+    };
+    after
+        .metadata
+        .labels
+        .get_or_insert_with(BTreeMap::new)
+        .insert(pod::POD_TEMPLATE_HASH.into(), short_hash(target).into());
+    set_lifecycle(&mut after, UPDATING, &ctx.now_text);
+    writes.push(PodWrite::spec(after));
+    Ok(Action::WritePod {
+        before: p.clone(),
+        writes,
+        purpose: Purpose::InPlace {
+            revision: target.to_string(),
+        },
+    })
+}
+
+fn as_revision(r: &ControllerRevision) -> Option<Revision<'_>> {
+    r.data.as_ref().map(|data| Revision {
+        name: r.metadata.name.as_deref().unwrap_or(""),
+        data: &data.0,
+        volume_claim_templates_hash: None,
+    })
+}

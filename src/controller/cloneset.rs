@@ -1,0 +1,650 @@
+//! The CloneSet controller: the I/O around [`crate::cloneset`].
+//!
+//! Each reconcile of a CloneSet waits until the pod cache shows its own earlier writes
+//! ([`super::expectations`]), reads its pods from the shared pod store and its ControllerRevisions
+//! from the apiserver, makes sure the update revision exists, plans one round and sends what the
+//! plan says: pods created through the API (so admission webhooks apply to them), deleted, or
+//! patched with resourceVersion-guarded JSON patches ([`super::pod_write`]); then the status
+//! through the status subresource, the `podsToDelete` clean-up and history truncation. All
+//! progress lives in the pods and the CloneSet, so a new leader carries on where the last stopped.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::{FutureExt, StreamExt};
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::controller::{Action as Requeue, Controller};
+use kube::runtime::events::{Event as KubeEvent, EventType, Recorder};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use kube::{Resource, ResourceExt};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::expectations::{Expectations, Seen};
+use super::pod_write;
+use crate::api::cloneset::CloneSet;
+use crate::api::keys;
+use crate::cloneset::{self as core, Action, Plan, PodWrite, Purpose, revision, status};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CloneSetError {
+    #[error("{what}: {source}")]
+    Api { what: String, source: kube::Error },
+    #[error(transparent)]
+    Plan(#[from] core::PlanError),
+    #[error(transparent)]
+    Revision(#[from] revision::RevisionError),
+    #[error("cloneset {0}: cannot create a revision after {1} hash collisions")]
+    Collisions(String, i32),
+}
+
+/// When nothing happens, look again after this long while a rollout is unfinished.
+const IN_FLIGHT_REQUEUE: Duration = Duration::from_secs(15);
+/// After a conflicting write: the cache is about to deliver the newer pod.
+const CONFLICT_REQUEUE: Duration = Duration::from_secs(1);
+const MAX_COLLISIONS: i32 = 20;
+
+pub struct Context {
+    pub client: kube::Client,
+    /// The shared (pruned) pod store; writes are patches, so pruned fields survive.
+    pub pods: Store<Pod>,
+    pub recorder: Recorder,
+    pub expectations: Mutex<Expectations>,
+}
+
+/// The watch on CloneSets, in one place so that a guarded typed watch can replace it.
+fn cloneset_controller(client: kube::Client) -> Controller<CloneSet> {
+    Controller::new(
+        Api::<CloneSet>::all(client),
+        watcher::Config::default().any_semantic(),
+    )
+}
+
+/// The CloneSet that controls a pod, if any.
+pub fn owner_of(pod: &Pod) -> Option<ObjectRef<CloneSet>> {
+    let owner = pod
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))?;
+    let group = owner.api_version.split('/').next().unwrap_or("");
+    let namespace = pod.metadata.namespace.as_deref()?;
+    (owner.kind == "CloneSet" && group == keys::GROUP)
+        .then(|| ObjectRef::new(&owner.name).within(namespace))
+}
+
+/// Runs until `shutdown`; `pod_events` is a subscription to the reflector behind `context.pods`.
+pub async fn run(
+    context: Arc<Context>,
+    pod_events: impl futures::Stream<Item = Arc<Pod>> + Send + 'static,
+    shutdown: CancellationToken,
+) {
+    cloneset_controller(context.client.clone())
+        .watches_shared_stream(pod_events, |pod| owner_of(&pod))
+        .graceful_shutdown_on(shutdown.cancelled_owned())
+        .run(reconcile, error_policy, context)
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                tracing::debug!(%error, "cloneset reconcile");
+            }
+        })
+        .await;
+}
+
+fn error_policy(set: Arc<CloneSet>, error: &CloneSetError, _context: Arc<Context>) -> Requeue {
+    tracing::warn!(cloneset = set.name_any(), %error, "reconcile failed");
+    Requeue::requeue(Duration::from_secs(5))
+}
+
+fn api_error(what: impl Into<String>) -> impl FnOnce(kube::Error) -> CloneSetError {
+    let what = what.into();
+    move |source| CloneSetError::Api { what, source }
+}
+
+fn status_code(error: &kube::Error) -> Option<u16> {
+    match error {
+        kube::Error::Api(status) => Some(status.code),
+        _ => None,
+    }
+}
+
+fn set_key(set: &CloneSet) -> String {
+    format!(
+        "{}/{}",
+        set.metadata.namespace.as_deref().unwrap_or(""),
+        set.name_any()
+    )
+}
+
+/// The pods whose ownerReferences name this CloneSet (by uid), from the cache.
+fn owned_pods(context: &Context, set: &CloneSet) -> Vec<Arc<Pod>> {
+    let namespace = set.metadata.namespace.as_deref();
+    let uid = set.metadata.uid.as_deref();
+    let mut pods: Vec<Arc<Pod>> = context
+        .pods
+        .state()
+        .into_iter()
+        .filter(|p| p.metadata.namespace.as_deref() == namespace)
+        .filter(|p| {
+            p.metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|o| Some(o.uid.as_str()) == uid)
+        })
+        .collect();
+    pods.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    pods
+}
+
+fn seen(context: &Context, namespace: &str, name: &str) -> Seen {
+    match context.pods.get(&ObjectRef::new(name).within(namespace)) {
+        None => Seen::Absent,
+        Some(pod) => Seen::Present {
+            deleting: pod.metadata.deletion_timestamp.is_some(),
+            version: pod
+                .metadata
+                .resource_version
+                .as_deref()
+                .and_then(|v| v.parse().ok()),
+        },
+    }
+}
+
+async fn reconcile(set: Arc<CloneSet>, context: Arc<Context>) -> Result<Requeue, CloneSetError> {
+    if context.pods.wait_until_ready().now_or_never().is_none() {
+        return Ok(Requeue::requeue(Duration::from_secs(1)));
+    }
+    let key = set_key(&set);
+    let namespace = set.metadata.namespace.clone().unwrap_or_default();
+    let waiting = context
+        .expectations
+        .lock()
+        .expect("expectations lock")
+        .unsatisfied(&key, Instant::now(), |pod| seen(&context, &namespace, pod));
+    if let Some(left) = waiting {
+        // The pod events that satisfy them trigger a reconcile; this is the fallback.
+        return Ok(Requeue::requeue(left.min(IN_FLIGHT_REQUEUE)));
+    }
+    let pods = owned_pods(&context, &set);
+    let mut history = list_history(&context, &set).await?;
+    let (update_revision, collision_count) =
+        ensure_update_revision(&context, &set, &mut history).await?;
+    let now = Timestamp::now();
+    let snapshot = core::Snapshot {
+        cloneset: &set,
+        pods: &pods,
+        history: &history,
+        update_revision: &update_revision,
+        collision_count,
+        now,
+    };
+    let plan = core::plan(&snapshot, &mut fastrand::Rng::new())?;
+    let conflicted = execute(&context, &set, &key, &plan).await?;
+    if plan.write_status {
+        write_status(&context, &set, &plan).await?;
+    }
+    if let Some(kept) = &plan.pods_to_delete {
+        let api: Api<CloneSet> = Api::namespaced(context.client.clone(), &namespace);
+        let list = (!kept.is_empty()).then_some(kept);
+        api.patch(
+            &set.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"scaleStrategy": {"podsToDelete": list}}})),
+        )
+        .await
+        .map_err(api_error(format!("cloneset {key} podsToDelete")))?;
+    }
+    let revisions: Api<ControllerRevision> = Api::namespaced(context.client.clone(), &namespace);
+    for name in &plan.revisions_to_delete {
+        match revisions.delete(name, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(error) if status_code(&error) == Some(404) => {}
+            Err(error) => return Err(api_error(format!("controllerrevision {name}"))(error)),
+        }
+    }
+    if let Some(message) = &plan.error {
+        publish(
+            &context,
+            &set,
+            EventType::Warning,
+            "FailedUpdate",
+            message.clone(),
+        )
+        .await;
+        return Ok(Requeue::requeue(Duration::from_secs(10)));
+    }
+    if conflicted {
+        return Ok(Requeue::requeue(CONFLICT_REQUEUE));
+    }
+    let unfinished = !plan.actions.is_empty()
+        || plan.status.updated_ready_replicas != plan.status.replicas
+        || i64::from(plan.status.replicas) != i64::from(set.spec.replicas.unwrap_or(1));
+    Ok(match plan.requeue_after {
+        Some(after) => Requeue::requeue(after.min(IN_FLIGHT_REQUEUE)),
+        None if unfinished => Requeue::requeue(IN_FLIGHT_REQUEUE),
+        None => Requeue::await_change(),
+    })
+}
+
+/// The CloneSet's revisions: selected by its selector, not controlled by anyone else, in
+/// history order.
+async fn list_history(
+    context: &Context,
+    set: &CloneSet,
+) -> Result<Vec<ControllerRevision>, CloneSetError> {
+    let namespace = set.metadata.namespace.as_deref().unwrap_or("");
+    let api: Api<ControllerRevision> = Api::namespaced(context.client.clone(), namespace);
+    let selector = set
+        .spec
+        .selector
+        .as_ref()
+        .map(status::selector_string)
+        .unwrap_or_default();
+    let listed = api
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .map_err(api_error(format!(
+            "controllerrevisions of {}",
+            set_key(set)
+        )))?;
+    let uid = set.metadata.uid.as_deref();
+    let mut history: Vec<ControllerRevision> = listed
+        .items
+        .into_iter()
+        .filter(|r| {
+            r.metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .find(|o| o.controller == Some(true))
+                .is_none_or(|o| Some(o.uid.as_str()) == uid)
+        })
+        .collect();
+    revision::sort_history(&mut history);
+    Ok(history)
+}
+
+/// Makes the update revision exist (§3.3): reuse, renumber or create, bumping the collision
+/// count when another revision holds the name. Returns its name and the collision count.
+async fn ensure_update_revision(
+    context: &Context,
+    set: &CloneSet,
+    history: &mut Vec<ControllerRevision>,
+) -> Result<(String, i32), CloneSetError> {
+    let namespace = set.metadata.namespace.as_deref().unwrap_or("");
+    let api: Api<ControllerRevision> = Api::namespaced(context.client.clone(), namespace);
+    let mut collisions = set
+        .status
+        .as_ref()
+        .and_then(|s| s.collision_count)
+        .unwrap_or(0);
+    for _ in 0..MAX_COLLISIONS {
+        match revision::update_revision(set, history, collisions)? {
+            revision::UpdateRevision::Latest { name } => return Ok((name, collisions)),
+            revision::UpdateRevision::Renumber { name, revision } => {
+                let updated = api
+                    .patch(
+                        &name,
+                        &PatchParams::default(),
+                        &Patch::Merge(json!({ "revision": revision })),
+                    )
+                    .await
+                    .map_err(api_error(format!("controllerrevision {name}")))?;
+                history.retain(|r| r.metadata.name.as_deref() != Some(name.as_str()));
+                history.push(updated);
+                revision::sort_history(history);
+                return Ok((name, collisions));
+            }
+            revision::UpdateRevision::Create(wanted) => {
+                let name = wanted.metadata.name.clone().unwrap_or_default();
+                match api.create(&PostParams::default(), &wanted).await {
+                    Ok(created) => {
+                        history.push(created);
+                        revision::sort_history(history);
+                        return Ok((name, collisions));
+                    }
+                    Err(error) if status_code(&error) == Some(409) => {
+                        let existing = api
+                            .get(&name)
+                            .await
+                            .map_err(api_error(format!("controllerrevision {name}")))?;
+                        if revision::stored_data(&existing) == revision::stored_data(&wanted) {
+                            history.retain(|r| r.metadata.name.as_deref() != Some(name.as_str()));
+                            history.push(existing);
+                            revision::sort_history(history);
+                            return Ok((name, collisions));
+                        }
+                        collisions += 1;
+                    }
+                    Err(error) => {
+                        return Err(api_error(format!("controllerrevision {name}"))(error));
+                    }
+                }
+            }
+        }
+    }
+    Err(CloneSetError::Collisions(set_key(set), collisions))
+}
+
+/// Sends the plan's pod actions. Returns whether some write met a newer pod (409).
+async fn execute(
+    context: &Context,
+    set: &CloneSet,
+    key: &str,
+    plan: &Plan,
+) -> Result<bool, CloneSetError> {
+    let namespace = set.metadata.namespace.as_deref().unwrap_or("");
+    let api: Api<Pod> = Api::namespaced(context.client.clone(), namespace);
+    let creates: Vec<(&Pod, &str)> = plan
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::CreatePod { pod, revision } => Some((pod.as_ref(), revision.as_str())),
+            _ => None,
+        })
+        .collect();
+    create_slow_start(context, set, key, &api, &creates).await;
+    let mut conflicted = false;
+    for action in &plan.actions {
+        match action {
+            Action::CreatePod { .. } => {}
+            Action::DeletePod { name } => delete_pod(context, set, key, &api, name).await,
+            Action::WritePod {
+                before,
+                writes,
+                purpose,
+            } => {
+                conflicted |= write_pod(context, set, key, &api, before, writes, purpose).await?;
+            }
+            Action::Event(event) => {
+                let kind = if event.warning {
+                    EventType::Warning
+                } else {
+                    EventType::Normal
+                };
+                publish(context, set, kind, event.reason, event.message.clone()).await;
+            }
+        }
+    }
+    Ok(conflicted)
+}
+
+/// Creates in batches of 1, 2, 4, …; a batch with a failure stops the rest (a quota or webhook
+/// refusal would refuse them all).
+async fn create_slow_start(
+    context: &Context,
+    set: &CloneSet,
+    key: &str,
+    api: &Api<Pod>,
+    pods: &[(&Pod, &str)],
+) {
+    let mut start = 0;
+    let mut batch = 1;
+    while start < pods.len() {
+        let end = (start + batch).min(pods.len());
+        let results = futures::future::join_all(pods[start..end].iter().map(|(pod, _)| {
+            let name = pod.name_any();
+            context
+                .expectations
+                .lock()
+                .expect("expectations lock")
+                .expect_create(key, &name, Instant::now());
+            async move { (name, api.create(&PostParams::default(), pod).await) }
+        }))
+        .await;
+        let mut failed = false;
+        for (name, result) in results {
+            match result {
+                Ok(_) => {
+                    publish(
+                        context,
+                        set,
+                        EventType::Normal,
+                        "SuccessfulCreate",
+                        format!("succeed to create pod {name}"),
+                    )
+                    .await;
+                }
+                Err(error) => {
+                    failed = true;
+                    context
+                        .expectations
+                        .lock()
+                        .expect("expectations lock")
+                        .forget(key, &name);
+                    publish(
+                        context,
+                        set,
+                        EventType::Warning,
+                        "FailedCreate",
+                        format!("failed to create pod: {error}, pod: {name}"),
+                    )
+                    .await;
+                }
+            }
+        }
+        if failed {
+            return;
+        }
+        start = end;
+        batch *= 2;
+    }
+}
+
+async fn delete_pod(context: &Context, set: &CloneSet, key: &str, api: &Api<Pod>, name: &str) {
+    context
+        .expectations
+        .lock()
+        .expect("expectations lock")
+        .expect_delete(key, name, Instant::now());
+    match api.delete(name, &DeleteParams::default()).await {
+        Ok(_) => {
+            publish(
+                context,
+                set,
+                EventType::Normal,
+                "SuccessfulDelete",
+                format!("succeed to delete pod {name}"),
+            )
+            .await;
+        }
+        Err(error) => {
+            context
+                .expectations
+                .lock()
+                .expect("expectations lock")
+                .forget(key, name);
+            if status_code(&error) != Some(404) {
+                publish(
+                    context,
+                    set,
+                    EventType::Warning,
+                    "FailedDelete",
+                    format!("failed to delete pod {name}: {error}"),
+                )
+                .await;
+            }
+        }
+    }
+}
+
+/// Sends one pod's writes in order, each guarded by the version the previous one returned.
+/// Returns `true` on a conflict (nothing more is sent for this pod).
+async fn write_pod(
+    context: &Context,
+    set: &CloneSet,
+    key: &str,
+    api: &Api<Pod>,
+    before: &Arc<Pod>,
+    writes: &[PodWrite],
+    purpose: &Purpose,
+) -> Result<bool, CloneSetError> {
+    let name = before.name_any();
+    let mut base = Pod::clone(before);
+    for write in writes {
+        let Some(patch) =
+            pod_write::guarded_patch(&base, &write.pod).map_err(|e| CloneSetError::Api {
+                what: format!("pod {name}"),
+                source: kube::Error::SerdeError(e),
+            })?
+        else {
+            continue;
+        };
+        let patch = Patch::<()>::Json(patch);
+        let sent = if write.status {
+            api.patch_status(&name, &PatchParams::default(), &patch)
+                .await
+        } else {
+            api.patch(&name, &PatchParams::default(), &patch).await
+        };
+        match sent {
+            Ok(answer) => {
+                context
+                    .expectations
+                    .lock()
+                    .expect("expectations lock")
+                    .expect_version(
+                        key,
+                        &name,
+                        answer.metadata.resource_version.as_deref(),
+                        Instant::now(),
+                    );
+                base = write.pod.clone();
+                base.metadata.resource_version = answer.metadata.resource_version;
+            }
+            Err(error) if matches!(status_code(&error), Some(409 | 404)) => return Ok(true),
+            Err(error) => {
+                if let Purpose::InPlace { revision } = purpose {
+                    publish(
+                        context,
+                        set,
+                        EventType::Warning,
+                        "FailedUpdatePodInPlace",
+                        format!(
+                            "failed to update pod {name} in-place(revision {revision}): {error}"
+                        ),
+                    )
+                    .await;
+                }
+                if let Purpose::Recreate { revision } = purpose {
+                    publish(
+                        context,
+                        set,
+                        EventType::Warning,
+                        "FailedUpdatePodReCreate",
+                        format!("failed to patch pod specified-delete {name} for update(revision {revision}): {error}"),
+                    )
+                    .await;
+                }
+                return Err(api_error(format!("pod {name}"))(error));
+            }
+        }
+    }
+    match purpose {
+        Purpose::InPlace { revision } => {
+            publish(
+                context,
+                set,
+                EventType::Normal,
+                "SuccessfulUpdatePodInPlace",
+                format!("successfully update pod {name} in-place(revision {revision})"),
+            )
+            .await;
+        }
+        Purpose::Recreate { revision } => {
+            publish(
+                context,
+                set,
+                EventType::Normal,
+                "SuccessfulUpdatePodReCreate",
+                format!(
+                    "successfully patch pod {name} specified-delete for update(revision {revision})"
+                ),
+            )
+            .await;
+        }
+        Purpose::Refresh | Purpose::Lifecycle => {}
+    }
+    Ok(false)
+}
+
+async fn write_status(context: &Context, set: &CloneSet, plan: &Plan) -> Result<(), CloneSetError> {
+    let namespace = set.metadata.namespace.as_deref().unwrap_or("");
+    let api: Api<CloneSet> = Api::namespaced(context.client.clone(), namespace);
+    api.patch_status(
+        &set.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(json!({ "status": plan.status })),
+    )
+    .await
+    .map_err(api_error(format!("cloneset {} status", set_key(set))))?;
+    Ok(())
+}
+
+async fn publish(context: &Context, set: &CloneSet, type_: EventType, reason: &str, note: String) {
+    let event = KubeEvent {
+        type_,
+        reason: reason.into(),
+        note: Some(note),
+        action: "Reconcile".into(),
+        secondary: None,
+    };
+    if let Err(error) = context.recorder.publish(&event, &set.object_ref(&())).await {
+        tracing::debug!(%error, "event not recorded");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn pods_map_to_their_controlling_cloneset_only() {
+        let pod = |owners: serde_json::Value| -> Pod {
+            serde_json::from_value(json!({
+                "metadata": {"name": "p", "namespace": "ns", "ownerReferences": owners}
+            }))
+            .unwrap()
+        };
+        let owner = |kind: &str, api: &str, controller: bool| json!({"apiVersion": api, "kind": kind, "name": "cs", "uid": "u", "controller": controller});
+        assert_eq!(
+            owner_of(&pod(json!([owner(
+                "CloneSet",
+                "apps.kruise.io/v1alpha1",
+                true
+            )]))),
+            Some(ObjectRef::new("cs").within("ns"))
+        );
+        assert_eq!(
+            owner_of(&pod(json!([owner(
+                "CloneSet",
+                "apps.kruise.io/v1beta1",
+                true
+            )]))),
+            Some(ObjectRef::new("cs").within("ns"))
+        );
+        assert_eq!(
+            owner_of(&pod(json!([owner(
+                "CloneSet",
+                "apps.kruise.io/v1alpha1",
+                false
+            )]))),
+            None
+        );
+        assert_eq!(
+            owner_of(&pod(json!([owner("ReplicaSet", "apps/v1", true)]))),
+            None
+        );
+        assert_eq!(
+            owner_of(&pod(json!([owner("CloneSet", "example.com/v1", true)]))),
+            None
+        );
+    }
+}
