@@ -24,7 +24,11 @@ use crate::api::keys;
 use crate::inject::launch_priority::random_name_suffix;
 use crate::metrics::{AdmissionResult, Metrics};
 use crate::source::SharedCatalogue;
-use review::{AdmissionResponse, RequestEnvelope, decode_envelope, encode_review};
+use k8s_openapi::api::core::v1::Pod;
+use review::{
+    AdmissionRequest, AdmissionResponse, RequestEnvelope, ReviewError, decode_envelope,
+    decode_review, encode_review,
+};
 use workload::{Workload, mutate_workload, validate_workload};
 
 /// Largest accepted request body. An UPDATE review carries two objects of up to 3 MiB each
@@ -156,22 +160,25 @@ async fn mutate_pod(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    handle(&state, "mutate-pod", &headers, &body, |request| {
-        let catalogue = state.catalogue.load();
-        let now = jiff::Timestamp::now()
-            .strftime("%Y-%m-%dT%H:%M:%SZ")
-            .to_string();
-        let suffix = random_name_suffix();
-        pod::mutate_pod(
-            request,
-            &pod::PodMutation {
-                catalogue: &catalogue,
-                now: &now,
-                name_suffix: &suffix,
-                sort_sidecars_by_name: state.sort_sidecars_by_name,
-            },
-        )
-    })
+    let catalogue = state.catalogue.load();
+    let now = jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let suffix = random_name_suffix();
+    let input = pod::PodMutation {
+        catalogue: &catalogue,
+        now: &now,
+        name_suffix: &suffix,
+        sort_sidecars_by_name: state.sort_sidecars_by_name,
+    };
+    handle_one_pass(
+        &state,
+        "mutate-pod",
+        &headers,
+        &body,
+        |request: &mut AdmissionRequest<Pod, _>| pod::mutate_decoded_pod(request, &input),
+        |request| pod::mutate_pod(request, &input),
+    )
 }
 
 async fn mutate_sidecarset(
@@ -218,15 +225,16 @@ async fn baseline_allow(
     body: Bytes,
 ) -> Response {
     // What a trivial webhook does: decode the whole review, object included, and allow.
-    handle(
+    handle_one_pass(
         &state,
         "baseline",
         &headers,
         &body,
-        |request| match review::decode_object::<k8s_openapi::api::core::v1::Pod>(
-            request.object,
-            "request.object",
-        ) {
+        |request: &mut AdmissionRequest<Pod, _>| {
+            std::hint::black_box(request.object.take());
+            AdmissionResponse::allow(&request.uid)
+        },
+        |request| match review::decode_object::<Pod>(request.object, "request.object") {
             Ok(pod) => {
                 std::hint::black_box(pod);
                 AdmissionResponse::allow(&request.uid)
@@ -255,6 +263,68 @@ fn handle(
     body: &[u8],
     decide: impl FnOnce(&RequestEnvelope<'_>) -> AdmissionResponse,
 ) -> Response {
+    handle_decoded(state, webhook, headers, body, |body, started| {
+        let (api_version, request) = decode_envelope(body)?;
+        let response = decide(&request);
+        Ok(respond(
+            state,
+            webhook,
+            started,
+            &api_version,
+            &request,
+            response,
+        ))
+    })
+}
+
+/// [`handle`] for a webhook whose object is decoded with the envelope, in one pass, as `Object`
+/// (see [`review::decode_review`]). A request that does not decode that way (a malformed object,
+/// an envelope we refuse) is answered by the two-pass path and `decide_raw`, whose answers say
+/// what is wrong; both deciders must give the same answer to a request both can read.
+fn handle_one_pass<'b, Object: serde::Deserialize<'b>>(
+    state: &AdmissionState,
+    webhook: &'static str,
+    headers: &HeaderMap,
+    body: &'b [u8],
+    decide_typed: impl FnOnce(
+        &mut AdmissionRequest<Object, &'b serde_json::value::RawValue>,
+    ) -> AdmissionResponse,
+    decide_raw: impl FnOnce(&RequestEnvelope<'_>) -> AdmissionResponse,
+) -> Response {
+    handle_decoded(state, webhook, headers, body, |body, started| {
+        let Some((api_version, mut request)) = decode_review::<Object>(body) else {
+            let (api_version, request) = decode_envelope(body)?;
+            let response = decide_raw(&request);
+            return Ok(respond(
+                state,
+                webhook,
+                started,
+                &api_version,
+                &request,
+                response,
+            ));
+        };
+        let response = decide_typed(&mut request);
+        Ok(respond(
+            state,
+            webhook,
+            started,
+            &api_version,
+            &request,
+            response,
+        ))
+    })
+}
+
+/// Checks the content type and answers a body that is no AdmissionReview with a 4xx; `answer`
+/// decodes and decides the rest.
+fn handle_decoded<'b>(
+    state: &AdmissionState,
+    webhook: &'static str,
+    headers: &HeaderMap,
+    body: &'b [u8],
+    answer: impl FnOnce(&'b [u8], Instant) -> Result<Response, ReviewError>,
+) -> Response {
     let started = Instant::now();
     if !is_json(headers) {
         state
@@ -265,17 +335,24 @@ fn handle(
             "Content-Type must be application/json",
         );
     }
-    let (api_version, request) = match decode_envelope(body) {
-        Ok(decoded) => decoded,
-        Err(e) => {
-            tracing::debug!(webhook, error = %e, "undecodable admission request");
-            state
-                .metrics
-                .observe_admission(webhook, "", AdmissionResult::Error, started.elapsed());
-            return plain_error(StatusCode::BAD_REQUEST, &e.to_string());
-        }
-    };
-    let response = decide(&request);
+    answer(body, started).unwrap_or_else(|e| {
+        tracing::debug!(webhook, error = %e, "undecodable admission request");
+        state
+            .metrics
+            .observe_admission(webhook, "", AdmissionResult::Error, started.elapsed());
+        plain_error(StatusCode::BAD_REQUEST, &e.to_string())
+    })
+}
+
+/// Records and encodes the answer to a decoded request.
+fn respond<Object, OldObject>(
+    state: &AdmissionState,
+    webhook: &'static str,
+    started: Instant,
+    api_version: &str,
+    request: &AdmissionRequest<Object, OldObject>,
+    response: AdmissionResponse,
+) -> Response {
     let result = if !response.allowed {
         match response.status.as_ref().map(|s| s.code) {
             Some(code) if code >= 500 => AdmissionResult::Error,
@@ -300,7 +377,7 @@ fn handle(
     state
         .metrics
         .observe_admission(webhook, &request.operation, result, started.elapsed());
-    let mut http = encode_review(&api_version, &response).into_response();
+    let mut http = encode_review(api_version, &response).into_response();
     http.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -346,6 +423,34 @@ mod tests {
             .await
             .unwrap()
             .status()
+    }
+
+    /// The one-pass routes answer a malformed object through the two-pass path: the uid, even
+    /// when it follows the object, and the field named.
+    #[tokio::test]
+    async fn one_pass_routes_explain_malformed_objects() {
+        let body = r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
+            "request":{"kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE",
+            "object":{"spec":{"containers":"nginx"}},"uid":"late-uid"}}"#;
+        for path in [keys::PATH_MUTATE_POD, PATH_BASELINE] {
+            let request = Request::post(path)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(body))
+                .unwrap();
+            let response = router(state(), true).oneshot(request).await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK, "{path}");
+            let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .unwrap();
+            let answer: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+            assert_eq!(answer["response"]["uid"], "late-uid", "{path}");
+            assert_eq!(answer["response"]["allowed"], false, "{path}");
+            let message = answer["response"]["status"]["message"].as_str().unwrap();
+            assert!(
+                message.starts_with("request.object.spec.containers: Invalid value: invalid type: string \"nginx\", expected a sequence"),
+                "{path}: {message}"
+            );
+        }
     }
 
     /// SERVED_PATHS is what the manifests are checked against: it must be exactly the router.
