@@ -234,27 +234,37 @@ pod_facts() { # namespace selector
     containers: ([.status.containerStatuses[] | {(.name): {id: .containerID, imageID, restarts: .restartCount,
       startedAt: .state.running.startedAt, image, ready}}] | add)}] | sort_by(.name)'
 }
-# Pods not available: not Ready, or a container whose running image is not the spec's yet, or not ready.
+# A pod is unavailable when not Ready, or a container runs another image than its spec's yet, or is not ready.
+UNAVAILABLE='(reduce .spec.containers[] as $c ({}; .[$c.name] = $c.image)) as $spec
+  | (.status.conditions // [] | any(.type == "Ready" and .status == "True") | not)
+    or any(.status.containerStatuses[]?; .image != $spec[.name] or (.ready | not))'
 unavailable_pods() { # namespace selector
-  kubectl get pods -n "$1" -l "$2" -o json | jq '[.items[] | (reduce .spec.containers[] as $c ({}; .[$c.name] = $c.image)) as $spec
-    | select((.status.conditions // [] | any(.type == "Ready" and .status == "True") | not)
-        or any(.status.containerStatuses[]?; .image != $spec[.name] or (.ready | not)))] | length'
+  kubectl get pods -n "$1" -l "$2" -o json | jq "[.items[] | select($UNAVAILABLE)] | length"
+}
+# The most pods unavailable at once over every pod change a watch delivered (not a sampling).
+max_unavailable_in_watch() { # watch-file
+  jq -s "reduce .[] as \$e ({pods: {}, max: 0};
+    .pods[\$e.object.metadata.name] = (\$e.object | if $UNAVAILABLE then 1 else 0 end)
+    | .max = ([.max, (.pods | add)] | max)) | .max" "$1"
 }
 sidecarset_status() { kubectl get sidecarset "$1" -o json | jq -c '.status // {}'; }
 in_place_upgrade() {
-  local before after max=0 n status samples=0 t0=$SECONDS
+  local before after max n status t0=$SECONDS watch_pid
   before=$(pod_facts $SIDECAR_NS app=upgrade)
+  kubectl get pods -n $SIDECAR_NS -l app=upgrade -w --output-watch-events -o json > "$work/upgrade-watch.json" 2>/dev/null &
+  watch_pid=$!
   kubectl patch sidecarset node-upgrade --type=json \
     -p "[{\"op\": \"replace\", \"path\": \"/spec/containers/0/image\", \"value\": \"$V2\"}]" >/dev/null || return 1
   while :; do
-    n=$(unavailable_pods $SIDECAR_NS app=upgrade); samples=$((samples + 1))
-    [ "$n" -le "$max" ] || max=$n
+    n=$(unavailable_pods $SIDECAR_NS app=upgrade)
     status=$(sidecarset_status node-upgrade)
     if [ "$(jq '.updatedReadyPods' <<<"$status")" = 3 ] && [ "$n" = 0 ]; then break; fi
     [ $((SECONDS - t0)) -lt 180 ] || { echo "     not done after 180 s: $status"; return 1; }
     sleep 0.2
   done
-  echo "     upgraded in $((SECONDS - t0)) s; at most $max of 3 pods unavailable over $samples samples; status $status"
+  kill $watch_pid 2>/dev/null; wait $watch_pid 2>/dev/null
+  max=$(max_unavailable_in_watch "$work/upgrade-watch.json")
+  echo "     upgraded in $((SECONDS - t0)) s; at most $max of 3 pods unavailable over $(jq -s length "$work/upgrade-watch.json") pod changes watched; status $status"
   after=$(pod_facts $SIDECAR_NS app=upgrade)
   jq -n --argjson b "$before" --argjson a "$after" --arg v2 "${V2%:*}@sha256:" '
     [range(0; 3) as $i | $b[$i] as $x | $a[$i] as $y |
