@@ -236,15 +236,8 @@ async fn reconcile(set: Arc<SidecarSet>, context: Arc<Context>) -> Result<Action
         return Ok(Action::requeue(Duration::from_secs(1)));
     }
     let summaries = context.summaries.state();
-    let namespaces: BTreeMap<String, Arc<Namespace>> = context
-        .namespaces
-        .state()
-        .into_iter()
-        .map(|ns| (ns.name_any(), ns))
-        .collect();
-    let matched = rollout::matched_pods(&set, &summaries, |ns| {
-        namespaces.get(ns).and_then(|n| n.metadata.labels.as_ref())
-    })?;
+    let namespaces = namespace_labels_by_name(&context.namespaces.state());
+    let matched = rollout::matched_pods(&set, &summaries, |ns| namespaces.get(ns))?;
     let plan = rollout::plan_round(&set, &matched);
     write_status(&context, &set, &plan.status).await?;
 
@@ -591,6 +584,22 @@ async fn publish(context: &Context, pod: &Pod, type_: EventType, reason: &str, n
     if let Err(error) = context.recorder.publish(&event, &pod.object_ref(&())).await {
         tracing::debug!(%error, "event not recorded");
     }
+}
+
+/// Namespace labels as the webhooks see them: with the `kubernetes.io/metadata.name` label that
+/// pre-1.21 apiservers do not set and `spec.namespace` matching relies on.
+fn namespace_labels_by_name(namespaces: &[Arc<Namespace>]) -> BTreeMap<String, selector::Labels> {
+    namespaces
+        .iter()
+        .map(|ns| {
+            let name = ns.name_any();
+            let mut labels = ns.metadata.labels.clone().unwrap_or_default();
+            labels
+                .entry(keys::NAMESPACE_NAME_LABEL.to_string())
+                .or_insert_with(|| name.clone());
+            (name, labels)
+        })
+        .collect()
 }
 
 #[cfg(test)]
