@@ -622,6 +622,40 @@ mod tests {
         Arc::new(set)
     }
 
+    #[test]
+    fn namespaces_of_old_apiservers_get_their_name_label() {
+        let namespace = |name: &str, labels: &[(&str, &str)]| {
+            Arc::new(Namespace {
+                metadata: ObjectMeta {
+                    name: Some(name.into()),
+                    labels: Some(
+                        labels
+                            .iter()
+                            .map(|(k, v)| (k.to_string(), v.to_string()))
+                            .collect(),
+                    ),
+                    ..Default::default()
+                },
+                ..Default::default()
+            })
+        };
+        let labels = namespace_labels_by_name(&[
+            namespace("shop", &[("team", "a")]),
+            namespace("other", &[(keys::NAMESPACE_NAME_LABEL, "other")]),
+        ]);
+        assert_eq!(labels["shop"][keys::NAMESPACE_NAME_LABEL], "shop");
+        assert_eq!(labels["shop"]["team"], "a");
+        assert_eq!(labels["other"].len(), 1);
+        // a SidecarSet pinned to `shop` by spec.namespace selects it, and only it
+        let mut pinned = (*set("mesh", Some(&[("app", "web")]))).clone();
+        pinned.spec.namespace = Some("shop".into());
+        let matches = |ns: &str| {
+            crate::inject::sidecar::namespace_matches(&pinned, ns, labels.get(ns)).unwrap()
+        };
+        assert!(matches("shop"));
+        assert!(!matches("other"));
+    }
+
     fn pod(labels: &[(&str, &str)], injected: Option<&str>) -> Pod {
         Pod {
             metadata: ObjectMeta {
