@@ -236,15 +236,8 @@ async fn reconcile(set: Arc<SidecarSet>, context: Arc<Context>) -> Result<Action
         return Ok(Action::requeue(Duration::from_secs(1)));
     }
     let summaries = context.summaries.state();
-    let namespaces: BTreeMap<String, Arc<Namespace>> = context
-        .namespaces
-        .state()
-        .into_iter()
-        .map(|ns| (ns.name_any(), ns))
-        .collect();
-    let matched = rollout::matched_pods(&set, &summaries, |ns| {
-        namespaces.get(ns).and_then(|n| n.metadata.labels.as_ref())
-    })?;
+    let namespaces = namespace_labels_by_name(&context.namespaces.state());
+    let matched = rollout::matched_pods(&set, &summaries, |ns| namespaces.get(ns))?;
     let plan = rollout::plan_round(&set, &matched);
     write_status(&context, &set, &plan.status).await?;
 
@@ -593,6 +586,22 @@ async fn publish(context: &Context, pod: &Pod, type_: EventType, reason: &str, n
     }
 }
 
+/// Namespace labels as the webhooks see them: with the `kubernetes.io/metadata.name` label that
+/// pre-1.21 apiservers do not set and `spec.namespace` matching relies on.
+fn namespace_labels_by_name(namespaces: &[Arc<Namespace>]) -> BTreeMap<String, selector::Labels> {
+    namespaces
+        .iter()
+        .map(|ns| {
+            let name = ns.name_any();
+            let mut labels = ns.metadata.labels.clone().unwrap_or_default();
+            labels
+                .entry(keys::NAMESPACE_NAME_LABEL.to_string())
+                .or_insert_with(|| name.clone());
+            (name, labels)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -611,6 +620,40 @@ mod tests {
             ..Default::default()
         });
         Arc::new(set)
+    }
+
+    #[test]
+    fn namespaces_of_old_apiservers_get_their_name_label() {
+        let namespace = |name: &str, labels: &[(&str, &str)]| {
+            Arc::new(Namespace {
+                metadata: ObjectMeta {
+                    name: Some(name.into()),
+                    labels: Some(
+                        labels
+                            .iter()
+                            .map(|(k, v)| (k.to_string(), v.to_string()))
+                            .collect(),
+                    ),
+                    ..Default::default()
+                },
+                ..Default::default()
+            })
+        };
+        let labels = namespace_labels_by_name(&[
+            namespace("shop", &[("team", "a")]),
+            namespace("other", &[(keys::NAMESPACE_NAME_LABEL, "other")]),
+        ]);
+        assert_eq!(labels["shop"][keys::NAMESPACE_NAME_LABEL], "shop");
+        assert_eq!(labels["shop"]["team"], "a");
+        assert_eq!(labels["other"].len(), 1);
+        // a SidecarSet pinned to `shop` by spec.namespace selects it, and only it
+        let mut pinned = (*set("mesh", Some(&[("app", "web")]))).clone();
+        pinned.spec.namespace = Some("shop".into());
+        let matches = |ns: &str| {
+            crate::inject::sidecar::namespace_matches(&pinned, ns, labels.get(ns)).unwrap()
+        };
+        assert!(matches("shop"));
+        assert!(!matches("other"));
     }
 
     fn pod(labels: &[(&str, &str)], injected: Option<&str>) -> Pod {

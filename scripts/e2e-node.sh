@@ -1,0 +1,501 @@
+#!/usr/bin/env bash
+# End-to-end checks on a real node: etcd, kube-apiserver, controller-manager, scheduler, kubelet, containerd and runc
+# (scripts/kube-node/, Kubernetes v1.20.2 from Debian's archive), so containers really start, wait for their barrier
+# and restart in place.
+#
+#   a. launch priority: containers start in priority order (startedAt, barrier keys), the pods end Ready;
+#   b. SidecarSet in-place upgrade over three pods (maxUnavailable 1), then two launch priorities in two batches;
+#   c. CloneSet in-place update (the v1.1 release-note example), skipped while the CloneSet controller is missing;
+#   d. the install from deploy/ (overlay scripts/kube-node/overlay: image and 1.20 API versions only): certificate
+#      Job, caBundle, two Ready replicas, the Lease, injection through the Service, Lease hand-over under load;
+#   e. `kubectl rollout restart` of the webhook Deployment under pod-creation load: no failed creation, no pod
+#      without its sidecar.
+# a-c run the release binary on the host (`serve --kubeconfig`, webhooks registered by URL as scripts/e2e.sh does);
+# d-e run it as pods, from a local image with the Dockerfile's runtime layout (scripts/kube-node/mkimage.sh).
+#
+# Needs root and cgroups (else it fails with one line saying what is missing). Builds once (cached under
+# ~/.cache/kruise-webhook/kube-local and kube-node), starts the node, stops it by PID on exit and puts back the host
+# settings it changed. Each phase prints its duration. E2E_NODE_PHASES=abcde selects phases (e needs d);
+# E2E_NODE_LOAD_RATE (pods/s, default 4) sets the creation rate of d and e; E2E_NODE_BIN=path uses that release
+# binary instead of `cargo build --release`; E2E_NODE_KEEP_LOGS=dir keeps the webhook and load logs of a failed run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+here=$PWD
+export KUBE_LOCAL=${KUBE_LOCAL:-$HOME/.cache/kruise-webhook/kube-local}
+export KUBE_NODE=${KUBE_NODE:-$HOME/.cache/kruise-webhook/kube-node}
+# Ports apart from scripts/e2e.sh's apiserver (16443/12379/12380) and the webhook it runs (19443/19090).
+export APISERVER_PORT=${E2E_NODE_APISERVER_PORT:-26443} ETCD_PORT=${E2E_NODE_ETCD_PORT:-22379}
+export ETCD_PEER_PORT=${E2E_NODE_ETCD_PEER_PORT:-22380}
+webhook_port=${E2E_NODE_WEBHOOK_PORT:-29443}
+admin_port=${E2E_NODE_ADMIN_PORT:-29090}
+phases=${E2E_NODE_PHASES:-abcde}
+load_rate=${E2E_NODE_LOAD_RATE:-4}
+V1=localhost/kube-node/app:v1
+V2=localhost/kube-node/app:v2
+
+scripts/kube-node/check-host.sh || exit 1
+for tool in jq kubectl; do
+  command -v $tool >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq jq kubernetes-client >/dev/null; break; }
+done
+
+t_start=$SECONDS
+phase_t0=0
+phase_name=""
+phase() { # NAME: prints the previous phase's duration and starts timing NAME
+  phase_done
+  phase_name=$1; phase_t0=$SECONDS
+  echo "== $phase_name"
+}
+phase_done() {
+  if [ -n "$phase_name" ]; then echo "   ($phase_name: $((SECONDS - phase_t0)) s)"; fi
+  phase_name=""
+}
+
+work=$(mktemp -d)
+webhook_pid=""
+load_pid=""
+node_started=0
+stop_host_webhook() {
+  if [ -n "$webhook_pid" ]; then
+    kill "$webhook_pid" 2>/dev/null || true
+    wait "$webhook_pid" 2>/dev/null || true
+    webhook_pid=""
+  fi
+}
+cleanup() {
+  local status=$?
+  [ -z "$load_pid" ] || { touch "$work/stop-load"; wait "$load_pid" 2>/dev/null || true; }
+  stop_host_webhook
+  if [ "$node_started" = 1 ]; then
+    echo "== stopping the node"
+    "$here/scripts/kube-node/stop.sh" > "$work/stop.log" 2>&1 || true
+    grep -E 'restored|removed iptables|warning' "$work/stop.log" | sed 's/^/   /' || true
+  fi
+  if [ "$status" != 0 ] && [ -n "${E2E_NODE_KEEP_LOGS:-}" ]; then
+    cp -r "$work" "$E2E_NODE_KEEP_LOGS" && echo "logs kept in $E2E_NODE_KEEP_LOGS"
+  fi
+  rm -rf "$work"
+  echo "e2e-node: total $((SECONDS - t_start)) s"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM   # so that an interrupted run still stops the node
+
+passed=0; failed=0; skipped=0
+check() { # name command...
+  local name=$1 t0=$SECONDS; shift
+  if "$@"; then echo "ok   $name ($((SECONDS - t0)) s)"; passed=$((passed + 1))
+  else echo "FAIL $name ($((SECONDS - t0)) s)"; failed=$((failed + 1)); fi
+}
+skip() { echo "skip $*"; skipped=$((skipped + 1)); }
+# until_true SECONDS command...: polls every 0.3 s
+until_true() {
+  local deadline=$((SECONDS + $1)); shift
+  until "$@"; do
+    [ $SECONDS -lt $deadline ] || return 1
+    sleep 0.3
+  done
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+phase "build: kube binaries, node runtime, images (cached), release binary and its image"
+scripts/kube-node/setup.sh | grep -v '^image ' || exit 1
+if [ -n "${E2E_NODE_BIN:-}" ]; then
+  binary=$E2E_NODE_BIN
+else
+  cargo build --release --locked --quiet
+  binary=$(cargo metadata --format-version 1 --no-deps | jq -r .target_directory)/release/kruise-webhook
+fi
+rm -f "$KUBE_NODE/images/kruise-webhook-e2e.tar" # start.sh imports every tarball there: only this run's
+if [[ $phases == *d* || $phases == *e* ]]; then
+  scripts/kube-node/mkimage.sh kruise-webhook e2e "$KUBE_NODE/images" "$binary"
+fi
+
+phase "start the node (scripts/kube-node/start.sh)"
+scripts/kube-node/stop.sh >/dev/null 2>&1 || true
+node_started=1
+FRESH=1 scripts/kube-node/start.sh > "$work/start.log" 2>&1 || { tail -30 "$work/start.log"; exit 1; }
+grep -E '^\[' "$work/start.log" | tail -3 | sed 's/^/   /'
+export KUBECONFIG=$KUBE_NODE/kubeconfig
+API=https://127.0.0.1:$APISERVER_PORT
+
+# Waits until the namespace's default ServiceAccount has its token: ServiceAccount admission refuses pods before.
+new_namespace() { # name [label=value]
+  kubectl create namespace "$1" >/dev/null || return 1
+  [ -z "${2:-}" ] || kubectl label namespace "$1" "$2" >/dev/null || return 1
+  until_true 30 bash -c "[ -n \"\$(kubectl get serviceaccount default -n $1 -o jsonpath='{.secrets[0].name}' 2>/dev/null)\" ]"
+}
+# A container of the app image, ready one second after it starts (so starts one after another are seconds apart).
+app_container() { # name image [priority]
+  jq -n --arg name "$1" --arg image "$2" --arg priority "${3:-}" '{name: $name, image: $image,
+    env: ([{name: "APP_INTERVAL", value: "30"}]
+          + if $priority == "" then [] else [{name: "KRUISE_CONTAINER_PRIORITY", value: $priority}] end),
+    readinessProbe: {exec: {command: ["/bin/true"]}, initialDelaySeconds: 1, periodSeconds: 1}}'
+}
+pod_json() { # namespace name labels-json annotations-json container-json...
+  local ns=$1 name=$2 labels=$3 annotations=$4; shift 4
+  jq -n --arg ns "$ns" --arg name "$name" --argjson labels "$labels" --argjson annotations "$annotations" \
+    --argjson containers "$(printf '%s\n' "$@" | jq -s .)" '{apiVersion: "v1", kind: "Pod",
+      metadata: {namespace: $ns, name: $name, labels: $labels, annotations: $annotations},
+      spec: {terminationGracePeriodSeconds: 2, containers: $containers}}'
+}
+pod_ready() { # namespace name
+  [ "$(kubectl get pod -n "$1" "$2" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
+}
+pods_ready() { # namespace selector count
+  [ "$(kubectl get pods -n "$1" -l "$2" -o json | jq '[.items[] | select(.status.conditions // [] | any(.type == "Ready" and .status == "True"))] | length')" = "$3" ]
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# The release binary on the host, as scripts/e2e.sh runs it: cluster mode, webhooks registered by URL.
+host_webhook() {
+  kubectl apply -f deploy/namespace.yaml >/dev/null || return 1 # the controllers' Lease lives in kruise-system
+  kubectl kustomize deploy/crds/ > "$work/crds.yaml" || return 1
+  kubectl apply -f "$work/crds.yaml" >/dev/null || return 1
+  kubectl wait --for=condition=Established --timeout=60s -f "$work/crds.yaml" >/dev/null || return 1
+  "$binary" serve --kubeconfig "$KUBECONFIG" --cert-dir "$work/certs" --log-format json \
+    --listen "127.0.0.1:$webhook_port" --admin-listen "127.0.0.1:$admin_port" >> "$work/webhook.log" 2>&1 &
+  webhook_pid=$!
+  until_true 30 curl -fsS -o /dev/null "http://127.0.0.1:$admin_port/readyz" || { tail -20 "$work/webhook.log"; return 1; }
+  kubectl create --dry-run=client -o json -f deploy/webhooks.yaml \
+    | jq -s --arg base "https://127.0.0.1:$webhook_port" --arg ca "$(base64 -w0 < "$work/certs/ca.crt")" \
+        '{apiVersion: "v1", kind: "List", items: [.[] | if .kind == "List" then .items[] else . end
+          | .webhooks[] |= (.clientConfig = {url: ($base + .clientConfig.service.path), caBundle: $ca})]}' \
+    > "$work/webhooks.json" || return 1
+  kubectl apply -f "$work/webhooks.json" >/dev/null || return 1
+  # registered once the apiserver calls it: a dry-run pod with a priority comes back with its barrier env
+  pod_json default probe '{}' '{}' "$(app_container a $V1 1)" "$(app_container b $V1)" > "$work/probe.json"
+  until_true 30 bash -c "kubectl create --dry-run=server -o jsonpath='{.spec.containers[0].env[*].name}' -f '$work/probe.json' \
+    | grep -q KRUISE_CONTAINER_BARRIER"
+}
+catalogue_has() { # n: the host webhook's catalogue holds n SidecarSets
+  until_true 30 bash -c "curl -fsS http://127.0.0.1:$admin_port/metrics | grep -qx 'sidecarsets_loaded $1'"
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# a. Launch priority with real containers.
+# New first keys per ConfigMap event of a watch: [["p_10"], ["p_5"], ...]; two keys released in one write would be
+# one entry of two, and fail the comparison.
+barrier_releases() { # watch-file configmap
+  jq -s -c --arg cm "$2" '[.[] | select(.object.metadata.name == $cm) | .object.data // {} | keys]
+    | reduce .[] as $keys ({seen: [], releases: []};
+        ($keys - .seen) as $new | if ($new | length) > 0 then .seen += $new | .releases += [$new] else . end)
+    | .releases' "$1"
+}
+launch_order() { # namespace pod expected-container-order-json expected-keys-json
+  local pod started
+  pod=$(kubectl get pod -n "$1" "$2" -o json) || return 1
+  started=$(jq -c --argjson order "$3" '[$order[] as $n | .status.containerStatuses[] | select(.name == $n)
+    | .state.running.startedAt]' <<<"$pod")
+  echo "     $2: startedAt in priority order $(jq -c . <<<"$3"): $started"
+  jq -e 'length > 1 and all(. != null) and ([range(1; length) as $i | .[$i - 1] < .[$i]] | all)' <<<"$started" >/dev/null \
+    || { echo "     containers did not start one after another in priority order"; return 1; }
+  local releases; releases=$(barrier_releases "$work/barrier-watch.json" "$2-barrier")
+  echo "     $2-barrier keys as they appeared: $releases"
+  [ "$releases" = "$(jq -c '[.[] | [.]]' <<<"$4")" ] || { echo "     expected $(jq -c '[.[] | [.]]' <<<"$4")"; return 1; }
+  jq -e '.status.phase == "Running" and (.status.conditions | any(.type == "Ready" and .status == "True"))
+    and ([.status.containerStatuses[] | .restartCount] | all(. == 0))' <<<"$pod" >/dev/null \
+    || { echo "     pod not Running and Ready without restarts"; return 1; }
+}
+phase_a() {
+  local ns=e2e-node-launch t0
+  new_namespace $ns || return 1
+  kubectl get configmap -n $ns -w --output-watch-events -o json > "$work/barrier-watch.json" 2>/dev/null &
+  local watch_pid=$!
+  # Declared out of priority order, so the order seen is the priorities', not the spec's.
+  pod_json $ns priorities '{}' '{}' "$(app_container low $V1 -1)" "$(app_container high $V1 10)" \
+    "$(app_container mid $V1 5)" | kubectl create -f - >/dev/null || return 1
+  pod_json $ns ordered '{}' '{"apps.kruise.io/container-launch-priority": "Ordered"}' \
+    "$(app_container first $V1)" "$(app_container second $V1)" "$(app_container third $V1)" | kubectl create -f - >/dev/null || return 1
+  t0=$SECONDS
+  until_true 120 bash -c "$(declare -f pod_ready); pod_ready $ns priorities && pod_ready $ns ordered"
+  local ready=$?
+  kill $watch_pid 2>/dev/null; wait $watch_pid 2>/dev/null
+  [ $ready = 0 ] || { kubectl get pods -n $ns -o wide; return 1; }
+  echo "     both pods Ready $((SECONDS - t0)) s after creation"
+  check "a. KRUISE_CONTAINER_PRIORITY 10 > 5 > -1: containers start in that order, barrier keys released in that order, pod Running and Ready" \
+    launch_order $ns priorities '["high", "mid", "low"]' '["p_10", "p_5", "p_-1"]'
+  check "a. apps.kruise.io/container-launch-priority Ordered: containers start in spec order, barrier keys in that order, pod Running and Ready" \
+    launch_order $ns ordered '["first", "second", "third"]' '["p_0", "p_-1", "p_-2"]'
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# b. SidecarSet in-place upgrade with real containers.
+SIDECAR_NS=e2e-node-sidecar
+sidecarset_json() { # name selector-app maxUnavailable container-json...
+  local name=$1 app=$2 max=$3; shift 3
+  jq -n --arg name "$name" --arg app "$app" --arg ns $SIDECAR_NS --argjson max "$max" \
+    --argjson containers "$(printf '%s\n' "$@" | jq -s .)" '{apiVersion: "apps.kruise.io/v1alpha1", kind: "SidecarSet",
+      metadata: {name: $name}, spec: {namespace: $ns, selector: {matchLabels: {app: $app}},
+      updateStrategy: {type: "RollingUpdate", maxUnavailable: $max}, containers: $containers}}'
+}
+# One line per pod: uid, and per container: containerID imageID restartCount startedAt.
+pod_facts() { # namespace selector
+  kubectl get pods -n "$1" -l "$2" -o json | jq -c '[.items[] | {name: .metadata.name, uid: .metadata.uid,
+    containers: ([.status.containerStatuses[] | {(.name): {id: .containerID, imageID, restarts: .restartCount,
+      startedAt: .state.running.startedAt, image, ready}}] | add)}] | sort_by(.name)'
+}
+# A pod is unavailable when not Ready, or a container runs another image than its spec's yet, or is not ready.
+UNAVAILABLE='(reduce .spec.containers[] as $c ({}; .[$c.name] = $c.image)) as $spec
+  | (.status.conditions // [] | any(.type == "Ready" and .status == "True") | not)
+    or any(.status.containerStatuses[]?; .image != $spec[.name] or (.ready | not))'
+unavailable_pods() { # namespace selector
+  kubectl get pods -n "$1" -l "$2" -o json | jq "[.items[] | select($UNAVAILABLE)] | length"
+}
+# The most pods unavailable at once over every pod change a watch delivered (not a sampling).
+max_unavailable_in_watch() { # watch-file
+  jq -s "reduce .[] as \$e ({pods: {}, max: 0};
+    .pods[\$e.object.metadata.name] = (\$e.object | if $UNAVAILABLE then 1 else 0 end)
+    | .max = ([.max, (.pods | add)] | max)) | .max" "$1"
+}
+sidecarset_status() { kubectl get sidecarset "$1" -o json | jq -c '.status // {}'; }
+in_place_upgrade() {
+  local before after max n status t0=$SECONDS watch_pid
+  before=$(pod_facts $SIDECAR_NS app=upgrade)
+  kubectl get pods -n $SIDECAR_NS -l app=upgrade -w --output-watch-events -o json > "$work/upgrade-watch.json" 2>/dev/null &
+  watch_pid=$!
+  kubectl patch sidecarset node-upgrade --type=json \
+    -p "[{\"op\": \"replace\", \"path\": \"/spec/containers/0/image\", \"value\": \"$V2\"}]" >/dev/null || return 1
+  while :; do
+    n=$(unavailable_pods $SIDECAR_NS app=upgrade)
+    status=$(sidecarset_status node-upgrade)
+    if [ "$(jq '.updatedReadyPods' <<<"$status")" = 3 ] && [ "$n" = 0 ]; then break; fi
+    [ $((SECONDS - t0)) -lt 180 ] || { echo "     not done after 180 s: $status"; return 1; }
+    sleep 0.2
+  done
+  kill $watch_pid 2>/dev/null; wait $watch_pid 2>/dev/null
+  max=$(max_unavailable_in_watch "$work/upgrade-watch.json")
+  echo "     upgraded in $((SECONDS - t0)) s; at most $max of 3 pods unavailable over $(jq -s length "$work/upgrade-watch.json") pod changes watched; status $status"
+  after=$(pod_facts $SIDECAR_NS app=upgrade)
+  jq -n --argjson b "$before" --argjson a "$after" --arg v2 "${V2%:*}@sha256:" '
+    [range(0; 3) as $i | $b[$i] as $x | $a[$i] as $y |
+      {pod: $x.name, same_uid: ($x.uid == $y.uid),
+       sidecar: {restarts: $y.containers.sidecar.restarts, new_container: ($x.containers.sidecar.id != $y.containers.sidecar.id),
+                 new_image_id: ($x.containers.sidecar.imageID != $y.containers.sidecar.imageID),
+                 image_id: $y.containers.sidecar.imageID},
+       app: {restarts: $y.containers.app.restarts, same_container: ($x.containers.app.id == $y.containers.app.id)}}]' \
+    > "$work/upgrade.json"
+  jq -c '.[]' "$work/upgrade.json" | sed 's/^/     /'
+  jq -e --arg v2 "${V2%:*}@sha256:" 'length == 3 and all(.same_uid and .sidecar.restarts == 1 and .sidecar.new_container
+    and .sidecar.new_image_id and (.sidecar.image_id | startswith($v2)) and .app.restarts == 0 and .app.same_container)' \
+    "$work/upgrade.json" >/dev/null || return 1
+  [ "$max" -le 1 ] || { echo "     $max pods unavailable at once (maxUnavailable 1)"; return 1; }
+  jq -e '.matchedPods == 3 and .updatedPods == 3 and .readyPods == 3 and .updatedReadyPods == 3' <<<"$status" >/dev/null
+}
+# proxy (priority 100) and agent (50) change together: agent's image is patched only once proxy runs v2 and is ready.
+two_batches() {
+  local t0=$SECONDS sample violations=0 agent_patched_at="" done_facts state
+  kubectl patch sidecarset node-batches --type=json -p "[
+    {\"op\": \"replace\", \"path\": \"/spec/containers/0/image\", \"value\": \"$V2\"},
+    {\"op\": \"replace\", \"path\": \"/spec/containers/1/image\", \"value\": \"$V2\"}]" >/dev/null || return 1
+  while :; do
+    sample=$(kubectl get pod -n $SIDECAR_NS batches -o json | jq -c '(reduce .spec.containers[] as $c ({}; .[$c.name] = $c.image)) as $spec
+      | {spec: $spec, status: (reduce .status.containerStatuses[] as $s ({}; .[$s.name] = {image: $s.image, ready: $s.ready, restarts: $s.restartCount}))}')
+    if [ "$(jq -r .spec.agent <<<"$sample")" = "$V2" ] && [ -z "$agent_patched_at" ]; then
+      agent_patched_at=$((SECONDS - t0))
+      echo "     agent's image patched after ${agent_patched_at} s; proxy then: $(jq -c .status.proxy <<<"$sample")"
+      jq -e --arg v2 "$V2" '.status.proxy.image == $v2 and .status.proxy.ready' <<<"$sample" >/dev/null || violations=1
+    fi
+    if jq -e --arg v2 "$V2" '.status.proxy.image == $v2 and .status.agent.image == $v2 and .status.proxy.ready and .status.agent.ready' \
+        <<<"$sample" >/dev/null; then break; fi
+    [ $((SECONDS - t0)) -lt 120 ] || { echo "     not done after 120 s: $sample"; return 1; }
+    sleep 0.2
+  done
+  done_facts=$(pod_facts $SIDECAR_NS app=batches | jq -c '.[0].containers | map_values({restarts, startedAt})')
+  state=$(kubectl get pod -n $SIDECAR_NS batches -o json | jq -c '.metadata.annotations["apps.kruise.io/inplace-update-state"] // "{}"
+    | fromjson | [.containerBatchesRecord[]?.containers]')
+  echo "     both upgraded in $((SECONDS - t0)) s: $done_facts; containerBatchesRecord $state"
+  [ "$violations" = 0 ] || { echo "     agent patched before proxy ran v2 ready"; return 1; }
+  jq -e '.proxy.restarts == 1 and .agent.restarts == 1 and .app.restarts == 0 and .proxy.startedAt < .agent.startedAt' \
+    <<<"$done_facts" >/dev/null || return 1
+  [ "$state" = '[["proxy"],["agent"]]' ]
+}
+phase_b() {
+  new_namespace $SIDECAR_NS || return 1
+  local sidecar; sidecar=$(app_container sidecar $V1 | jq '.podInjectPolicy = "BeforeAppContainer"')
+  sidecarset_json node-upgrade upgrade 1 "$sidecar" | kubectl apply -f - >/dev/null || return 1
+  sidecarset_json node-batches batches 1 \
+    "$(app_container proxy $V1 100)" "$(app_container agent $V1 50)" | kubectl apply -f - >/dev/null || return 1
+  catalogue_has 2 || { echo "catalogue does not hold the 2 SidecarSets"; return 1; }
+  for i in 0 1 2; do
+    pod_json $SIDECAR_NS upgrade-$i '{"app": "upgrade"}' '{}' "$(app_container app $V1)" | kubectl create -f - >/dev/null || return 1
+  done
+  pod_json $SIDECAR_NS batches '{"app": "batches"}' '{}' "$(app_container app $V1)" | kubectl create -f - >/dev/null || return 1
+  until_true 120 bash -c "$(declare -f pods_ready); pods_ready $SIDECAR_NS app=upgrade 3 && pods_ready $SIDECAR_NS app=batches 1" \
+    || { kubectl get pods -n $SIDECAR_NS; return 1; }
+  [ "$(kubectl get pods -n $SIDECAR_NS -l app=upgrade -o json | jq -c '[.items[] | [.spec.containers[].name]] | unique')" = '[["sidecar","app"]]' ] \
+    || { echo "sidecar not injected"; return 1; }
+  check "b. SidecarSet image v1 -> v2 over 3 real pods, maxUnavailable 1: same pods, only the sidecar restarted (new containerID and imageID), never more than 1 unavailable, updatedReadyPods 3" \
+    in_place_upgrade
+  check "b. sidecars of launch priority 100 and 50 upgraded in two batches, the second once the first runs v2 and is ready" \
+    two_batches
+  kubectl delete sidecarset node-upgrade node-batches >/dev/null
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# c. CloneSet in-place update: the v1.1 release-note example (sidecar of priority 10 with env from an annotation,
+# main image v1 -> v2 with the annotation changed) with real containers.
+cloneset_controller_present() { "$binary" controller --help 2>/dev/null | grep -qi cloneset; }
+cloneset_in_place() {
+  local ns=e2e-node-cloneset before after t0
+  new_namespace $ns || return 1
+  jq -n --arg ns $ns --argjson sidecar "$(app_container sidecar $V1 10 | jq '.env += [{name: "APP_CONFIG",
+      valueFrom: {fieldRef: {fieldPath: "metadata.annotations['"'"'app-config'"'"']"}}}]')" \
+    --argjson main "$(app_container main $V1)" '{apiVersion: "apps.kruise.io/v1alpha1", kind: "CloneSet",
+      metadata: {name: "sample", namespace: $ns},
+      spec: {replicas: 1, selector: {matchLabels: {app: "sample"}}, updateStrategy: {type: "InPlaceIfPossible"},
+        template: {metadata: {labels: {app: "sample"}, annotations: {"app-config": "config v1"}},
+          spec: {terminationGracePeriodSeconds: 2, containers: [$sidecar, $main]}}}}' | kubectl apply -f - >/dev/null || return 1
+  until_true 120 bash -c "$(declare -f pods_ready); pods_ready $ns app=sample 1" || { kubectl get pods -n $ns; return 1; }
+  before=$(pod_facts $ns app=sample)
+  t0=$SECONDS
+  kubectl patch cloneset.apps.kruise.io -n $ns sample --type=merge -p "{\"spec\": {\"template\": {
+    \"metadata\": {\"annotations\": {\"app-config\": \"config v2\"}},
+    \"spec\": {\"containers\": [{\"name\": \"sidecar\"}, {\"name\": \"main\", \"image\": \"$V2\"}]}}}}" >/dev/null || return 1
+  until_true 120 bash -c "[ \"\$(kubectl get cloneset.apps.kruise.io -n $ns sample -o jsonpath='{.status.updatedReadyReplicas}')\" = 1 ]" \
+    || { kubectl get cloneset.apps.kruise.io -n $ns sample -o json | jq -c .status; return 1; }
+  after=$(pod_facts $ns app=sample)
+  echo "     updated in place in $((SECONDS - t0)) s: $(jq -c '.[0].containers | map_values({restarts, image})' <<<"$after")"
+  jq -n -e --argjson b "$before" --argjson a "$after" --arg v2 "$V2" '$b[0].uid == $a[0].uid
+    and $a[0].containers.main.restarts == 1 and $a[0].containers.main.image == $v2
+    and $a[0].containers.main.imageID != $b[0].containers.main.imageID' >/dev/null
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# d. The install from deploy/, as pods.
+SYS=kruise-system
+INSTALL_NS=e2e-node-install
+lease_holder() { kubectl get lease -n $SYS kruise-webhook-controller -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
+# the Deployment's pods (the certificate Job's carry the same name label and a component)
+REPLICAS='app.kubernetes.io/name=kruise-webhook,!app.kubernetes.io/component'
+webhook_pods() { kubectl get pods -n $SYS -l "$REPLICAS" -o json; }
+# The replica a holder identity (pod name + "_" + suffix) belongs to.
+holder_pod() { local h; h=$(lease_holder); echo "${h%_*}"; }
+load_start() { # namespace
+  rm -f "$work/stop-load" "$work/load.json"
+  python3 scripts/kube-node/pod-load.py --api "$API" --pki "$KUBE_NODE/pki" --namespace "$1" --rate "$load_rate" \
+    --label app=install-probe --expect-container sidecar --stop-file "$work/stop-load" --summary "$work/load.json" &
+  load_pid=$!
+}
+load_stop() { # prints the summary; fails on any failed creation or pod without its sidecar
+  touch "$work/stop-load"; wait "$load_pid"; load_pid=""
+  jq -c '{attempted, created, failed, without_container, slowest_seconds, duration_seconds}' "$work/load.json" | sed 's/^/     load: /'
+  jq -c '.failures[], .missing[]' "$work/load.json" | head -5 | sed 's/^/     /'
+  jq -e '.failed == 0 and .without_container == 0 and .created > 0' "$work/load.json" >/dev/null
+}
+injected_through_service() { # writes the injected pod's name to $work/probe-pod
+  local out
+  out=$(pod_json $INSTALL_NS probe-$RANDOM '{"app": "install-probe"}' '{}' "$(app_container app $V1)" \
+    | kubectl create -f - -o json 2>&1) || { echo "     $out" | tail -1; return 1; }
+  jq -e '[.spec.containers[].name] == ["sidecar", "app"]' <<<"$out" >/dev/null || return 1
+  jq -r .metadata.name <<<"$out" > "$work/probe-pod"
+}
+install_applies() {
+  kubectl apply -k scripts/kube-node/overlay > "$work/apply.log" 2>&1 || { tail -5 "$work/apply.log"; return 1; }
+  # the overlay changes only the image and the API versions 1.20 lacks
+  local changed
+  changed=$(diff <(kubectl kustomize deploy/) <(kubectl kustomize scripts/kube-node/overlay) | grep '^>' | sed 's/^> *//' | sort | uniq -c | tr -s ' ')
+  echo "     overlay changes:$(echo "$changed" | tr '\n' ';')"
+  ! grep -vqE '^ ?[0-9]+ (image: localhost/kube-node/kruise-webhook:e2e|apiVersion: batch/v1beta1|apiVersion: policy/v1beta1)$' <<<"$changed"
+}
+cert_job_completes() {
+  kubectl wait --for=condition=complete --timeout=120s -n $SYS job/kruise-webhook-certs-init >/dev/null \
+    || { kubectl get pods -n $SYS; kubectl logs -n $SYS job/kruise-webhook-certs-init --tail=5; return 1; }
+}
+ca_bundles_set() {
+  local ca; ca=$(kubectl get secret -n $SYS kruise-webhook-certs -o jsonpath='{.data.ca-bundle\.crt}') || return 1
+  until_true 30 bash -c "
+    kubectl get mutatingwebhookconfiguration kruise-mutating-webhook-configuration -o json | jq -e --arg ca '$ca' '[.webhooks[].clientConfig.caBundle] | length > 0 and all(. == \$ca)' >/dev/null &&
+    kubectl get validatingwebhookconfiguration kruise-validating-webhook-configuration -o json | jq -e --arg ca '$ca' '[.webhooks[].clientConfig.caBundle] | length > 0 and all(. == \$ca)' >/dev/null"
+}
+replicas_ready() {
+  kubectl rollout status -n $SYS deployment/kruise-webhook --timeout=180s >/dev/null || { kubectl get pods -n $SYS -o wide; return 1; }
+  [ "$(kubectl get deployment -n $SYS kruise-webhook -o jsonpath='{.status.readyReplicas}')" = 2 ] || return 1
+  webhook_pods | jq -c '[.items[] | {name: .metadata.name,
+    user: .spec.securityContext.runAsUser, ip: .status.podIP, ready: .status.containerStatuses[0].ready}]' | sed 's/^/     /'
+  [ "$(kubectl get endpoints -n $SYS kruise-webhook-service -o json | jq '[.subsets[]?.addresses[]?] | length')" = 2 ]
+}
+lease_held() {
+  until_true 30 bash -c "[ -n \"\$(kubectl get lease -n $SYS kruise-webhook-controller -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)\" ]" || return 1
+  local holder; holder=$(holder_pod)
+  echo "     Lease held by $(lease_holder)"
+  webhook_pods | jq -e --arg p "$holder" 'any(.items[]; .metadata.name == $p)' >/dev/null
+}
+sidecar_through_service() {
+  new_namespace $INSTALL_NS || return 1
+  sidecarset_json node-install install-probe 1 "$(app_container sidecar $V1)" \
+    | jq --arg ns $INSTALL_NS '.spec.namespace = $ns' | kubectl apply -f - >/dev/null || return 1
+  # the replicas' catalogues pick the SidecarSet up from their watch
+  until_true 30 injected_through_service || return 1
+  local name; name=$(cat "$work/probe-pod")
+  until_true 60 pod_ready $INSTALL_NS "$name" || return 1
+  echo "     $INSTALL_NS/$name: $(kubectl get pod -n $INSTALL_NS "$name" -o json | jq -c '[.spec.containers[].name] as $n | {containers: $n, ready: [.status.containerStatuses[].ready]}')"
+}
+lease_hand_over() {
+  local old new other t0
+  old=$(holder_pod)
+  other=$(webhook_pods | jq -r --arg old "$old" '.items[] | select(.metadata.name != $old) | .metadata.name')
+  load_start $INSTALL_NS
+  sleep 3
+  t0=$SECONDS
+  kubectl delete pod -n $SYS "$old" --wait=false >/dev/null || return 1
+  until_true 40 bash -c "h=\$(kubectl get lease -n $SYS kruise-webhook-controller -o jsonpath='{.spec.holderIdentity}'); [ -n \"\$h\" ] && [ \"\${h%_*}\" != '$old' ]" \
+    || { echo "     Lease still with $(lease_holder)"; load_stop; return 1; }
+  new=$(holder_pod)
+  # The other replica polls the released Lease every 5 s; the Deployment's replacement pod, starting meanwhile, may
+  # win the race: either is a hand-over to a live replica.
+  echo "     deleted $old; Lease taken by $new after $((SECONDS - t0)) s ($([ "$new" = "$other" ] && echo "the other replica" || echo "the replacement replica; the other is $other"))"
+  sleep 3
+  load_stop || return 1
+  webhook_pods | jq -e --arg p "$new" 'any(.items[]; .metadata.name == $p and .metadata.deletionTimestamp == null)' >/dev/null
+}
+phase_d() {
+  # the host webhook of a-c goes: its URL registrations carry the names deploy/ uses
+  stop_host_webhook
+  kubectl delete --ignore-not-found -f "$work/webhooks.json" >/dev/null 2>&1 || true
+  kubectl delete lease -n $SYS kruise-webhook-controller --ignore-not-found >/dev/null
+  check "d. kubectl apply -k of the overlay of deploy/ (image and 1.20 API versions only)" install_applies
+  check "d. the certificate Job completes" cert_job_completes
+  check "d. both webhook configurations get the CA bundle of the certificate Secret" ca_bundles_set
+  check "d. both replicas Ready (non-root, from the local image) and in the Service's endpoints" replicas_ready
+  check "d. one replica holds the Lease" lease_held
+  check "d. a pod created in an ordinary namespace comes back with its sidecar through the Service, and runs" sidecar_through_service
+  check "d. deleting the Lease holder hands the Lease over while pods are created (${load_rate}/s): none failed, all injected" lease_hand_over
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# e. Rolling restart under load.
+rolling_restart() {
+  kubectl rollout status -n $SYS deployment/kruise-webhook --timeout=120s >/dev/null || return 1
+  local t0
+  load_start $INSTALL_NS
+  sleep 3
+  t0=$SECONDS
+  kubectl rollout restart -n $SYS deployment/kruise-webhook >/dev/null || { load_stop; return 1; }
+  kubectl rollout status -n $SYS deployment/kruise-webhook --timeout=180s >/dev/null || { load_stop; return 1; }
+  echo "     rollout restart completed in $((SECONDS - t0)) s"
+  sleep 3
+  load_stop
+}
+
+if [[ $phases == *a* || $phases == *b* || $phases == *c* ]]; then
+  phase "host webhook (release binary, serve --kubeconfig, registered by URL)"
+  check "release binary serving on the host, webhooks registered by URL" host_webhook
+fi
+if [[ $phases == *a* ]]; then phase "a. launch priority"; phase_a || { echo "FAIL a. set-up"; failed=$((failed + 1)); }; fi
+if [[ $phases == *b* ]]; then phase "b. SidecarSet in-place upgrade"; phase_b || { echo "FAIL b. set-up"; failed=$((failed + 1)); }; fi
+if [[ $phases == *c* ]]; then
+  phase "c. CloneSet in-place update"
+  if cloneset_controller_present; then
+    check "c. CloneSet in-place update (v1.1 release-note example): same pod, main restarted with v2" cloneset_in_place
+  else
+    skip "c. CloneSet in-place update: the CloneSet controller is missing (\`kruise-webhook controller --help\` names no CloneSet)"
+  fi
+fi
+if [[ $phases == *d* ]]; then phase "d. install from deploy/"; phase_d; fi
+if [[ $phases == *e* ]]; then
+  phase "e. rolling restart under load"
+  check "e. kubectl rollout restart of the webhook Deployment while pods are created (${load_rate}/s): none failed, all injected" rolling_restart
+fi
+phase_done
+echo "e2e-node: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]
