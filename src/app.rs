@@ -78,7 +78,12 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         SourceKind::Cluster => {
             let client = watch::client(args.kubeconfig.as_deref()).await?;
             if !args.no_controller {
-                spawn_controller(client.clone(), &args.service_namespace, shutdown.clone());
+                spawn_controller(
+                    client.clone(),
+                    &args.service_namespace,
+                    metrics.clone(),
+                    shutdown.clone(),
+                );
             }
             // Empty until both watches have listed; /readyz says so meanwhile.
             let catalogue = source::shared(Catalogue::default());
@@ -217,9 +222,15 @@ fn embedded_files() -> Vec<(String, String)> {
 /// The leader-elected controllers, beside the webhooks: every replica serves admission, the
 /// Lease holder also drives rollouts and barriers. A controller failure is logged; the webhooks
 /// keep serving.
-fn spawn_controller(client: kube::Client, namespace: &str, shutdown: CancellationToken) {
+fn spawn_controller(
+    client: kube::Client,
+    namespace: &str,
+    metrics: Arc<Metrics>,
+    shutdown: CancellationToken,
+) {
     let identity = crate::controller::leader::default_identity();
-    let config = crate::controller::ControllerConfig::new(namespace, identity);
+    let mut config = crate::controller::ControllerConfig::new(namespace, identity);
+    config.metrics = metrics;
     tokio::spawn(async move {
         if let Err(error) = crate::controller::run(client, config, shutdown).await {
             tracing::error!(%error, "controllers stopped");

@@ -7,9 +7,11 @@
 
 pub mod barrier;
 pub mod command;
+pub mod guarded_watch;
 pub mod leader;
 pub mod pod_cache;
 pub mod pod_write;
+pub mod retry;
 pub mod sidecarset;
 
 use std::sync::Arc;
@@ -22,6 +24,7 @@ use kube::runtime::{WatchStreamExt, reflector, watcher};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::metrics::Metrics;
 use crate::rollout::PodSummary;
 use leader::{Elector, LeaseConfig};
 
@@ -37,6 +40,8 @@ pub struct ControllerConfig {
     pub sidecarsets: bool,
     /// Run the launch-priority barrier controller.
     pub barriers: bool,
+    /// Where the controllers count what they skip (the serving process shares its registry).
+    pub metrics: Arc<Metrics>,
 }
 
 impl ControllerConfig {
@@ -46,6 +51,7 @@ impl ControllerConfig {
             lease: LeaseConfig::new(CONTROLLER_NAME, namespace, identity),
             sidecarsets: true,
             barriers: true,
+            metrics: Arc::new(Metrics::new()),
         }
     }
 }
@@ -161,6 +167,7 @@ async fn run_term(
         summaries,
         namespaces,
         recorder: Recorder::new(client.clone(), reporter),
+        metrics: config.metrics.clone(),
     });
     let sidecarsets = async {
         if config.sidecarsets {
