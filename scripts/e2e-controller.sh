@@ -358,6 +358,8 @@ fi
   && pass "the undecodable SidecarSet is left alone (no status written)" \
   || fail "the undecodable SidecarSet got a status"
 kill "$pid_serve"; wait "$pid_serve" 2>/dev/null || true; pid_serve=""
+# The Lease checks below count hands from a fresh Lease.
+kubectl delete lease -n "$NS" kruise-webhook-controller --ignore-not-found >/dev/null
 kubectl delete pod -n "$NS" undecodable-probe --wait=false >/dev/null
 kubectl delete sidecarset "$GOOD_SET" --wait=false >/dev/null
 if [ "${E2E_UNDECODABLE_ONLY:-0}" = 1 ]; then

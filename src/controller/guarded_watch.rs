@@ -51,17 +51,19 @@ pub struct Undecodable {
 }
 
 /// Decodes `object` into `K`, naming the field that refused on failure.
-pub fn decode<K>(object: &DynamicObject) -> Result<K, Undecodable>
+pub fn decode<K>(object: &DynamicObject) -> Result<K, Box<Undecodable>>
 where
     K: Resource + DeserializeOwned,
     K::DynamicType: Default,
 {
-    let refused = |path: String, message: String| Undecodable {
-        key: key_of(&object.metadata),
-        resource_version: object.metadata.resource_version.clone(),
-        path,
-        message,
-        reference: reference::<K>(&object.metadata),
+    let refused = |path: String, message: String| {
+        Box::new(Undecodable {
+            key: key_of(&object.metadata),
+            resource_version: object.metadata.resource_version.clone(),
+            path,
+            message,
+            reference: reference::<K>(&object.metadata),
+        })
     };
     let value = serde_json::to_value(object)
         .map_err(|e| refused(".".into(), format!("re-encoding: {e}")))?;
@@ -112,7 +114,7 @@ pub struct Admitted<K> {
     /// The typed event to pass on, if any.
     pub event: Option<Event<K>>,
     /// An object refused at a resourceVersion not reported before.
-    pub newly_undecodable: Option<Undecodable>,
+    pub newly_undecodable: Option<Box<Undecodable>>,
 }
 
 /// Decodes untyped watch events into typed ones, leaving out what does not decode and
@@ -199,7 +201,7 @@ where
         }
     }
 
-    fn first_report(&mut self, refused: Undecodable) -> Option<Undecodable> {
+    fn first_report(&mut self, refused: Box<Undecodable>) -> Option<Box<Undecodable>> {
         let version = &refused.resource_version;
         let seen = self.reported.get(&refused.key) == Some(version)
             || self.before_relist.get(&refused.key) == Some(version);

@@ -184,8 +184,11 @@ async fn watch_errors_pass_through() {
     assert!(matches!(typed[2], Ok(Event::InitDone)));
 }
 
+/// Method and path of each request a fake apiserver received.
+type Requests = Arc<Mutex<Vec<(Method, String)>>>;
+
 /// A client whose apiserver answers every request `201 {}` and records method and path.
-fn recording_client() -> (Client, Arc<Mutex<Vec<(Method, String)>>>) {
+fn recording_client() -> (Client, Requests) {
     let requests = Arc::new(Mutex::new(Vec::new()));
     let seen = requests.clone();
     let service = tower::service_fn(move |request: axum::http::Request<kube::client::Body>| {
