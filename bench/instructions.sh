@@ -17,6 +17,8 @@
 #                                   commit; FLOOR_BIN=none skips the floor); CALLGRIND_DIR keeps
 #                                   the dumps for callgrind_annotate.
 set -euo pipefail
+# The webhook binaries started here stop at once: no endpoints drain them (see --shutdown-delay).
+export KRUISE_WEBHOOK_SHUTDOWN_DELAY=${KRUISE_WEBHOOK_SHUTDOWN_DELAY:-0}
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
 MODE=${1:-stages}

@@ -5,6 +5,8 @@
 # the server's resident memory after the run. Bounded: every wrk run lasts DURATION seconds, and
 # the 16-connection pair (baseline, then injection) is repeated ROUNDS times.
 set -euo pipefail
+# The webhook binaries started here stop at once: no endpoints drain them (see --shutdown-delay).
+export KRUISE_WEBHOOK_SHUTDOWN_DELAY=${KRUISE_WEBHOOK_SHUTDOWN_DELAY:-0}
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-10}
 ROUNDS=${ROUNDS:-3}

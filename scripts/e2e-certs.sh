@@ -15,6 +15,8 @@
 # The webhook configurations, pods, Secret and (if created here) the SidecarSet are deleted
 # again; the job's ServiceAccount and RBAC (applied from deploy/certs) are left in place.
 set -euo pipefail
+# The webhook binaries started here stop at once: no endpoints drain them (see --shutdown-delay).
+export KRUISE_WEBHOOK_SHUTDOWN_DELAY=${KRUISE_WEBHOOK_SHUTDOWN_DELAY:-0}
 cd "$(dirname "$0")/.."
 : "${KUBECONFIG:?set KUBECONFIG to a disposable cluster}"
 export KUBECONFIG

@@ -16,6 +16,8 @@
 # sidecar (launch priority 10) first, and reports updatedReadyReplicas = replicas.
 # The pods carry the KRUISE_CONTAINER_BARRIER env the pod webhook would add (no webhook runs here).
 set -euo pipefail
+# The webhook binaries started here stop at once: no endpoints drain them (see --shutdown-delay).
+export KRUISE_WEBHOOK_SHUTDOWN_DELAY=${KRUISE_WEBHOOK_SHUTDOWN_DELAY:-0}
 cd "$(dirname "$0")/.."
 here=$PWD
 BIN=${BIN:-target/debug/kruise-webhook}

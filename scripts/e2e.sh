@@ -12,6 +12,8 @@
 # to `clientConfig.url` (the apiserver here cannot reach a Service), and pods, SidecarSets and
 # refusals go through the apiserver. E2E_WEBHOOK_PORT / E2E_ADMIN_PORT move the webhook's ports.
 set -euo pipefail
+# The webhook binaries started here stop at once: no endpoints drain them (see --shutdown-delay).
+export KRUISE_WEBHOOK_SHUTDOWN_DELAY=${KRUISE_WEBHOOK_SHUTDOWN_DELAY:-0}
 cd "$(dirname "$0")/.."
 here=$PWD
 export KUBE_LOCAL=${KUBE_LOCAL:-$HOME/.cache/kruise-webhook/kube-local}

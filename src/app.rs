@@ -86,6 +86,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
                 controller = Some(spawn_controller(
                     client.clone(),
                     &args.service_namespace,
+                    metrics.clone(),
                     terminating.child_token(),
                 ));
             }
@@ -247,10 +248,12 @@ fn embedded_files() -> Vec<(String, String)> {
 fn spawn_controller(
     client: kube::Client,
     namespace: &str,
+    metrics: Arc<Metrics>,
     shutdown: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
     let identity = crate::controller::leader::default_identity();
-    let config = crate::controller::ControllerConfig::new(namespace, identity);
+    let mut config = crate::controller::ControllerConfig::new(namespace, identity);
+    config.metrics = metrics;
     tokio::spawn(async move {
         if let Err(error) = crate::controller::run(client, config, shutdown).await {
             tracing::error!(%error, "controllers stopped");

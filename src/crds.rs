@@ -23,7 +23,34 @@ pub fn all() -> Vec<CustomResourceDefinition> {
     ]
     .into_iter()
     .map(without_empty_defaults)
+    .map(with_int32_bounds)
     .collect()
+}
+
+/// Adds the `int32` range as `minimum`/`maximum` to every `format: int32` integer that has none:
+/// the apiserver does not enforce the format, so without them it stores values such as
+/// `revisionHistoryLimit: 99999999999` that the Rust types (`i32`) cannot read.
+fn with_int32_bounds(crd: CustomResourceDefinition) -> CustomResourceDefinition {
+    fn bound(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                let int32 = map.get("type").and_then(|t| t.as_str()) == Some("integer")
+                    && map.get("format").and_then(|f| f.as_str()) == Some("int32");
+                if int32 {
+                    map.entry("minimum").or_insert(i32::MIN.into());
+                    map.entry("maximum").or_insert(i32::MAX.into());
+                }
+                map.values_mut().for_each(bound);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(bound),
+            _ => {}
+        }
+    }
+    let Ok(mut value) = serde_json::to_value(&crd) else {
+        return crd;
+    };
+    bound(&mut value);
+    serde_json::from_value(value).unwrap_or(crd)
 }
 
 /// Drops the empty defaults (`""`, `{}`, `[]`, `null`) schemars emits for `#[serde(default)]`
@@ -129,6 +156,44 @@ mod tests {
             committed == kustomization(&all()),
             "deploy/crds/{KUSTOMIZATION} is stale: run `cargo run -- crds --output-dir deploy/crds`"
         );
+    }
+
+    /// Every `int32` of every CRD carries its range, so the apiserver refuses what the types
+    /// cannot read.
+    #[test]
+    fn every_int32_is_bounded() {
+        fn walk(value: &serde_json::Value, path: &str, found: &mut Vec<String>) {
+            match value {
+                serde_json::Value::Object(map) => {
+                    if map.get("format").and_then(|f| f.as_str()) == Some("int32") {
+                        let min = map.get("minimum").and_then(|m| m.as_f64());
+                        let max = map.get("maximum").and_then(|m| m.as_f64());
+                        assert_eq!(min, Some(f64::from(i32::MIN)), "{path}");
+                        assert_eq!(max, Some(f64::from(i32::MAX)), "{path}");
+                        found.push(path.to_string());
+                    }
+                    for (key, child) in map {
+                        walk(child, &format!("{path}.{key}"), found);
+                    }
+                }
+                serde_json::Value::Array(items) => {
+                    for (i, child) in items.iter().enumerate() {
+                        walk(child, &format!("{path}[{i}]"), found);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut found = Vec::new();
+        for crd in all() {
+            walk(
+                &serde_json::to_value(&crd).unwrap(),
+                &file_name(&crd),
+                &mut found,
+            );
+        }
+        let limit = "sidecarsets.apps.kruise.io.yaml.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.revisionHistoryLimit";
+        assert!(found.iter().any(|p| p == limit), "{found:?}");
     }
 
     #[test]

@@ -64,6 +64,12 @@ struct WebhookLabels {
     webhook: &'static str,
 }
 
+/// The kind of a watched object; the controllers watch a fixed, small set of kinds.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabels {
+    kind: String,
+}
+
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 
 fn admission_duration_histogram() -> Histogram {
@@ -94,6 +100,7 @@ pub struct Metrics {
     sidecarsets_loaded: Gauge,
     sidecarset_load_errors: Counter,
     namespaces_known: Gauge,
+    controller_objects_undecodable: Family<KindLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -114,6 +121,7 @@ impl Metrics {
         let sidecarsets_loaded = Gauge::default();
         let sidecarset_load_errors = Counter::default();
         let namespaces_known = Gauge::default();
+        let controller_objects_undecodable = Family::<KindLabels, Counter>::default();
 
         // prometheus-client appends `_total` to counters and the unit suffix itself, so names are
         // registered without them.
@@ -165,6 +173,11 @@ impl Metrics {
             "Namespaces whose labels the current catalogue snapshot holds",
             namespaces_known.clone(),
         );
+        registry.register(
+            "controller_objects_undecodable",
+            "Object versions a controller's watch skipped because its types refuse them, by kind",
+            controller_objects_undecodable.clone(),
+        );
 
         Metrics {
             registry,
@@ -177,6 +190,7 @@ impl Metrics {
             sidecarsets_loaded,
             sidecarset_load_errors,
             namespaces_known,
+            controller_objects_undecodable,
         }
     }
 
@@ -247,6 +261,15 @@ impl Metrics {
     pub fn add_sidecarset_load_errors(&self, count: usize) {
         self.sidecarset_load_errors
             .inc_by(u64::try_from(count).unwrap_or(u64::MAX));
+    }
+
+    /// Counts one object version of `kind` a controller's watch could not decode and skipped.
+    pub fn record_undecodable_object(&self, kind: &str) {
+        self.controller_objects_undecodable
+            .get_or_create(&KindLabels {
+                kind: kind.to_string(),
+            })
+            .inc();
     }
 
     /// Renders every metric in the OpenMetrics text format (ends with `# EOF`).
@@ -350,6 +373,9 @@ mod tests {
         metrics.set_sidecarsets_loaded(7);
         metrics.record_sidecarset_load_error();
         metrics.add_sidecarset_load_errors(2);
+        metrics.record_undecodable_object("SidecarSet");
+        metrics.record_undecodable_object("SidecarSet");
+        metrics.record_undecodable_object("CloneSet");
         let text = metrics.encode();
 
         // A successful reload publishes the new expiry; failures leave it alone.
@@ -358,5 +384,8 @@ mod tests {
         assert!(text.contains("tls_certificate_reload_failures_total 2\n"));
         assert!(text.contains("sidecarsets_loaded 7\n"));
         assert!(text.contains("sidecarset_load_errors_total 3\n"));
+        assert!(text.contains("# TYPE controller_objects_undecodable counter"));
+        assert!(text.contains(r#"controller_objects_undecodable_total{kind="SidecarSet"} 2"#));
+        assert!(text.contains(r#"controller_objects_undecodable_total{kind="CloneSet"} 1"#));
     }
 }

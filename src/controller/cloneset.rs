@@ -25,10 +25,12 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::expectations::{Expectations, Seen};
+use super::guarded_watch::{self, UndecodableReporter};
 use super::pod_write;
 use crate::api::cloneset::CloneSet;
 use crate::api::keys;
 use crate::cloneset::{self as core, Action, Plan, PodWrite, Purpose, revision, status};
+use crate::metrics::Metrics;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CloneSetError {
@@ -54,14 +56,21 @@ pub struct Context {
     pub pods: Store<Pod>,
     pub recorder: Recorder,
     pub expectations: Mutex<Expectations>,
+    /// Where stored CloneSets the types refuse are counted.
+    pub metrics: Arc<Metrics>,
 }
 
-/// The watch on CloneSets, in one place so that a guarded typed watch can replace it.
-fn cloneset_controller(client: kube::Client) -> Controller<CloneSet> {
-    Controller::new(
-        Api::<CloneSet>::all(client),
+/// The watch on CloneSets: a stored CloneSet the types refuse is reported and skipped, never
+/// fatal to the others.
+fn cloneset_controller(context: &Context) -> Controller<CloneSet> {
+    let reporter =
+        UndecodableReporter::new::<CloneSet>(context.metrics.clone(), context.recorder.clone());
+    let (store, clonesets) = guarded_watch::watch::<CloneSet>(
+        context.client.clone(),
         watcher::Config::default().any_semantic(),
-    )
+        reporter,
+    );
+    Controller::for_stream(clonesets, store)
 }
 
 /// The CloneSet that controls a pod, if any.
@@ -84,7 +93,7 @@ pub async fn run(
     pod_events: impl futures::Stream<Item = Arc<Pod>> + Send + 'static,
     shutdown: CancellationToken,
 ) {
-    cloneset_controller(context.client.clone())
+    cloneset_controller(&context)
         .watches_shared_stream(pod_events, |pod| owner_of(&pod))
         .graceful_shutdown_on(shutdown.cancelled_owned())
         .run(reconcile, error_policy, context)

@@ -10,9 +10,11 @@ pub mod barrier;
 pub mod cloneset;
 pub mod command;
 pub mod expectations;
+pub mod guarded_watch;
 pub mod leader;
 pub mod pod_cache;
 pub mod pod_write;
+pub mod retry;
 pub mod sidecarset;
 
 use std::sync::Arc;
@@ -25,6 +27,7 @@ use kube::runtime::{WatchStreamExt, reflector, watcher};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::metrics::Metrics;
 use crate::rollout::PodSummary;
 use leader::{Elector, LeaseConfig};
 
@@ -42,6 +45,8 @@ pub struct ControllerConfig {
     pub barriers: bool,
     /// Run the CloneSet controller.
     pub clonesets: bool,
+    /// Where the controllers count what they skip (the serving process shares its registry).
+    pub metrics: Arc<Metrics>,
 }
 
 impl ControllerConfig {
@@ -52,6 +57,7 @@ impl ControllerConfig {
             sidecarsets: true,
             barriers: true,
             clonesets: true,
+            metrics: Arc::new(Metrics::new()),
         }
     }
 }
@@ -173,6 +179,7 @@ async fn run_term(
         pods: pods.clone(),
         recorder: Recorder::new(client.clone(), reporter.clone()),
         expectations: Default::default(),
+        metrics: config.metrics.clone(),
     });
     let context = Arc::new(sidecarset::Context {
         client: client.clone(),
@@ -180,6 +187,7 @@ async fn run_term(
         summaries,
         namespaces,
         recorder: Recorder::new(client.clone(), reporter),
+        metrics: config.metrics.clone(),
     });
     let sidecarsets = async {
         if config.sidecarsets {

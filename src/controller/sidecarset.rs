@@ -23,7 +23,9 @@ use kube::{Resource, ResourceExt};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::guarded_watch::{self, UndecodableReporter};
 use super::pod_write;
+use super::retry::{Attempt, again_on_conflict, is_conflict, retry_on_conflict};
 use crate::api::{SidecarSet, keys};
 use crate::inject::selector;
 use crate::inplace::{self, EngineOptions, Step, UpdateSpec, Write};
@@ -162,6 +164,7 @@ pub struct Context {
     pub summaries: Store<PodSummary>,
     pub namespaces: Store<Namespace>,
     pub recorder: Recorder,
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 /// Runs until `shutdown`. `pod_events` / `namespace_events` are subscriptions to the shared
@@ -172,9 +175,15 @@ pub async fn run(
     namespace_events: impl futures::Stream<Item = Arc<Namespace>> + Send + 'static,
     shutdown: CancellationToken,
 ) {
-    let sets: Api<SidecarSet> = Api::all(context.client.clone());
-    let controller = Controller::new(sets, watcher::Config::default().any_semantic());
-    let store = controller.store();
+    // A stored SidecarSet the types refuse is reported and skipped, not fatal to the list.
+    let reporter =
+        UndecodableReporter::new::<SidecarSet>(context.metrics.clone(), context.recorder.clone());
+    let (store, sets) = guarded_watch::watch::<SidecarSet>(
+        context.client.clone(),
+        watcher::Config::default().any_semantic(),
+        reporter,
+    );
+    let controller = Controller::for_stream(sets, store.clone());
     let for_pods = store.clone();
     let for_namespaces = store;
     controller
@@ -209,10 +218,6 @@ fn error_policy(set: Arc<SidecarSet>, error: &SidecarSetError, _context: Arc<Con
 fn api_error(what: impl Into<String>) -> impl FnOnce(kube::Error) -> SidecarSetError {
     let what = what.into();
     move |source| SidecarSetError::Api { what, source }
-}
-
-fn is_conflict(error: &kube::Error) -> bool {
-    matches!(error, kube::Error::Api(status) if status.code == 409)
 }
 
 fn rfc3339(now: Timestamp) -> String {
@@ -416,10 +421,10 @@ async fn upgrade(
     cached: &Pod,
     revision: Option<&str>,
 ) -> Result<(), SidecarSetError> {
-    let api = pod_api(context, cached);
-    let key = pod_key(cached);
-    for _ in 0..CONFLICT_ATTEMPTS {
-        let fresh = api.get(&cached.name_any()).await.map_err(api_error(&key))?;
+    let api = &pod_api(context, cached);
+    let key = &pod_key(cached);
+    let written = retry_on_conflict(CONFLICT_ATTEMPTS, || async move {
+        let fresh = api.get(&cached.name_any()).await.map_err(api_error(key))?;
         let now = Timestamp::now();
         let upgrade = rollout::upgrade_pod(&fresh, set, &rfc3339(now)).map_err(|source| {
             SidecarSetError::Upgrade {
@@ -427,7 +432,7 @@ async fn upgrade(
                 source,
             }
         })?;
-        let result = match revision {
+        let sent = match revision {
             Some(revision) if upgrade.batches.len() > 1 => {
                 let base = engine_base(&upgrade);
                 let target = engine_target(&upgrade, revision);
@@ -440,52 +445,55 @@ async fn upgrade(
                     })?;
                 match step.write() {
                     // The readiness gate went False first; the spec write follows from a fresh read.
-                    Some(write @ Write::Status(_)) => match send(&api, &fresh, write).await {
-                        Ok(_) => continue,
-                        Err(error) => Err(error),
-                    },
-                    Some(write) => send(&api, &fresh, write).await,
+                    Some(write @ Write::Status(_)) => {
+                        again_on_conflict(send(api, &fresh, write).await)
+                            .map_err(api_error(key))?;
+                        return Ok::<_, SidecarSetError>(Attempt::Again);
+                    }
+                    Some(write) => send(api, &fresh, write).await,
                     None => {
                         tracing::warn!(pod = key, ?step, "in-place engine refused the upgrade");
-                        return Ok(());
+                        return Ok(Attempt::Done(None));
                     }
                 }
             }
-            _ => send(&api, &fresh, Write::Pod(&upgrade.pod)).await,
+            _ => send(api, &fresh, Write::Pod(&upgrade.pod)).await,
         };
-        match result {
-            Ok(updated) => {
-                let images: Vec<String> = upgrade
-                    .batches
-                    .iter()
-                    .flatten()
-                    .map(|c| format!("{}={}", c.container, c.image))
-                    .collect();
-                tracing::info!(
-                    pod = key,
-                    sidecarset = set.name(),
-                    ?images,
-                    "upgraded sidecars"
-                );
-                publish(
-                    context,
-                    &updated,
-                    EventType::Normal,
-                    "SidecarSetUpgrade",
-                    format!("sidecarset {} upgrades {}", set.name(), images.join(", ")),
-                )
-                .await;
-                set_upgradable(&api, &updated, set.name(), true).await?;
-                return Ok(());
-            }
-            Err(error) if is_conflict(&error) => continue,
-            Err(error) => return Err(api_error(key)(error)),
-        }
-    }
-    Err(SidecarSetError::Conflicts {
-        pod: key,
-        attempts: CONFLICT_ATTEMPTS,
+        let written = again_on_conflict(sent).map_err(api_error(key))?;
+        Ok(written.map(|updated| Some((updated, upgrade))))
     })
+    .await?;
+    let Some(written) = written else {
+        return Err(SidecarSetError::Conflicts {
+            pod: key.clone(),
+            attempts: CONFLICT_ATTEMPTS,
+        });
+    };
+    let Some((updated, upgrade)) = written else {
+        return Ok(());
+    };
+    let images: Vec<String> = upgrade
+        .batches
+        .iter()
+        .flatten()
+        .map(|c| format!("{}={}", c.container, c.image))
+        .collect();
+    tracing::info!(
+        pod = key,
+        sidecarset = set.name(),
+        ?images,
+        "upgraded sidecars"
+    );
+    publish(
+        context,
+        &updated,
+        EventType::Normal,
+        "SidecarSetUpgrade",
+        format!("sidecarset {} upgrades {}", set.name(), images.join(", ")),
+    )
+    .await;
+    set_upgradable(api, &updated, set.name(), true).await?;
+    Ok(())
 }
 
 async fn reset_idle(
@@ -494,22 +502,20 @@ async fn reset_idle(
     cached: &Pod,
     now: &str,
 ) -> Result<(), SidecarSetError> {
-    let api = pod_api(context, cached);
-    let key = pod_key(cached);
-    for _ in 0..CONFLICT_ATTEMPTS {
-        let fresh = api.get(&cached.name_any()).await.map_err(api_error(&key))?;
+    let api = &pod_api(context, cached);
+    let key = &pod_key(cached);
+    let done = retry_on_conflict(CONFLICT_ATTEMPTS, || async move {
+        let fresh = api.get(&cached.name_any()).await.map_err(api_error(key))?;
         let reset = rollout::reset_idle_copies(&fresh, set, now);
         if reset == fresh {
-            return Ok(());
+            return Ok(Attempt::Done(()));
         }
-        match send(&api, &fresh, Write::Pod(&reset)).await {
-            Ok(_) => return Ok(()),
-            Err(error) if is_conflict(&error) => continue,
-            Err(error) => return Err(api_error(key)(error)),
-        }
-    }
-    Err(SidecarSetError::Conflicts {
-        pod: key,
+        let sent = send(api, &fresh, Write::Pod(&reset)).await.map(drop);
+        again_on_conflict(sent).map_err(api_error(key))
+    })
+    .await?;
+    done.ok_or_else(|| SidecarSetError::Conflicts {
+        pod: key.clone(),
         attempts: CONFLICT_ATTEMPTS,
     })
 }

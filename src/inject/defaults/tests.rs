@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::api::SidecarSetSpec;
 use crate::inject::hash::{hash_input, hash_input_without_image};

@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::api::{
     ResourceExprPair, ResourcesExpr, ResourcesPolicy, ShareVolumePolicy,

@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn rev(data: &Value) -> Revision<'_> {

@@ -1,4 +1,3 @@
-
 use super::*;
 use rcgen::{CertificateParams, KeyPair};
 use std::sync::Mutex;

@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::tls::resolver::ReloadableCert;
 use rcgen::{KeyPair, PKCS_ECDSA_P256_SHA256};

@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::validate::field::aggregate;
 use serde_json::{Value, json};

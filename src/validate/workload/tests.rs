@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::api::{UpdatePriorityOrderTerm, UpdatePriorityWeightTerm};
 use k8s_openapi::api::core::v1::PodReadinessGate;

@@ -1,0 +1,124 @@
+//! Read-decide-write against the apiserver, again from a fresh read when the write lost a race.
+//!
+//! A write sent against a version someone else changed meanwhile is answered 409 Conflict; the
+//! decision it carried may no longer hold, so the whole attempt (read, decide, write) runs again,
+//! a bounded number of times.
+
+use std::future::Future;
+
+/// How one attempt ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Attempt<T> {
+    /// Finished, with this value.
+    Done(T),
+    /// Start over from a fresh read (the write conflicted, or a first write needs a second one).
+    Again,
+}
+
+impl<T> Attempt<T> {
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Attempt<U> {
+        match self {
+            Attempt::Done(value) => Attempt::Done(f(value)),
+            Attempt::Again => Attempt::Again,
+        }
+    }
+}
+
+/// Whether the apiserver refused a write because the object changed since it was read. By code:
+/// kube's `Status::is_conflict` goes by the reason alone.
+pub fn is_conflict(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status) if status.code == 409)
+}
+
+/// A write's result as an attempt's end: a conflict means [`Attempt::Again`].
+pub fn again_on_conflict<T>(written: Result<T, kube::Error>) -> Result<Attempt<T>, kube::Error> {
+    match written {
+        Ok(value) => Ok(Attempt::Done(value)),
+        Err(error) if is_conflict(&error) => Ok(Attempt::Again),
+        Err(error) => Err(error),
+    }
+}
+
+/// Runs `attempt` until it is done or fails, at most `attempts` times; `Ok(None)` when every
+/// attempt asked to start over.
+pub async fn retry_on_conflict<T, E, F, Fut>(
+    attempts: usize,
+    mut attempt: F,
+) -> Result<Option<T>, E>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<Attempt<T>, E>>,
+{
+    for _ in 0..attempts {
+        if let Attempt::Done(value) = attempt().await? {
+            return Ok(Some(value));
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use kube::core::Status;
+
+    use super::*;
+
+    fn api_error(code: u16) -> kube::Error {
+        kube::Error::Api(Box::new(Status::failure("refused", "").with_code(code)))
+    }
+
+    #[tokio::test]
+    async fn starts_over_until_done_and_stops_at_the_bound() {
+        let calls = Cell::new(0);
+        let done_on_third = retry_on_conflict(5, || {
+            calls.set(calls.get() + 1);
+            let n = calls.get();
+            async move {
+                Ok::<_, ()>(if n == 3 {
+                    Attempt::Done(n)
+                } else {
+                    Attempt::Again
+                })
+            }
+        })
+        .await;
+        assert_eq!(done_on_third, Ok(Some(3)));
+        assert_eq!(calls.get(), 3);
+
+        calls.set(0);
+        let never = retry_on_conflict(4, || {
+            calls.set(calls.get() + 1);
+            async { Ok::<Attempt<()>, ()>(Attempt::Again) }
+        })
+        .await;
+        assert_eq!(never, Ok(None));
+        assert_eq!(calls.get(), 4);
+    }
+
+    #[tokio::test]
+    async fn an_error_ends_the_retries() {
+        let calls = Cell::new(0);
+        let failed = retry_on_conflict(5, || {
+            calls.set(calls.get() + 1);
+            async { Err::<Attempt<()>, _>("boom") }
+        })
+        .await;
+        assert_eq!(failed, Err("boom"));
+        assert_eq!(calls.get(), 1);
+    }
+
+    #[test]
+    fn only_a_conflict_starts_over() {
+        assert!(matches!(again_on_conflict(Ok(7)), Ok(Attempt::Done(7))));
+        assert!(matches!(
+            again_on_conflict::<()>(Err(api_error(409))),
+            Ok(Attempt::Again)
+        ));
+        assert!(matches!(
+            again_on_conflict::<()>(Err(api_error(404))),
+            Err(kube::Error::Api(_))
+        ));
+    }
+}
