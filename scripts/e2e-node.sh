@@ -493,7 +493,7 @@ if [[ $phases == *b* ]]; then phase "b. SidecarSet in-place upgrade"; phase_b ||
 if [[ $phases == *c* ]]; then
   phase "c. CloneSet in-place update"
   if cloneset_controller_present; then
-    check "c. CloneSet in-place update (v1.1 release-note example): same pod, main restarted with v2" cloneset_in_place
+    check "c. CloneSet in-place update (v1.1 release-note example): same pod, sidecar then main restarted once with v2 in two batches" cloneset_in_place
   else
     skip "c. CloneSet in-place update: the CloneSet controller is missing (\`kruise-webhook controller --help\` names no CloneSet)"
   fi
