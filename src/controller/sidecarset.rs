@@ -599,10 +599,7 @@ fn namespace_labels_by_name(namespaces: &[Arc<Namespace>]) -> BTreeMap<String, s
         .iter()
         .map(|ns| {
             let name = ns.name_any();
-            let mut labels = ns.metadata.labels.clone().unwrap_or_default();
-            labels
-                .entry(keys::NAMESPACE_NAME_LABEL.to_string())
-                .or_insert_with(|| name.clone());
+            let labels = selector::namespace_labels(name.clone(), ns.metadata.labels.clone());
             (name, labels)
         })
         .collect()

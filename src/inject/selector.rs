@@ -14,6 +14,17 @@ pub struct SelectorError {
 
 pub type Labels = BTreeMap<String, String>;
 
+/// A Namespace's labels as `namespaceSelector` and `spec.namespace` see them: with the
+/// `kubernetes.io/metadata.name` label Kubernetes ≥ 1.21 sets on every Namespace, added when an
+/// older apiserver left it out.
+pub fn namespace_labels(name: String, labels: Option<Labels>) -> Labels {
+    let mut labels = labels.unwrap_or_default();
+    labels
+        .entry(crate::api::keys::NAMESPACE_NAME_LABEL.to_string())
+        .or_insert(name);
+    labels
+}
+
 /// True when neither `matchLabels` nor `matchExpressions` has an entry.
 pub fn is_empty(selector: &LabelSelector) -> bool {
     selector.match_labels.as_ref().is_none_or(|m| m.is_empty())

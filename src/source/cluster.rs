@@ -19,9 +19,9 @@ use kube::core::PartialObjectMeta;
 use kube::runtime::watcher::Event;
 
 use super::{Catalogue, accept_in_name_order};
-use crate::api::{SidecarSet, keys};
+use crate::api::SidecarSet;
 use crate::inject::defaults::default_and_hash;
-use crate::inject::selector::Labels;
+use crate::inject::selector::{self, Labels};
 
 /// The objects of one watch, by name, with the (re)list in progress.
 #[derive(Debug)]
@@ -186,21 +186,16 @@ pub fn decode_sidecarset(object: DynamicObject) -> Decoded {
     Ok(Arc::new(set))
 }
 
-/// A Namespace's labels, with the `kubernetes.io/metadata.name` label Kubernetes ≥ 1.21 sets on
-/// every Namespace added when missing (older apiservers do not set it; `spec.namespace` matching
-/// relies on it).
+/// A watched Namespace's labels, its name label included (see [`selector::namespace_labels`]).
 pub fn namespace_labels(namespace: PartialObjectMeta<Namespace>) -> Labels {
     let name = object_name(&namespace.metadata);
-    let mut labels = namespace.metadata.labels.unwrap_or_default();
-    labels
-        .entry(keys::NAMESPACE_NAME_LABEL.to_string())
-        .or_insert(name);
-    labels
+    selector::namespace_labels(name, namespace.metadata.labels)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::keys;
     use kube::core::ObjectMeta;
     use kube::core::PartialObjectMetaExt;
 
