@@ -9,13 +9,16 @@
 #   d. the install from deploy/ (overlay scripts/kube-node/overlay: image and 1.20 API versions only): certificate
 #      Job, caBundle, two Ready replicas, the Lease, injection through the Service, Lease hand-over under load;
 #   e. `kubectl rollout restart` of the webhook Deployment under pod-creation load: no failed creation, no pod
-#      without its sidecar.
-# a-c run the release binary on the host (`serve --kubeconfig`, webhooks registered by URL as scripts/e2e.sh does);
+#      without its sidecar;
+#   f. the node agent (`node-agent` on the host, CRI over the node's containerd socket), run after c: the v1.1
+#      release-note example with the annotation and the main image changed together (sidecar restarted first with
+#      the new env value, then main at v2, same pod), then the annotation alone (only the sidecar restarts).
+# a-c and f run the release binary on the host (`serve --kubeconfig`, webhooks registered by URL as scripts/e2e.sh does);
 # d-e run it as pods, from a local image with the Dockerfile's runtime layout (scripts/kube-node/mkimage.sh).
 #
 # Needs root and cgroups (else it fails with one line saying what is missing). Builds once (cached under
 # ~/.cache/kruise-webhook/kube-local and kube-node), starts the node, stops it by PID on exit and puts back the host
-# settings it changed. Each phase prints its duration. E2E_NODE_PHASES=abcde selects phases (e needs d);
+# settings it changed. Each phase prints its duration. E2E_NODE_PHASES=abcdef selects phases (e needs d);
 # E2E_NODE_LOAD_RATE (pods/s, default 4) sets the creation rate of d and e; E2E_NODE_BIN=path uses that release
 # binary instead of `cargo build --release`; E2E_NODE_KEEP_LOGS=dir keeps the webhook and load logs of a failed run.
 set -euo pipefail
@@ -28,7 +31,7 @@ export APISERVER_PORT=${E2E_NODE_APISERVER_PORT:-26443} ETCD_PORT=${E2E_NODE_ETC
 export ETCD_PEER_PORT=${E2E_NODE_ETCD_PEER_PORT:-22380}
 webhook_port=${E2E_NODE_WEBHOOK_PORT:-29443}
 admin_port=${E2E_NODE_ADMIN_PORT:-29090}
-phases=${E2E_NODE_PHASES:-abcde}
+phases=${E2E_NODE_PHASES:-abcdef}
 load_rate=${E2E_NODE_LOAD_RATE:-4}
 V1=localhost/kube-node/app:v1
 V2=localhost/kube-node/app:v2
@@ -53,6 +56,7 @@ phase_done() {
 
 work=$(mktemp -d)
 webhook_pid=""
+agent_pid=""
 load_pid=""
 node_started=0
 stop_host_webhook() {
@@ -66,6 +70,7 @@ cleanup() {
   local status=$?
   [ -z "$load_pid" ] || { touch "$work/stop-load"; wait "$load_pid" 2>/dev/null || true; }
   stop_host_webhook
+  [ -z "$agent_pid" ] || { kill "$agent_pid" 2>/dev/null; wait "$agent_pid" 2>/dev/null || true; }
   if [ "$node_started" = 1 ]; then
     echo "== stopping the node"
     "$here/scripts/kube-node/stop.sh" > "$work/stop.log" 2>&1 || true
@@ -334,7 +339,7 @@ phase_b() {
 # ---------------------------------------------------------------------------------------------------------------
 # c. CloneSet in-place update: the v1.1 release-note example (a sidecar of priority 10 reading an annotation into its
 # env, and main) with both images changed to v2 together: two batches, the sidecar first, the same pod. Changing the
-# annotation too needs the node agent (not built yet); without it the controller recreates such a pod.
+# annotation too needs the node agent (phase f); without one the controller recreates such a pod.
 cloneset_controller_present() { "$binary" controller --help 2>/dev/null | grep -qi cloneset; }
 cloneset_in_place() {
   local ns=e2e-node-cloneset before after t0
@@ -365,6 +370,98 @@ cloneset_in_place() {
     and $a[0].containers.sidecar.imageID != $b[0].containers.sidecar.imageID
     and $a[0].containers.sidecar.startedAt <= $a[0].containers.main.startedAt
     and $batches == [["sidecar"], ["main"]]' >/dev/null
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# f. The node agent: env values read from pod metadata change in place.
+host_agent() {
+  KRUISE_WEBHOOK_LOG=info,kruise_webhook::nodeagent=debug "$binary" node-agent --kubeconfig "$KUBECONFIG" --node-name kube-node --cri-socket "$KUBE_NODE/run/containerd.sock" \
+    --log-format json >> "$work/agent.log" 2>&1 &
+  agent_pid=$!
+  until_true 30 grep -q 'node agent started' "$work/agent.log" || { tail -5 "$work/agent.log"; return 1; }
+}
+# The agent's record of a container: containerID and env hash.
+agent_meta() { # namespace selector
+  kubectl get pods -n "$1" -l "$2" -o json | jq -c '.items[0].metadata.annotations["apps.kruise.io/runtime-containers-meta"] // "{}"
+    | fromjson | [.containers[]? | {key: .name, value: {id: .containerID, env: .hashes.extractedEnvFromMetadataHash}}] | from_entries'
+}
+# The record covers every container as it runs now.
+agent_meta_current() { # namespace selector
+  local pod; pod=$(kubectl get pods -n "$1" -l "$2" -o json | jq -c '.items[0]')
+  jq -e --argjson meta "$(agent_meta "$1" "$2")" '[.status.containerStatuses[] | $meta[.name].id == .containerID
+    and ($meta[.name].env // 0) > 0] | length > 0 and all' <<<"$pod" >/dev/null
+}
+# What the running sidecar sees, through CRI (the agent's exec of `env`): its recorded env hash. 417093530 is
+# [{"name":"APP_CONFIG","value":"config v1"}], 2451607708 "config v2", 2573841469 "config v3" (OpenKruise's hash).
+sidecar_env_hash() { agent_meta "$1" app=agent | jq -r '.sidecar.env'; }
+cloneset_settled() { # namespace: every replica updated and ready, the pod Ready, the agent's record current
+  [ "$(kubectl get cloneset.apps.kruise.io -n "$1" sample -o json | jq -c '.status | [.updatedReadyReplicas, .readyReplicas,
+    .currentRevision == .updateRevision]')" = '[1,1,true]' ] && pods_ready "$1" app=agent 1 && agent_meta_current "$1" app=agent
+}
+agent_w1() {
+  local ns=e2e-node-agent before after t0 batches killed
+  new_namespace $ns || return 1
+  jq -n --arg ns $ns --argjson sidecar "$(app_container sidecar $V1 10 | jq '.env += [{name: "APP_CONFIG",
+      valueFrom: {fieldRef: {fieldPath: "metadata.annotations['"'"'app-config'"'"']"}}}]')" \
+    --argjson main "$(app_container main $V1)" '{apiVersion: "apps.kruise.io/v1alpha1", kind: "CloneSet",
+      metadata: {name: "sample", namespace: $ns},
+      spec: {replicas: 1, selector: {matchLabels: {app: "agent"}}, updateStrategy: {type: "InPlaceIfPossible"},
+        template: {metadata: {labels: {app: "agent"}, annotations: {"app-config": "config v1"}},
+          spec: {terminationGracePeriodSeconds: 2, containers: [$sidecar, $main]}}}}' | kubectl apply -f - >/dev/null || return 1
+  until_true 120 cloneset_settled $ns || { kubectl get pods -n $ns -o wide; agent_meta $ns app=agent; return 1; }
+  echo "     agent record: $(agent_meta $ns app=agent)"
+  [ "$(sidecar_env_hash $ns)" = 417093530 ] || return 1
+  before=$(pod_facts $ns app=agent)
+  t0=$SECONDS
+  kubectl patch cloneset.apps.kruise.io -n $ns sample --type=json -p "[
+    {\"op\": \"replace\", \"path\": \"/spec/template/metadata/annotations/app-config\", \"value\": \"config v2\"},
+    {\"op\": \"replace\", \"path\": \"/spec/template/spec/containers/1/image\", \"value\": \"$V2\"}]" >/dev/null || return 1
+  sleep 2
+  until_true 180 cloneset_settled $ns \
+    || { kubectl get cloneset.apps.kruise.io -n $ns sample -o json | jq -c .status; kubectl get pods -n $ns -o json \
+      | jq -c '.items[] | {n: .metadata.name, a: .metadata.annotations, s: [.status.containerStatuses[] | {name, restartCount, containerID}]}'; return 1; }
+  after=$(pod_facts $ns app=agent)
+  batches=$(kubectl get pods -n $ns -l app=agent -o json \
+    | jq -c '.items[0].metadata.annotations["apps.kruise.io/inplace-update-state"] | fromjson | [.containerBatchesRecord[]?.containers]')
+  killed=$(kubectl get events -n $ns -o json | jq -c '[.items[] | select(.reason == "Killing" and (.message // .note // "" | test("container meta restarter"))) | .involvedObject.name] | length')
+  echo "     in place in $((SECONDS - t0)) s, batches $batches, Killing events $killed, sidecar env hash $(sidecar_env_hash $ns):" \
+    "$(jq -c '.[0].containers | map_values({restarts, image, startedAt})' <<<"$after")"
+  jq -n -e --argjson b "$before" --argjson a "$after" --arg v1 "$V1" --arg v2 "$V2" --argjson batches "$batches" '$b[0].uid == $a[0].uid
+    and $a[0].containers.sidecar.restarts == 1 and $a[0].containers.sidecar.image == $v1
+    and $a[0].containers.main.restarts == 1 and $a[0].containers.main.image == $v2
+    and $a[0].containers.main.imageID != $b[0].containers.main.imageID
+    and $a[0].containers.sidecar.startedAt <= $a[0].containers.main.startedAt
+    and $batches == [["sidecar"], ["main"]]' >/dev/null || return 1
+  [ "$(sidecar_env_hash $ns)" = 2451607708 ] && [ "$killed" -ge 1 ] || return 1
+  printenv_shows $ns "config v2"
+}
+# kubectl exec … printenv, when the apiserver can reach the kubelet's exec endpoint; the recorded hash otherwise.
+printenv_shows() { # namespace value
+  local pod out; pod=$(kubectl get pods -n "$1" -l app=agent -o jsonpath='{.items[0].metadata.name}')
+  # busybox has no printenv: env, filtered here
+  if out=$(timeout 20 kubectl exec -n "$1" "$pod" -c sidecar -- env 2>&1); then
+    out=$(sed -n 's/^APP_CONFIG=//p' <<<"$out")
+    echo "     kubectl exec $pod -c sidecar -- env: APP_CONFIG=$out"
+    [ "$out" = "$2" ]
+  else
+    echo "     kubectl exec unavailable here ($(tail -1 <<<"$out")); the agent's env hash stands for it"
+  fi
+}
+agent_annotation_only() {
+  local ns=e2e-node-agent before after
+  before=$(pod_facts $ns app=agent)
+  kubectl patch cloneset.apps.kruise.io -n $ns sample --type=json -p '[
+    {"op": "replace", "path": "/spec/template/metadata/annotations/app-config", "value": "config v3"}]' >/dev/null || return 1
+  sleep 2
+  until_true 120 bash -c "$(declare -f cloneset_settled pods_ready agent_meta agent_meta_current); cloneset_settled $ns && \
+    [ \"\$(agent_meta $ns app=agent | jq -r .sidecar.env)\" = 2573841469 ]" || { agent_meta $ns app=agent; return 1; }
+  after=$(pod_facts $ns app=agent)
+  echo "     $(jq -c '.[0].containers | map_values({restarts, image})' <<<"$after")"
+  jq -n -e --argjson b "$before" --argjson a "$after" '$b[0].uid == $a[0].uid
+    and $a[0].containers.sidecar.restarts == $b[0].containers.sidecar.restarts + 1
+    and $a[0].containers.main.restarts == $b[0].containers.main.restarts
+    and $a[0].containers.main.id == $b[0].containers.main.id' >/dev/null || return 1
+  printenv_shows $ns "config v3"
 }
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -484,7 +581,7 @@ rolling_restart() {
   load_stop
 }
 
-if [[ $phases == *a* || $phases == *b* || $phases == *c* ]]; then
+if [[ $phases == *a* || $phases == *b* || $phases == *c* || $phases == *f* ]]; then
   phase "host webhook (release binary, serve --kubeconfig, registered by URL)"
   check "release binary serving on the host, webhooks registered by URL" host_webhook
 fi
@@ -496,6 +593,13 @@ if [[ $phases == *c* ]]; then
     check "c. CloneSet in-place update (v1.1 release-note example): same pod, sidecar then main restarted once with v2 in two batches" cloneset_in_place
   else
     skip "c. CloneSet in-place update: the CloneSet controller is missing (\`kruise-webhook controller --help\` names no CloneSet)"
+  fi
+fi
+if [[ $phases == *f* ]]; then
+  phase "f. node agent"
+  if check "f. node agent on the host, talking CRI to the node's containerd" host_agent; then
+    check "f. v1.1 example with the node agent: app-config and main image together: sidecar restarted first with config v2, then main at v2, same pod" agent_w1
+    check "f. app-config alone: only the sidecar restarts, with config v3" agent_annotation_only
   fi
 fi
 if [[ $phases == *d* ]]; then phase "d. install from deploy/"; phase_d; fi

@@ -47,6 +47,27 @@ pub enum Command {
     Certs(Box<CertsArgs>),
     /// Run the leader-elected controllers (SidecarSet rollout, launch-priority barriers) alone.
     Controller(ControllerArgs),
+    /// Run the per-node agent: records the env values each container was started with and
+    /// restarts a container in place when an in-place update changes a label or annotation its
+    /// env reads (OpenKruise's kruise-daemon container-meta agent).
+    NodeAgent(NodeAgentArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct NodeAgentArgs {
+    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config, else the in-cluster config).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// The node whose pods this agent looks after (a DaemonSet passes `spec.nodeName`).
+    #[arg(long, env = "NODE_NAME")]
+    pub node_name: String,
+    /// The container runtime's CRI socket.
+    #[arg(
+        long,
+        env = "KRUISE_NODE_AGENT_CRI_SOCKET",
+        default_value = "/run/containerd/containerd.sock"
+    )]
+    pub cri_socket: PathBuf,
 }
 
 #[derive(Args, Debug)]

@@ -17,6 +17,7 @@ pub mod defaults;
 pub mod inject;
 pub mod inplace;
 pub mod metrics;
+pub mod nodeagent;
 pub mod rollout;
 pub mod server;
 pub mod source;

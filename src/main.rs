@@ -40,6 +40,16 @@ fn main() -> ExitCode {
                     .block_on(kruise_webhook::controller::command::controller(args))
                     .map_err(|e| e.to_string())
             }),
+        Command::NodeAgent(args) => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+            .and_then(|runtime| {
+                runtime
+                    .block_on(kruise_webhook::nodeagent::command::node_agent(args))
+                    .map_err(|e| e.to_string())
+            }),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

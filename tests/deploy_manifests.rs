@@ -548,3 +548,78 @@ async fn every_webhook_path_is_served_by_the_router() {
         assert!(routed(path).await, "{path} is not routed");
     }
 }
+
+/// The node agent: opt-in, one pod per node, the CRI socket its only host access, not privileged,
+/// and RBAC limited to reading pods, writing pods/status and events.
+#[test]
+fn node_agent_is_opt_in_and_least_privilege() {
+    let base = std::fs::read_to_string(deploy_dir().join("kustomization.yaml")).unwrap();
+    assert!(
+        base.contains("# - node-agent"),
+        "the base offers the agent commented out"
+    );
+    assert!(!kustomization_resources(&deploy_dir()).contains(&"node-agent".to_string()));
+
+    let docs = documents(&deploy_dir().join("node-agent"));
+    let daemonset = named(&docs, "DaemonSet", "kruise-node-agent");
+    assert_eq!(daemonset["metadata"]["namespace"], "kruise-system");
+    let pod = &daemonset["spec"]["template"]["spec"];
+    assert_eq!(pod["serviceAccountName"], "kruise-node-agent");
+    assert!(pod["hostNetwork"].is_null() && pod["hostPID"].is_null());
+    let container = &pod["containers"][0];
+    assert_eq!(container["args"][0], "node-agent");
+    let security = &container["securityContext"];
+    assert_eq!(security["privileged"], false);
+    assert_eq!(security["allowPrivilegeEscalation"], false);
+    assert_eq!(security["readOnlyRootFilesystem"], true);
+    assert_eq!(
+        strings(&security["capabilities"]["drop"]),
+        BTreeSet::from(["ALL".to_string()])
+    );
+    let volumes = pod["volumes"].as_array().unwrap();
+    assert_eq!(volumes.len(), 1, "only the CRI socket");
+    assert_eq!(volumes[0]["hostPath"]["type"], "Socket");
+    let mount = &container["volumeMounts"][0];
+    let socket_env = container["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "KRUISE_NODE_AGENT_CRI_SOCKET")
+        .unwrap();
+    assert_eq!(socket_env["value"], mount["mountPath"]);
+    let node_env = container["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "NODE_NAME")
+        .unwrap();
+    assert_eq!(
+        node_env["valueFrom"]["fieldRef"]["fieldPath"],
+        "spec.nodeName"
+    );
+
+    let role = named(&docs, "ClusterRole", "kruise-node-agent");
+    let mut grants = BTreeSet::new();
+    for rule in role["rules"].as_array().unwrap() {
+        for resource in strings(&rule["resources"]) {
+            for verb in strings(&rule["verbs"]) {
+                grants.insert(format!("{resource}:{verb}"));
+            }
+        }
+    }
+    let expected: BTreeSet<String> = [
+        "pods:get",
+        "pods:list",
+        "pods:watch",
+        "pods/status:patch",
+        "events:create",
+        "events:patch",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    assert_eq!(grants, expected);
+    let binding = named(&docs, "ClusterRoleBinding", "kruise-node-agent");
+    assert_eq!(binding["subjects"][0]["name"], "kruise-node-agent");
+    assert_eq!(binding["subjects"][0]["namespace"], "kruise-system");
+}

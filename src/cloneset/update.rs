@@ -19,17 +19,18 @@ use super::{Action, Context, Event, PodWrite, Purpose};
 use crate::api::cloneset::{IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY};
 use crate::api::keys;
 use crate::inplace::{
-    self, CalculateOptions, EngineOptions, EnvFromMetadata, NoRuntimeHashes, Revision, Step,
-    conditions, state,
+    self, CalculateOptions, EngineOptions, EnvFromMetadata, Revision, Step, conditions, env_hash,
+    state,
 };
 use crate::rollout::order::{OrderKey, priority_order};
 use crate::rollout::scatter::scatter;
 
-/// A CloneSet owns its pods' revision label; no node agent reports runtime hashes, so batches
-/// complete on imageID changes.
+/// A CloneSet owns its pods' revision label. Image batches complete on imageID changes; env
+/// changes read from metadata complete when the node agent's record shows the restarted
+/// container with the env hash the pod's metadata gives.
 pub const ENGINE: EngineOptions<'static> = EngineOptions {
     revision_label: Some(keys::CONTROLLER_REVISION_HASH),
-    hasher: &NoRuntimeHashes,
+    hasher: &env_hash::MetadataEnvHasher,
 };
 
 /// Step 1 of every update round: returns whether any pod was written (then nothing else is).
@@ -276,8 +277,13 @@ fn in_place_update(ctx: &Context<'_>, p: &Arc<Pod>, target: &str) -> Result<Acti
     let (old, new) = (old.and_then(as_revision), new.and_then(as_revision));
     let options = CalculateOptions {
         grace_seconds: grace(ctx).map_or(0, |d| d.as_secs() as i32),
-        // Without a node agent nothing restarts a container whose env reads changed metadata.
-        env_from_metadata: EnvFromMetadata::Recreate,
+        // Only a node agent restarts a container whose env reads changed metadata; without one
+        // the new value reaches the env through a new pod.
+        env_from_metadata: if env_hash::node_agent_reports(p) {
+            EnvFromMetadata::InPlace
+        } else {
+            EnvFromMetadata::Recreate
+        },
         recreate_on_volume_claim_templates_change: false,
         ignore_volume_claim_templates_hash_diff: ctx.cloneset.update_type() == IN_PLACE_ONLY,
     };

@@ -74,9 +74,16 @@ pub fn summarize(event: &Event<Pod>) -> Event<PodSummary> {
     }
 }
 
-/// The env every controller decision can read: launch priority and its barrier.
+/// The env every controller decision can read: launch priority and its barrier, and the values
+/// read from pod metadata (the in-place engine compares their hash with the node agent's record).
 fn read_by_controllers(env: &EnvVar) -> bool {
-    env.name == keys::ENV_CONTAINER_PRIORITY || env.name == keys::ENV_CONTAINER_BARRIER
+    env.name == keys::ENV_CONTAINER_PRIORITY
+        || env.name == keys::ENV_CONTAINER_BARRIER
+        || env
+            .value_from
+            .as_ref()
+            .and_then(|from| from.field_ref.as_ref())
+            .is_some_and(|r| r.field_path.starts_with("metadata."))
 }
 
 /// Drops from `pod` everything the controllers never read.
@@ -369,6 +376,43 @@ mod tests {
         assert_eq!(
             barrier::configmap_name(&full),
             barrier::configmap_name(&small)
+        );
+    }
+
+    /// The in-place engine compares the env hash of the pod's metadata with the node agent's
+    /// record: the cached pod must give the same hash as the full one.
+    #[test]
+    fn pruning_keeps_what_the_env_hash_reads() {
+        use crate::inplace::env_hash::expected_hash;
+        use k8s_openapi::api::core::v1::{EnvVarSource, ObjectFieldSelector};
+        let mut full = admitted("pod-ordered-launch.json", &catalogue());
+        full.metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert("app-config".into(), "config v2".into());
+        let reads = |name: &str, path: &str| EnvVar {
+            name: name.into(),
+            value_from: Some(EnvVarSource {
+                field_ref: Some(ObjectFieldSelector {
+                    field_path: path.into(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let container = &mut full.spec.as_mut().unwrap().containers[0];
+        container.env.get_or_insert_with(Vec::new).extend([
+            reads("APP_CONFIG", "metadata.annotations['app-config']"),
+            reads("POD_NAME", "metadata.name"),
+        ]);
+        let small = pruned(&full);
+        let full_container = &full.spec.as_ref().unwrap().containers[0];
+        let small_container = &small.spec.as_ref().unwrap().containers[0];
+        assert_ne!(expected_hash(&full, full_container), 86_995_377);
+        assert_eq!(
+            expected_hash(&full, full_container),
+            expected_hash(&small, small_container)
         );
     }
 

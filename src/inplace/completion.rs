@@ -121,7 +121,11 @@ pub fn batch_completed(
             return Err(Incomplete::HashesInconsistent);
         }
     }
-    if let Some(runtime) = runtime.as_ref() {
+    // A hasher that cannot reproduce kubelet's plain hash leaves images to the imageID rule.
+    let plain_hashes_known = spec_containers(pod)
+        .iter()
+        .all(|c| hasher.plain_hash(c).is_some());
+    if let Some(runtime) = runtime.as_ref().filter(|_| plain_hashes_known) {
         if all_hashes_consistent(pod, runtime, |c, meta| {
             hasher.plain_hash(c) == Some(meta.hashes.plain_hash)
         }) {
@@ -136,7 +140,8 @@ pub fn batch_completed(
     image_ids_changed(pod, state)
 }
 
-fn runtime_meta(pod: &Pod) -> Option<RuntimeContainersMeta> {
+/// The runtime record of the pod, if it has one that reads; an unreadable one counts as absent.
+pub fn runtime_meta(pod: &Pod) -> Option<RuntimeContainersMeta> {
     let raw = pod
         .metadata
         .annotations
@@ -391,6 +396,53 @@ mod tests {
         );
         let fresh = with_runtime_meta(done, 7, 8);
         assert_eq!(batch_completed(&fresh, &env_state, &Fixed(7)), Ok(()));
+    }
+
+    /// The agent's side as the controllers use it: env steps judged by the agent's record, images
+    /// still by imageID (kubelet's plain hash is not reproduced).
+    #[test]
+    fn metadata_env_hasher_judges_env_by_record_and_images_by_image_id() {
+        use crate::inplace::env_hash::MetadataEnvHasher;
+        const NO_ENV: u64 = 86_995_377;
+        let mut env_only = state(&[]);
+        env_only.update_env_from_metadata = true;
+        let running = pod(&[("c1", "nginx:1")], &[("c1", "nginx:1", "id-1")]);
+        assert_eq!(
+            batch_completed(
+                &with_runtime_meta(running.clone(), 5, NO_ENV),
+                &env_only,
+                &MetadataEnvHasher
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            batch_completed(
+                &with_runtime_meta(running.clone(), 5, 1),
+                &env_only,
+                &MetadataEnvHasher
+            ),
+            Err(Incomplete::HashesInconsistent)
+        );
+        let mut image_batch = state(&[("c1", "id-1")]);
+        image_batch.update_env_from_metadata = true;
+        let not_yet = pod(&[("c1", "nginx:2")], &[("c1", "nginx:1", "id-1")]);
+        assert_eq!(
+            batch_completed(
+                &with_runtime_meta(not_yet, 5, NO_ENV),
+                &image_batch,
+                &MetadataEnvHasher
+            ),
+            Err(Incomplete::ImageIdNotChanged("c1".into()))
+        );
+        let done = pod(&[("c1", "nginx:2")], &[("c1", "nginx:2", "id-2")]);
+        assert_eq!(
+            batch_completed(
+                &with_runtime_meta(done, 5, NO_ENV),
+                &image_batch,
+                &MetadataEnvHasher
+            ),
+            Ok(())
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod batch;
 pub mod calculate;
 pub mod completion;
 pub mod conditions;
+pub mod env_hash;
 mod json_diff;
 pub mod metadata_patch;
 pub mod state;
