@@ -2,7 +2,8 @@
 # Static-ish release build on Debian, run as non-root on distroless.
 FROM rust:1-bookworm AS build
 WORKDIR /src
-COPY Cargo.toml Cargo.lock ./
+COPY Cargo.toml Cargo.lock build.rs ./
+COPY proto proto
 COPY src src
 COPY deploy/examples deploy/examples
 RUN --mount=type=cache,target=/usr/local/cargo/registry \

@@ -564,6 +564,29 @@ phase_d() {
   check "d. one replica holds the Lease" lease_held
   check "d. a pod created in an ordinary namespace comes back with its sidecar through the Service, and runs" sidecar_through_service
   check "d. deleting the Lease holder hands the Lease over while pods are created (${load_rate}/s): none failed, all injected" lease_hand_over
+  # the host agent of f goes: the DaemonSet's takes over
+  [ -z "$agent_pid" ] || { kill "$agent_pid" 2>/dev/null; wait "$agent_pid" 2>/dev/null || true; agent_pid=""; }
+  check "d. node agent from deploy/node-agent/ (image and socket path only): Ready, not privileged, records the injected pod" agent_daemonset
+}
+agent_daemonset() {
+  local name changed
+  kubectl kustomize deploy/node-agent/ > "$work/agent-base.yaml" || return 1
+  sed -e "s#image: kruise-webhook:0.1.0#image: localhost/kube-node/kruise-webhook:e2e#" \
+      -e "s#path: /run/containerd/containerd.sock#path: $KUBE_NODE/run/containerd.sock#" "$work/agent-base.yaml" > "$work/agent.yaml"
+  changed=$(diff "$work/agent-base.yaml" "$work/agent.yaml" | grep -c '^>')
+  [ "$changed" = 2 ] || { echo "     expected 2 changed lines, got $changed"; return 1; }
+  kubectl apply -f "$work/agent.yaml" >/dev/null || return 1
+  kubectl rollout status -n $SYS daemonset/kruise-node-agent --timeout=120s >/dev/null \
+    || { kubectl get pods -n $SYS -l app.kubernetes.io/name=kruise-node-agent -o wide; return 1; }
+  kubectl get pods -n $SYS -l app.kubernetes.io/name=kruise-node-agent -o json | jq -c '.items[] | {name: .metadata.name,
+    user: .spec.containers[0].securityContext.runAsUser, privileged: .spec.containers[0].securityContext.privileged,
+    ready: .status.containerStatuses[0].ready}' | sed 's/^/     /'
+  # the probe pod was injected by a SidecarSet: the agent records its containers with their env hashes
+  name=$(cat "$work/probe-pod")
+  until_true 60 bash -c "kubectl get pod -n $INSTALL_NS $name -o json | jq -e '(.metadata.annotations[\"apps.kruise.io/runtime-containers-meta\"] // \"{}\" | fromjson) as \$m
+    | [.status.containerStatuses[] | .containerID as \$id | any(\$m.containers[]?; .containerID == \$id and .hashes.extractedEnvFromMetadataHash > 0)]
+    | length > 0 and all' >/dev/null" || { kubectl logs -n $SYS daemonset/kruise-node-agent --tail=5; return 1; }
+  echo "     $INSTALL_NS/$name: $(kubectl get pod -n $INSTALL_NS "$name" -o jsonpath='{.metadata.annotations.apps\.kruise\.io/runtime-containers-meta}')"
 }
 
 # ---------------------------------------------------------------------------------------------------------------
