@@ -463,6 +463,21 @@ agent_annotation_only() {
     and $a[0].containers.main.id == $b[0].containers.main.id' >/dev/null || return 1
   printenv_shows $ns "config v3"
 }
+# The agent keeps no state of its own: restarted, it reads the record and the runtime and stops nothing.
+agent_restart_restarts_nothing() {
+  local ns=e2e-node-agent before after
+  before=$(pod_facts $ns app=agent)
+  kill "$agent_pid" && wait "$agent_pid" 2>/dev/null
+  agent_pid=""
+  : > "$work/agent.log.2"
+  KRUISE_WEBHOOK_LOG=info,kruise_webhook::nodeagent=debug "$binary" node-agent --kubeconfig "$KUBECONFIG" --node-name kube-node \
+    --cri-socket "$KUBE_NODE/run/containerd.sock" --log-format json >> "$work/agent.log.2" 2>&1 &
+  agent_pid=$!
+  until_true 30 grep -q 'node agent started' "$work/agent.log.2" || return 1
+  sleep 5
+  after=$(pod_facts $ns app=agent)
+  ! grep -q 'container meta restarter' "$work/agent.log.2" && [ "$before" = "$after" ] && agent_meta_current $ns app=agent
+}
 
 # ---------------------------------------------------------------------------------------------------------------
 # d. The install from deploy/, as pods.
@@ -623,6 +638,7 @@ if [[ $phases == *f* ]]; then
   if check "f. node agent on the host, talking CRI to the node's containerd" host_agent; then
     check "f. v1.1 example with the node agent: app-config and main image together: sidecar restarted first with config v2, then main at v2, same pod" agent_w1
     check "f. app-config alone: only the sidecar restarts, with config v3" agent_annotation_only
+    check "f. the agent restarted stops no container again" agent_restart_restarts_nothing
   fi
 fi
 if [[ $phases == *d* ]]; then phase "d. install from deploy/"; phase_d; fi
