@@ -814,6 +814,110 @@ fn w1_env_from_metadata_recreates_or_is_refused() {
     }
 }
 
+/// With a current node agent record on the pod, the v1.1 example's env change goes in place: the
+/// first batch is the sidecar, carried by the pod's annotation; main's image waits.
+#[test]
+fn w1_env_from_metadata_in_place_on_a_pod_the_node_agent_reports() {
+    use crate::inplace::completion::{
+        RuntimeContainerHashes, RuntimeContainerMeta, RuntimeContainersMeta,
+    };
+    let w1 = |config: &str, main: &str| {
+        json!({
+            "metadata": {"labels": {"app": "cs"}, "annotations": {"app-config": config}},
+            "spec": {"containers": [
+                {"name": "sidecar", "image": "sidecar:v1", "env": [
+                    {"name": "KRUISE_CONTAINER_PRIORITY", "value": "10"},
+                    // what the launch-priority webhook adds at creation
+                    serde_json::to_value(barrier_env("x-barrier", 10)).unwrap(),
+                    {"name": "APP_CONFIG", "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['app-config']"}}}
+                ]},
+                {"name": "main", "image": main, "env": [
+                    serde_json::to_value(barrier_env("x-barrier", 0)).unwrap()
+                ]}
+            ]}
+        })
+    };
+    let mut world = World::new(cloneset(
+        1,
+        w1("config v1", "main:v1"),
+        json!({"type": "InPlaceOnly"}),
+    ));
+    world.settle(30);
+    let record = RuntimeContainersMeta {
+        containers: ["main", "sidecar"]
+            .iter()
+            .map(|name| RuntimeContainerMeta {
+                name: name.to_string(),
+                container_id: format!("containerd://{name}"),
+                restart_count: 0,
+                hashes: RuntimeContainerHashes {
+                    plain_hash: 1,
+                    extracted_env_from_metadata_hash: 7,
+                },
+            })
+            .collect(),
+    };
+    Arc::make_mut(&mut world.pods[0])
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(
+            keys::RUNTIME_CONTAINERS_META.into(),
+            serde_json::to_string(&record).unwrap(),
+        );
+    world.set_template(w1("config v2", "main:v2"));
+    let plan = world.plan();
+    assert_eq!(plan.error, None);
+    let w = writes(&plan);
+    assert!(matches!(w[0].1, Purpose::InPlace { .. }), "{w:?}");
+    let patched = &w[0].2.last().unwrap().pod;
+    assert_eq!(pod::annotation(patched, "app-config"), Some("config v2"));
+    assert_eq!(image_of(patched, "main"), "main:v1");
+    let state = crate::inplace::state::read_state(patched).unwrap().unwrap();
+    assert!(state.update_env_from_metadata);
+    assert_eq!(
+        state.next_container_images.get("main").map(String::as_str),
+        Some("main:v2")
+    );
+}
+
+/// One in-place update at a time per pod: a SidecarSet's batches in progress are neither driven
+/// nor overtaken by the CloneSet; the pod is taken once they are done.
+#[test]
+fn an_in_place_update_of_another_owner_is_waited_for() {
+    let mut world = World::new(cloneset(
+        1,
+        template("nginx:v1"),
+        json!({"type": "InPlaceIfPossible"}),
+    ));
+    world.settle(30);
+    let foreign = r#"{"revision":"mesh-h2","updateTimestamp":"2024-05-01T10:00:00Z","lastContainerStatuses":{},"nextContainerImages":{"proxy":"proxy:v2"}}"#;
+    Arc::make_mut(&mut world.pods[0])
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(keys::INPLACE_UPDATE_STATE.into(), foreign.into());
+    world.set_template(template("nginx:v2"));
+    let plan = world.plan();
+    assert!(writes(&plan).is_empty(), "{:?}", writes(&plan));
+    assert!(plan.requeue_after.is_some());
+    // Done: the gate is True and no batch is left.
+    let done = r#"{"revision":"mesh-h2","updateTimestamp":"2024-05-01T10:00:00Z","lastContainerStatuses":{}}"#;
+    Arc::make_mut(&mut world.pods[0])
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(keys::INPLACE_UPDATE_STATE.into(), done.into());
+    let plan = world.plan();
+    assert!(
+        writes(&plan)
+            .iter()
+            .any(|(_, purpose, _)| matches!(purpose, Purpose::InPlace { .. })),
+        "{:?}",
+        writes(&plan)
+    );
+}
+
 #[test]
 fn cc9_grace_period_waits_before_the_image_patch() {
     let mut world = World::new(cloneset(

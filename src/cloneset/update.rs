@@ -41,7 +41,13 @@ pub(super) fn refresh(
 ) -> bool {
     let mut wrote = false;
     for p in &ctx.active {
-        match inplace::next_step(p, None, &ENGINE, ctx.now) {
+        // Another owner's update (a SidecarSet's batches) is driven by that owner.
+        let step = if foreign_update(ctx, p).is_some() {
+            Ok(Step::Idle)
+        } else {
+            inplace::next_step(p, None, &ENGINE, ctx.now)
+        };
+        match step {
             Ok(step) => {
                 push_requeue(requeue, step.requeue_after());
                 if let Some(write) = engine_write(&step) {
@@ -70,6 +76,18 @@ pub(super) fn refresh(
         }
     }
     wrote
+}
+
+/// How soon to look again at a pod another owner is upgrading in place.
+const FOREIGN_UPDATE_REQUEUE: Duration = Duration::from_secs(5);
+
+/// The revision of an in-place update in progress on `p` that is not one of this CloneSet's.
+fn foreign_update(ctx: &Context<'_>, p: &Pod) -> Option<String> {
+    inplace::in_flight_revision(p).filter(|revision| {
+        !ctx.history
+            .iter()
+            .any(|r| r.metadata.name.as_deref() == Some(revision.as_str()))
+    })
 }
 
 fn push_requeue(requeue: &mut Option<Duration>, next: Option<Duration>) {
@@ -133,6 +151,11 @@ pub(super) fn update(
     let in_place = matches!(strategy, IN_PLACE_IF_POSSIBLE | IN_PLACE_ONLY);
     for index in chosen {
         let p = ctx.active[index];
+        // One in-place update at a time per pod: a SidecarSet's, in progress, finishes first.
+        if foreign_update(ctx, p).is_some() {
+            push_requeue(requeue, Some(FOREIGN_UPDATE_REQUEUE));
+            continue;
+        }
         if in_place {
             match in_place_update(ctx, p, target) {
                 Ok(action) => {

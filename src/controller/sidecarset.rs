@@ -432,6 +432,14 @@ async fn upgrade(
                 source,
             }
         })?;
+        // One in-place update at a time per pod: another owner's (the pod's CloneSet) finishes
+        // first; this pod is taken again in a later round.
+        if let Some(other) =
+            inplace::in_flight_revision(&fresh).filter(|other| Some(other.as_str()) != revision)
+        {
+            tracing::info!(pod = key, other, "waits for an in-place update in progress");
+            return Ok(Attempt::Done(None));
+        }
         let sent = match revision {
             Some(revision) if upgrade.batches.len() > 1 => {
                 let base = engine_base(&upgrade);

@@ -173,6 +173,21 @@ pub fn next_step(
     refresh(pod, options, now)
 }
 
+/// The revision of an in-place update still in progress on the pod (grace period running, a batch
+/// pending, or the readiness gate still False), if any.
+///
+/// One pod can be upgraded by its workload (a CloneSet) and by a SidecarSet, and both record their
+/// progress in the same `apps.kruise.io/inplace-update-state`. The rule: **one in-place update at a
+/// time per pod**. A controller starts or drives an update only when no update of another owner is
+/// in progress; otherwise it waits for that one to finish. An unreadable state counts as none (it
+/// is reported elsewhere).
+pub fn in_flight_revision(pod: &Pod) -> Option<String> {
+    let state = state::read_state(pod)?.ok()?;
+    let gate_false = conditions::pod_condition(pod, keys::INPLACE_UPDATE_READY)
+        .is_some_and(|c| c.status == "False");
+    (state::has_grace(pod) || state.has_next_batch() || gate_false).then_some(state.revision)
+}
+
 /// Whether the pod has already been moved to `revision` (it may still be mid-update).
 pub fn on_revision(pod: &Pod, revision: &str, options: &EngineOptions<'_>) -> bool {
     match options.revision_label {
@@ -342,6 +357,49 @@ fn whole_seconds_up(remaining: SignedDuration) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_update_is_in_flight_until_gate_grace_and_batches_are_done() {
+        use k8s_openapi::api::core::v1::{PodCondition, PodStatus};
+        let with = |state: &str, gate: Option<&str>| {
+            let mut pod = Pod::default();
+            pod.metadata.annotations = Some(BTreeMap::from([(
+                keys::INPLACE_UPDATE_STATE.to_string(),
+                state.to_string(),
+            )]));
+            pod.status = Some(PodStatus {
+                conditions: gate.map(|status| {
+                    vec![PodCondition {
+                        type_: keys::INPLACE_UPDATE_READY.into(),
+                        status: status.into(),
+                        ..Default::default()
+                    }]
+                }),
+                ..Default::default()
+            });
+            pod
+        };
+        let done = r#"{"revision":"r1"}"#;
+        let pending = r#"{"revision":"r1","nextContainerImages":{"c":"i"}}"#;
+        assert_eq!(in_flight_revision(&Pod::default()), None);
+        assert_eq!(in_flight_revision(&with(done, Some("True"))), None);
+        assert_eq!(in_flight_revision(&with(done, None)), None);
+        assert_eq!(
+            in_flight_revision(&with(done, Some("False"))).as_deref(),
+            Some("r1")
+        );
+        assert_eq!(
+            in_flight_revision(&with(pending, Some("True"))).as_deref(),
+            Some("r1")
+        );
+        let mut grace = with(done, Some("True"));
+        grace.metadata.annotations.as_mut().unwrap().insert(
+            keys::INPLACE_UPDATE_GRACE.to_string(),
+            r#"{"revision":"r1"}"#.to_string(),
+        );
+        assert_eq!(in_flight_revision(&grace).as_deref(), Some("r1"));
+        assert_eq!(in_flight_revision(&with("{not json", Some("False"))), None);
+    }
 
     #[test]
     fn grace_rounds_up_to_whole_seconds() {
