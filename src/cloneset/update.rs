@@ -106,7 +106,6 @@ fn engine_write(step: &Step) -> Option<PodWrite> {
 /// The lifecycle label the pod should move to now (no lifecycle hooks), plus a missing
 /// `pod-template-hash`.
 fn lifecycle_transition(ctx: &Context<'_>, p: &Pod) -> Option<Pod> {
-    let mut after = p.clone();
     let next = match pod::lifecycle(p) {
         PREPARING_NORMAL if pod::scheduled(p) => Some(NORMAL),
         PREPARING_UPDATE if pod::at_revision(p, ctx.update_revision) => Some(NORMAL),
@@ -114,6 +113,13 @@ fn lifecycle_transition(ctx: &Context<'_>, p: &Pod) -> Option<Pod> {
         UPDATED => Some(NORMAL),
         _ => None,
     };
+    let missing_template_hash = pod::label(p, pod::POD_TEMPLATE_HASH).is_none()
+        && pod::label(p, keys::CONTROLLER_REVISION_HASH).is_some();
+    // Most pods of a large CloneSet need nothing: no copy of them is made.
+    if next.is_none() && !missing_template_hash {
+        return None;
+    }
+    let mut after = p.clone();
     if let Some(state) = next {
         set_lifecycle(&mut after, state, &ctx.now_text);
     }

@@ -1,0 +1,219 @@
+//! Pure decision time of one CloneSet reconcile in the middle of an in-place update, for 1,000 and
+//! 10,000 replicas, and the memory its pods take in the controller's cache: run with
+//! `cargo bench --bench cloneset`.
+//!
+//! The pods are the planner's own creations (template with a sidecar of launch priority 10 and
+//! `main`), made running and ready with the `InPlaceUpdateReady` gate True, held as the pod
+//! reflector holds them (pruned). Then the template's images change: a third of the pods are
+//! already at the new revision, the rest wait, `maxUnavailable` 20 %. The timed call is
+//! `cloneset::plan`, which refreshes every pod through the in-place engine, orders the candidates
+//! and starts the allowed updates.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Instant;
+
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodCondition, PodStatus};
+use kruise_webhook::api::cloneset::CloneSet;
+use kruise_webhook::api::keys;
+use kruise_webhook::cloneset::revision::{self, UpdateRevision};
+use kruise_webhook::cloneset::{Action, Purpose, Snapshot, plan};
+use kruise_webhook::controller::pod_cache;
+use serde_json::json;
+
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+fn main() {
+    for replicas in [1_000, 10_000] {
+        run(replicas);
+    }
+}
+
+fn cloneset(replicas: usize, image: &str) -> CloneSet {
+    serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "CloneSet",
+        "metadata": {"name": "web", "namespace": "default", "uid": "cs-uid", "generation": 2},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [
+                    {"name": "sidecar", "image": format!("sidecar:{image}"),
+                     "env": [{"name": "KRUISE_CONTAINER_PRIORITY", "value": "10"}]},
+                    {"name": "main", "image": format!("main:{image}")}
+                ]}
+            },
+            "updateStrategy": {"type": "InPlaceIfPossible", "maxUnavailable": std::env::var("BENCH_MAX_UNAVAILABLE").unwrap_or("20%".into())}
+        }
+    }))
+    .expect("cloneset")
+}
+
+fn new_revision(set: &CloneSet, history: &mut Vec<ControllerRevision>) -> String {
+    match revision::update_revision(set, history, 0).expect("revision") {
+        UpdateRevision::Create(r) => {
+            let name = r.metadata.name.clone().expect("name");
+            history.push(*r);
+            revision::sort_history(history);
+            name
+        }
+        UpdateRevision::Latest { name } | UpdateRevision::Renumber { name, .. } => name,
+    }
+}
+
+fn run(replicas: usize) {
+    let now = Timestamp::from_second(1_700_000_000).expect("time");
+    let mut rng = fastrand::Rng::with_seed(7);
+    let v1 = cloneset(replicas, "v1");
+    let mut history = Vec::new();
+    let r1 = new_revision(&v1, &mut history);
+    let created = plan(
+        &Snapshot {
+            cloneset: &v1,
+            pods: &[],
+            history: &history,
+            update_revision: &r1,
+            collision_count: 0,
+            now,
+        },
+        &mut rng,
+    )
+    .expect("plan");
+    let rss_before = rss_kib();
+    let mut pods: Vec<Arc<Pod>> = created
+        .actions
+        .into_iter()
+        .filter_map(|action| match action {
+            Action::CreatePod { pod, .. } => Some(*pod),
+            _ => None,
+        })
+        .enumerate()
+        .map(|(i, pod)| {
+            let mut pod = running(pod, i, now);
+            pod_cache::prune(&mut pod);
+            Arc::new(pod)
+        })
+        .collect();
+    assert_eq!(pods.len(), replicas, "one creation per replica");
+    let rss_pods = rss_kib();
+
+    let v2 = cloneset(replicas, "v2");
+    let r2 = new_revision(&v2, &mut history);
+    // A third already moved to v2 (as a finished in-place update leaves them).
+    for pod in pods.iter_mut().step_by(3) {
+        let pod = Arc::make_mut(pod);
+        let labels = pod.metadata.labels.get_or_insert_with(Default::default);
+        labels.insert(keys::CONTROLLER_REVISION_HASH.into(), r2.clone());
+        labels.insert(
+            "pod-template-hash".into(),
+            r2.rsplit('-').next().unwrap_or_default().into(),
+        );
+        for c in &mut pod.spec.as_mut().expect("spec").containers {
+            c.image = c.image.as_ref().map(|i| i.replace(":v1", ":v2"));
+        }
+    }
+    let snapshot = Snapshot {
+        cloneset: &v2,
+        pods: &pods,
+        history: &history,
+        update_revision: &r2,
+        collision_count: 0,
+        now,
+    };
+    let first = plan(&snapshot, &mut rng).expect("plan");
+    let started_updates = first
+        .actions
+        .iter()
+        .filter(|a| {
+            matches!(a, Action::WritePod { purpose, .. } if matches!(purpose, Purpose::InPlace { .. }))
+        })
+        .count();
+    assert!(
+        started_updates > 0 || std::env::var_os("BENCH_MAX_UNAVAILABLE").is_some(),
+        "the round starts in-place updates"
+    );
+
+    let runs = 20;
+    let mut times = Vec::new();
+    for run in 0..3 + runs {
+        let started = Instant::now();
+        black_box(plan(black_box(&snapshot), &mut rng).expect("plan"));
+        if run >= 3 {
+            times.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    let max = times.last().copied().unwrap_or(0.0);
+    println!(
+        "cloneset reconcile, {replicas} replicas mid-update ({started_updates} in-place starts): median {median:.2} ms, max {max:.2} ms ({runs} runs)"
+    );
+    let mib = |kib: u64| kib as f64 / 1024.0;
+    println!(
+        "  {replicas} cached (pruned) pods: {:.1} MiB of process RSS",
+        mib(rss_pods.saturating_sub(rss_before))
+    );
+}
+
+/// Scheduled, running, ready, the in-place gate True, image IDs per container.
+fn running(mut pod: Pod, i: usize, now: Timestamp) -> Pod {
+    pod.metadata.resource_version = Some(i.to_string());
+    // Scheduled pods have left PreparingNormal.
+    pod.metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert("lifecycle.apps.kruise.io/state".into(), "Normal".into());
+    pod.metadata.uid = Some(format!("00000000-0000-4000-8000-{i:012}"));
+    let spec = pod.spec.get_or_insert_with(Default::default);
+    spec.node_name = Some(format!("node-{}", i % 100));
+    let statuses = spec
+        .containers
+        .iter()
+        .map(|c| ContainerStatus {
+            name: c.name.clone(),
+            image: c.image.clone().unwrap_or_default(),
+            image_id: format!("sha256:{i:064}"),
+            container_id: Some(format!("containerd://{}-{i}", c.name)),
+            ready: true,
+            started: Some(true),
+            ..Default::default()
+        })
+        .collect();
+    let condition = |type_: &str| PodCondition {
+        type_: type_.into(),
+        status: "True".into(),
+        last_transition_time: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now)),
+        ..Default::default()
+    };
+    pod.status = Some(PodStatus {
+        phase: Some("Running".into()),
+        conditions: Some(vec![
+            condition("PodScheduled"),
+            condition("ContainersReady"),
+            condition("Ready"),
+            condition(keys::INPLACE_UPDATE_READY),
+        ]),
+        container_statuses: Some(statuses),
+        ..Default::default()
+    });
+    pod
+}
+
+/// Resident set size of this process, from /proc (0 where there is none).
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kib| kib.parse().ok())
+        })
+        .unwrap_or(0)
+}
