@@ -13,6 +13,7 @@
 //! A round does one kind of change: Scale, and only if it changed nothing, Update. Repeated
 //! rounds over an unchanged world converge and then write nothing.
 
+pub mod hooks;
 pub mod numbers;
 pub mod pod;
 pub mod revision;

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::{Pod, PodReadinessGate};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+use super::hooks;
 use super::numbers::Diff;
-use super::pod::{self, PREPARING_NORMAL};
+use super::pod::{self, PREPARING_DELETE, PREPARING_NORMAL};
 use super::revision::{owner_reference, short_hash};
 use super::{Action, Context, Event, PodWrite, Purpose};
 use crate::api::keys;
@@ -107,30 +108,31 @@ pub(super) fn scale(
         return creations > 0;
     }
 
-    // 4. Pods whose preDelete hook is done.
-    if !pre_deleting.is_empty() {
-        for p in &pre_deleting {
-            out.push(Action::DeletePod {
-                name: pod::name(p).to_string(),
-            });
+    // 4. Pods waiting in PreparingDelete: deleted once their preDelete hook lets them go.
+    let mut changed = false;
+    for p in &pre_deleting {
+        if let Some(action) = delete(ctx, p) {
+            out.push(action);
+            changed = true;
         }
+    }
+    if changed {
         return true;
     }
 
     // 5. Pods marked for deletion: unavailable ones always, ready ones within the budget.
     let mut ready_limit = diff.delete_ready_limit;
-    let mut changed = false;
-    for p in &specified {
+    for p in specified.iter().filter(|p| !pod::is_pre_deleting(p)) {
         if pod::is_available(p, 0, ctx.now) {
             if ready_limit <= 0 {
                 continue;
             }
             ready_limit -= 1;
         }
-        out.push(Action::DeletePod {
-            name: pod::name(p).to_string(),
-        });
-        changed = true;
+        if let Some(action) = delete(ctx, p) {
+            out.push(action);
+            changed = true;
+        }
     }
 
     // 6. Surplus pods.
@@ -142,13 +144,40 @@ pub(super) fn scale(
                 }
                 ready_limit -= 1;
             }
-            out.push(Action::DeletePod {
-                name: pod::name(p).to_string(),
-            });
-            changed = true;
+            if let Some(action) = delete(ctx, p) {
+                out.push(action);
+                changed = true;
+            }
         }
     }
     changed
+}
+
+/// Deleting a pod (§7.4): a pod a `preDelete` hook holds is moved to `PreparingDelete` instead
+/// (and left there, no change, while the hook still holds it); any other pod is deleted.
+fn delete(ctx: &Context<'_>, p: &Pod) -> Option<Action> {
+    if let Some(hook) = hooks::pre_delete(ctx.cloneset)
+        && hooks::hooked(p, hook)
+    {
+        if pod::is_pre_deleting(p) {
+            return None;
+        }
+        let before = ctx
+            .active
+            .iter()
+            .find(|a| pod::name(a) == pod::name(p))
+            .map(|a| (*a).clone())
+            .unwrap_or_else(|| Arc::new(p.clone()));
+        return Some(lifecycle_write(
+            ctx,
+            &before,
+            PREPARING_DELETE,
+            Purpose::Lifecycle,
+        ));
+    }
+    Some(Action::DeletePod {
+        name: pod::name(p).to_string(),
+    })
 }
 
 /// The pods to remove on scale-in: old-revision ones first as far as `scale_down_old` says.

@@ -9,12 +9,13 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;
 
+use super::hooks;
 use super::numbers::Diff;
 use super::pod::{
     self, NORMAL, PREPARING_DELETE, PREPARING_NORMAL, PREPARING_UPDATE, UPDATED, UPDATING,
 };
 use super::revision::{label_names_revision, short_hash};
-use super::scale::set_lifecycle;
+use super::scale::{lifecycle_write, set_lifecycle};
 use super::{Action, Context, Event, PodWrite, Purpose};
 use crate::api::cloneset::{IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY};
 use crate::api::keys;
@@ -103,14 +104,22 @@ fn engine_write(step: &Step) -> Option<PodWrite> {
     })
 }
 
-/// The lifecycle label the pod should move to now (no lifecycle hooks), plus a missing
-/// `pod-template-hash`.
+/// The lifecycle label the pod should move to now, plus a missing `pod-template-hash`.
 fn lifecycle_transition(ctx: &Context<'_>, p: &Pod) -> Option<Pod> {
+    let update_hook = hooks::in_place_update(ctx.cloneset);
+    // After an update a pod waits in Updated until the inPlaceUpdate hook's markers are back.
+    let after_update = || match update_hook {
+        Some(hook) if !hooks::all_hooked(p, hook) => UPDATED,
+        _ => NORMAL,
+    };
     let next = match pod::lifecycle(p) {
-        PREPARING_NORMAL if pod::scheduled(p) => Some(NORMAL),
-        PREPARING_UPDATE if pod::at_revision(p, ctx.update_revision) => Some(NORMAL),
-        UPDATING if inplace::pod_update_completed(p, ENGINE.hasher).is_ok() => Some(NORMAL),
-        UPDATED => Some(NORMAL),
+        PREPARING_NORMAL => match hooks::pre_normal(ctx.cloneset) {
+            Some(hook) => hooks::all_hooked(p, hook).then_some(NORMAL),
+            None => pod::scheduled(p).then_some(NORMAL),
+        },
+        PREPARING_UPDATE if pod::at_revision(p, ctx.update_revision) => Some(after_update()),
+        UPDATING if inplace::pod_update_completed(p, ENGINE.hasher).is_ok() => Some(after_update()),
+        UPDATED => (after_update() == NORMAL).then_some(NORMAL),
         _ => None,
     };
     let missing_template_hash = pod::label(p, pod::POD_TEMPLATE_HASH).is_none()
@@ -164,11 +173,13 @@ pub(super) fn update(
         }
         if in_place {
             match in_place_update(ctx, p, target) {
-                Ok(action) => {
+                Ok(Some(action)) => {
                     push_requeue(requeue, grace(ctx));
                     out.push(action);
                     continue;
                 }
+                // Held in PreparingUpdate by the inPlaceUpdate hook.
+                Ok(None) => continue,
                 Err(reason) if strategy == IN_PLACE_ONLY => {
                     return Err(format!(
                         "find Pod {} update strategy is InPlaceOnly but can not update in-place: {reason}",
@@ -282,8 +293,14 @@ fn at_target(p: &Pod, target: &str) -> bool {
     pod::label(p, keys::CONTROLLER_REVISION_HASH).is_some_and(|l| label_names_revision(l, target))
 }
 
-/// The writes that start an in-place update of `p` to `target`, or why it cannot be done in place.
-fn in_place_update(ctx: &Context<'_>, p: &Arc<Pod>, target: &str) -> Result<Action, String> {
+/// The writes that start an in-place update of `p` to `target` (or move it into
+/// `PreparingUpdate` for the inPlaceUpdate hook; `None` while the hook holds it there), or why it
+/// cannot be done in place.
+fn in_place_update(
+    ctx: &Context<'_>,
+    p: &Arc<Pod>,
+    target: &str,
+) -> Result<Option<Action>, String> {
     match pod::lifecycle(p) {
         "" | PREPARING_NORMAL | NORMAL | UPDATED | PREPARING_UPDATE | UPDATING => {}
         other => {
@@ -318,6 +335,31 @@ fn in_place_update(ctx: &Context<'_>, p: &Arc<Pod>, target: &str) -> Result<Acti
     };
     let spec =
         inplace::calculate_spec(old.as_ref(), new.as_ref(), &options).map_err(|e| e.to_string())?;
+    // In place is possible: the inPlaceUpdate hook gets its say first (§8.5).
+    if let Some(hook) = hooks::in_place_update(ctx.cloneset) {
+        match pod::lifecycle(p) {
+            "" | PREPARING_NORMAL | NORMAL if hooks::hooked(p, hook) => {
+                return Ok(Some(lifecycle_write(
+                    ctx,
+                    p,
+                    PREPARING_UPDATE,
+                    Purpose::Lifecycle,
+                )));
+            }
+            UPDATED => {
+                let mut after = Pod::clone(p);
+                set_lifecycle(&mut after, PREPARING_UPDATE, &ctx.now_text);
+                hooks::add_markers(&mut after, hook);
+                return Ok(Some(Action::WritePod {
+                    before: p.clone(),
+                    writes: vec![PodWrite::spec(after)],
+                    purpose: Purpose::Lifecycle,
+                }));
+            }
+            PREPARING_UPDATE if hooks::hooked(p, hook) => return Ok(None),
+            _ => {}
+        }
+    }
     let mut writes = Vec::new();
     let base = match conditions::mark_not_ready(p, ctx.now) {
         Some(not_ready) => {
@@ -339,13 +381,13 @@ fn in_place_update(ctx: &Context<'_>, p: &Arc<Pod>, target: &str) -> Result<Acti
         .insert(pod::POD_TEMPLATE_HASH.into(), short_hash(target).into());
     set_lifecycle(&mut after, UPDATING, &ctx.now_text);
     writes.push(PodWrite::spec(after));
-    Ok(Action::WritePod {
+    Ok(Some(Action::WritePod {
         before: p.clone(),
         writes,
         purpose: Purpose::InPlace {
             revision: target.to_string(),
         },
-    })
+    }))
 }
 
 fn as_revision(r: &ControllerRevision) -> Option<Revision<'_>> {
