@@ -12,10 +12,10 @@ use k8s_openapi::api::core::v1::{Container, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Value, json};
 
+use super::env_hash::{MetadataSource, metadata_envs};
 use super::json_diff::{self, Op};
 use super::metadata_patch::{self, MetadataPatchError};
 use super::state::UpdateSpec;
-use crate::api::keys;
 
 /// One side of the comparison: a ControllerRevision's name and data
 /// (`{"spec":{"template":{"$patch":"replace", …}}}` for CloneSet and Advanced StatefulSet).
@@ -250,30 +250,15 @@ fn image_index(path: &str) -> Option<usize> {
     digits.parse().ok()
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum MetaField {
-    Labels,
-    Annotations,
-}
-
-impl MetaField {
-    fn path(self) -> &'static str {
-        match self {
-            MetaField::Labels => "metadata.labels",
-            MetaField::Annotations => "metadata.annotations",
-        }
-    }
-}
-
 /// `/metadata/labels/<key>` or `/metadata/annotations/<key>`, key unescaped.
-fn metadata_key(path: &str) -> Option<(MetaField, String)> {
+fn metadata_key(path: &str) -> Option<(MetadataSource, String)> {
     let words: Vec<&str> = path.split('/').collect();
     let [_, _, field, key] = words.as_slice() else {
         return None;
     };
     let field = match *field {
-        "labels" => MetaField::Labels,
-        "annotations" => MetaField::Annotations,
+        "labels" => MetadataSource::Labels,
+        "annotations" => MetadataSource::Annotations,
         _ => return None,
     };
     Some((field, json_diff::unescape_token(key)))
@@ -281,38 +266,30 @@ fn metadata_key(path: &str) -> Option<(MetaField, String)> {
 
 /// Whether the container's env reads the key through a downward-API `fieldRef`. Env with a literal
 /// value and the hot-upgrade version env are not references.
-fn reads_metadata(container: &Container, field: MetaField, key: &str) -> bool {
-    let wanted = format!("{}['{key}']", field.path());
-    container.env.iter().flatten().any(|env| {
-        env.name != keys::ENV_SIDECARSET_VERSION
-            && env.name != keys::ENV_SIDECARSET_VERSION_ALT
-            && env.value.as_deref().unwrap_or("").is_empty()
-            && env
-                .value_from
-                .as_ref()
-                .and_then(|from| from.field_ref.as_ref())
-                .is_some_and(|r| r.field_path == wanted)
-    })
+fn reads_metadata(container: &Container, field: MetadataSource, key: &str) -> bool {
+    metadata_envs(container)
+        .iter()
+        .any(|env| env.source == field && env.key == key)
 }
 
-fn meta_map(meta: &ObjectMeta, field: MetaField) -> Option<&BTreeMap<String, String>> {
+fn meta_map(meta: &ObjectMeta, field: MetadataSource) -> Option<&BTreeMap<String, String>> {
     match field {
-        MetaField::Labels => meta.labels.as_ref(),
-        MetaField::Annotations => meta.annotations.as_ref(),
+        MetadataSource::Labels => meta.labels.as_ref(),
+        MetadataSource::Annotations => meta.annotations.as_ref(),
     }
 }
 
-fn meta_map_mut(meta: &mut ObjectMeta, field: MetaField) -> &mut BTreeMap<String, String> {
+fn meta_map_mut(meta: &mut ObjectMeta, field: MetadataSource) -> &mut BTreeMap<String, String> {
     match field {
-        MetaField::Labels => meta.labels.get_or_insert_with(BTreeMap::new),
-        MetaField::Annotations => meta.annotations.get_or_insert_with(BTreeMap::new),
+        MetadataSource::Labels => meta.labels.get_or_insert_with(BTreeMap::new),
+        MetadataSource::Annotations => meta.annotations.get_or_insert_with(BTreeMap::new),
     }
 }
 
-fn remove_meta_key(meta: &mut ObjectMeta, field: MetaField, key: &str) {
+fn remove_meta_key(meta: &mut ObjectMeta, field: MetadataSource, key: &str) {
     let map = match field {
-        MetaField::Labels => &mut meta.labels,
-        MetaField::Annotations => &mut meta.annotations,
+        MetadataSource::Labels => &mut meta.labels,
+        MetadataSource::Annotations => &mut meta.annotations,
     };
     if let Some(m) = map.as_mut() {
         m.remove(key);

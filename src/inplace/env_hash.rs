@@ -33,6 +33,16 @@ pub enum MetadataSource {
     Annotations,
 }
 
+impl MetadataSource {
+    /// The field path a `fieldRef` subscripts: `metadata.labels` / `metadata.annotations`.
+    pub fn path(self) -> &'static str {
+        match self {
+            MetadataSource::Labels => "metadata.labels",
+            MetadataSource::Annotations => "metadata.annotations",
+        }
+    }
+}
+
 /// The env entries that read pod metadata: an empty `value`, a `fieldRef` of the subscripted form,
 /// and not one of the SidecarSet version variables (those change on every SidecarSet update and
 /// are handled by the SidecarSet path).
@@ -63,11 +73,9 @@ pub fn metadata_envs(container: &Container) -> Vec<MetadataEnv<'_>> {
 fn split_subscripted_path(path: &str) -> Option<(MetadataSource, String)> {
     let (field, rest) = path.split_once("['")?;
     let key = rest.strip_suffix("']")?;
-    let source = match field {
-        "metadata.labels" => MetadataSource::Labels,
-        "metadata.annotations" => MetadataSource::Annotations,
-        _ => return None,
-    };
+    let source = [MetadataSource::Labels, MetadataSource::Annotations]
+        .into_iter()
+        .find(|s| s.path() == field)?;
     Some((source, key.to_string()))
 }
 

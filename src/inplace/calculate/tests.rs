@@ -169,13 +169,13 @@ fn literal_env_value_and_version_env_are_not_references() {
         {"name":"E","value":"v","valueFrom":{"fieldRef":{"fieldPath":"metadata.labels['k']"}}}
     ]}))
     .unwrap();
-    assert!(!reads_metadata(&c, MetaField::Labels, "k"));
+    assert!(!reads_metadata(&c, MetadataSource::Labels, "k"));
     let c: Container = serde_json::from_value(json!({"name":"c","env":[
         {"name":"E","valueFrom":{"fieldRef":{"fieldPath":"metadata.labels['k']"}}}
     ]}))
     .unwrap();
-    assert!(reads_metadata(&c, MetaField::Labels, "k"));
-    assert!(!reads_metadata(&c, MetaField::Annotations, "k"));
+    assert!(reads_metadata(&c, MetadataSource::Labels, "k"));
+    assert!(!reads_metadata(&c, MetadataSource::Annotations, "k"));
 }
 
 #[test]
