@@ -23,6 +23,9 @@ use kruise_webhook::cloneset::{Action, Purpose, Snapshot, plan};
 use kruise_webhook::controller::pod_cache;
 use serde_json::json;
 
+mod support;
+use support::rss_kib;
+
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
@@ -202,18 +205,4 @@ fn running(mut pod: Pod, i: usize, now: Timestamp) -> Pod {
         ..Default::default()
     });
     pod
-}
-
-/// Resident set size of this process, from /proc (0 where there is none).
-fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kib| kib.parse().ok())
-        })
-        .unwrap_or(0)
 }

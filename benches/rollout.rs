@@ -25,6 +25,9 @@ use kube::ResourceExt;
 
 const PODS: usize = 10_000;
 
+mod support;
+use support::rss_kib;
+
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
@@ -174,18 +177,4 @@ fn running_copy(template: &Pod, i: usize) -> Pod {
         ..Default::default()
     });
     pod
-}
-
-/// Resident set size of this process, from /proc (0 where there is none).
-fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kib| kib.parse().ok())
-        })
-        .unwrap_or(0)
 }
