@@ -374,11 +374,12 @@ cloneset_in_place() {
 
 # ---------------------------------------------------------------------------------------------------------------
 # f. The node agent: env values read from pod metadata change in place.
-host_agent() {
+host_agent() { # [log file, default $work/agent.log]
+  local log=${1:-$work/agent.log}
   KRUISE_WEBHOOK_LOG=info,kruise_webhook::nodeagent=debug "$binary" node-agent --kubeconfig "$KUBECONFIG" --node-name kube-node --cri-socket "$KUBE_NODE/run/containerd.sock" \
-    --log-format json >> "$work/agent.log" 2>&1 &
+    --log-format json >> "$log" 2>&1 &
   agent_pid=$!
-  until_true 30 grep -q 'node agent started' "$work/agent.log" || { tail -5 "$work/agent.log"; return 1; }
+  until_true 30 grep -q 'node agent started' "$log" || { tail -5 "$log"; return 1; }
 }
 # The agent's record of a container: containerID and env hash.
 agent_meta() { # namespace selector
@@ -470,10 +471,7 @@ agent_restart_restarts_nothing() {
   kill "$agent_pid" && wait "$agent_pid" 2>/dev/null
   agent_pid=""
   : > "$work/agent.log.2"
-  KRUISE_WEBHOOK_LOG=info,kruise_webhook::nodeagent=debug "$binary" node-agent --kubeconfig "$KUBECONFIG" --node-name kube-node \
-    --cri-socket "$KUBE_NODE/run/containerd.sock" --log-format json >> "$work/agent.log.2" 2>&1 &
-  agent_pid=$!
-  until_true 30 grep -q 'node agent started' "$work/agent.log.2" || return 1
+  host_agent "$work/agent.log.2" || return 1
   sleep 5
   after=$(pod_facts $ns app=agent)
   ! grep -q 'container meta restarter' "$work/agent.log.2" && [ "$before" = "$after" ] && agent_meta_current $ns app=agent
