@@ -6,14 +6,22 @@
 #
 # Without KUBECONFIG it starts a kube-apiserver of its own (binaries of scripts/kube-local, state in
 # a temporary KUBE_LOCAL, ports APISERVER_PORT 18443 / ETCD_PORT 18379 / ETCD_PEER_PORT 18380) and
-# stops it afterwards.
+# stops it afterwards. scripts/e2e.sh runs it against its apiserver, in namespace e2e-cloneset-<pid>.
 #
 # There is no scheduler or kubelet: this script binds pods to a node (pods/binding) and writes
 # pods/status (Running, containerStatuses whose imageID follows the image and whose restartCount
-# rises when the image changes, Ready = every readiness gate condition True).
-# Scenario: a CloneSet scaled 0 → 3 → 5 (kubectl scale) → 2; then the v1.1 release-note CloneSet
-# (W1) with both images changed: the pod is updated in place (same uid) in two batches, the
-# sidecar (launch priority 10) first, and reports updatedReadyReplicas = replicas.
+# rises when the image changes, Ready = every readiness gate condition True). Pod changes are
+# recorded by `kubectl get pods -w` in the background, so orders are checked on every version the
+# apiserver stored, not on polls.
+# Scenarios, one block each (a new block can be appended at the end; the summary is printed on
+# exit):
+#   scale      0 → 3 → 5 → 2 with `kubectl scale`; names, labels, readiness gate, printer columns;
+#   only       InPlaceOnly refuses an env change: FailedUpdate condition, pods untouched;
+#   w1         the v1.1 release-note CloneSet (spec W1) with both images changed: in place (same
+#              uid) in two batches, the sidecar (launch priority 10) first; updatedReadyReplicas 1;
+#   partition  5 pods, partition 2, maxUnavailable 1, image change: three pods in place one at a
+#              time, gate False stored before each image patch; then partition 0 and the controller
+#              killed (SIGKILL) mid-update: a new one takes the Lease and finishes, no pod recreated.
 # The pods carry the KRUISE_CONTAINER_BARRIER env the pod webhook would add (no webhook runs here).
 set -euo pipefail
 # The webhook binaries started here stop at once: no endpoints drain them (see --shutdown-delay).
@@ -22,9 +30,12 @@ cd "$(dirname "$0")/.."
 here=$PWD
 BIN=${BIN:-target/debug/kruise-webhook}
 NS=${E2E_NAMESPACE:-e2e-cloneset-$$}
+# The controller's Lease lasts 15 s (src/controller/leader.rs): a successor of a killed leader
+# waits that long.
+LEASE_SECONDS=15
 [ -x "$BIN" ] || cargo build --quiet
 tmp=$(mktemp -d)
-ctl_pid=""; started_local=0; failures=0
+ctl_pid=""; ctl_runs=0; watch_pids=""; started_local=0; passed=0; failed=0
 
 if [ -z "${KUBECONFIG:-}" ]; then
   shared=$HOME/.cache/kruise-webhook/kube-local
@@ -37,49 +48,71 @@ if [ -z "${KUBECONFIG:-}" ]; then
 fi
 export KUBECONFIG
 
-cleanup() {
-  [ -n "$ctl_pid" ] && { kill "$ctl_pid" 2>/dev/null || true; wait "$ctl_pid" 2>/dev/null || true; }
+# On exit (the end of the last block, or a command that failed under `set -e`): the summary.
+finish() {
+  local code=$?
+  [ "$code" = 0 ] || { echo "FAIL script stopped early (exit $code)"; failed=$((failed + 1)); }
+  if [ "$failed" -gt 0 ]; then
+    for log in "$tmp"/ctl-*.log; do [ -f "$log" ] && { echo "--- $(basename "$log") (tail)"; tail -20 "$log"; }; done
+  fi
+  for p in $ctl_pid $watch_pids; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
   if [ "$started_local" = 1 ]; then
     "$here/scripts/kube-local/stop.sh" >/dev/null 2>&1 || true
   else
     kubectl delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1 || true
   fi
+  # E2E_CLONESET_LOGS=DIR keeps the controllers' logs and the recorded pod watches.
+  [ -n "${E2E_CLONESET_LOGS:-}" ] && { mkdir -p "$E2E_CLONESET_LOGS"; cp "$tmp"/*.log "$tmp"/*.watch "$E2E_CLONESET_LOGS"/ 2>/dev/null || true; }
   rm -rf "$tmp"
+  echo "e2e-cloneset: $passed passed, $failed failed (${SECONDS}s)"
+  [ "$failed" = 0 ] || exit 1
 }
-trap cleanup EXIT
+trap finish EXIT
 
-pass() { echo "ok   $*"; }
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+pass() { echo "ok   $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL $*"; failed=$((failed + 1)); }
+# check DESCRIPTION COMMAND...: one check, passed when COMMAND succeeds.
+check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
+
+# start_controller IDENTITY: a controller process for the namespace (its log: $tmp/ctl-N.log).
+start_controller() {
+  ctl_runs=$((ctl_runs + 1))
+  RUST_LOG=info "$BIN" controller --namespace "$NS" --identity "$1" --no-sidecarsets --no-barriers \
+    > "$tmp/ctl-$ctl_runs.log" 2>&1 &
+  ctl_pid=$!
+}
 
 # --- kubelet ----------------------------------------------------------------------------------
+# One pass: every pod not yet bound is bound to node-1, and every pod whose status differs from
+# what a kubelet would report gets that status (one jq over the list; unchanged pods cost nothing).
 kubelet_pass() {
-  local snapshot pod
-  snapshot=$(kubectl get pods -n "$NS" -o json)
-  for pod in $(jq -r '.items[] | select(.metadata.deletionTimestamp == null) | .metadata.name' <<<"$snapshot"); do
-    local json node patch
-    json=$(jq -c --arg p "$pod" '.items[] | select(.metadata.name == $p)' <<<"$snapshot")
-    node=$(jq -r '.spec.nodeName // ""' <<<"$json")
-    if [ -z "$node" ]; then
-      jq -nc --arg p "$pod" '{apiVersion: "v1", kind: "Binding", metadata: {name: $p}, target: {kind: "Node", name: "node-1"}}' \
-        | kubectl create --raw "/api/v1/namespaces/$NS/pods/$pod/binding" -f - >/dev/null 2>&1 || true
+  local name bind patch
+  kubectl get pods -n "$NS" -o json | jq -r '
+    .items[] | select(.metadata.deletionTimestamp == null)
+    | (.status.containerStatuses // []) as $old
+    | [.spec.containers[] | .name as $n | .image as $i
+       | ([$old[] | select(.name == $n)][0]) as $o
+       | (if $o == null then 0 elif $o.image == $i then $o.restartCount else $o.restartCount + 1 end) as $restarts
+       | {name: $n, image: $i, imageID: ("docker-pullable://" + $i), ready: true, started: true,
+          restartCount: $restarts, containerID: ("containerd://" + $n + "-" + ($restarts | tostring)),
+          state: {running: {startedAt: "2024-01-01T00:00:00Z"}}}] as $cs
+    | [(.spec.readinessGates // [])[] | .conditionType] as $gates
+    | (.status.conditions // []) as $conds
+    | (if all($gates[]; . as $g | any($conds[]; .type == $g and .status == "True")) then "True" else "False" end) as $ready
+    | [{type: "PodScheduled", status: "True"}, {type: "Initialized", status: "True"},
+       {type: "ContainersReady", status: "True"}, {type: "Ready", status: $ready}] as $want
+    | def brief: map({name, image, imageID, ready, restartCount}) | sort_by(.name);
+      def kinds: map(select(.type | IN("PodScheduled", "Initialized", "ContainersReady", "Ready")) | {type, status}) | sort_by(.type);
+    ((.spec.nodeName // "") == "") as $unbound
+    | select($unbound or .status.phase != "Running" or ($old | brief) != ($cs | brief) or ($conds | kinds) != ($want | kinds))
+    | [.metadata.name, $unbound, ({status: {phase: "Running", containerStatuses: $cs, conditions: $want}} | tojson)]
+    | @tsv' | while IFS=$'\t' read -r name bind patch; do
+    if [ "$bind" = true ]; then
+      jq -nc --arg p "$name" '{apiVersion: "v1", kind: "Binding", metadata: {name: $p}, target: {kind: "Node", name: "node-1"}}' \
+        | kubectl create --raw "/api/v1/namespaces/$NS/pods/$name/binding" -f - >/dev/null 2>&1 || true
     fi
-    patch=$(jq -c '
-      (.status.containerStatuses // []) as $old
-      | [.spec.containers[] | .name as $n | .image as $i
-         | ([$old[] | select(.name == $n)][0]) as $o
-         | {name: $n, image: $i, imageID: ("docker-pullable://" + $i),
-            ready: true, started: true,
-            restartCount: (if $o == null then 0 elif $o.image == $i then $o.restartCount else $o.restartCount + 1 end),
-            containerID: ("containerd://" + $n + "-" + (if $o == null then "0" elif $o.image == $i then ($o.restartCount | tostring) else ($o.restartCount + 1 | tostring) end)),
-            state: {running: {startedAt: "2024-01-01T00:00:00Z"}}}] as $cs
-      | [(.spec.readinessGates // [])[] | .conditionType] as $gates
-      | (.status.conditions // []) as $conds
-      | (if all($gates[]; . as $g | any($conds[]; .type == $g and .status == "True")) then "True" else "False" end) as $ready
-      | {status: {phase: "Running", containerStatuses: $cs,
-          conditions: [{type: "PodScheduled", status: "True"}, {type: "Initialized", status: "True"},
-                       {type: "ContainersReady", status: "True"}, {type: "Ready", status: $ready}]}}' <<<"$json")
-    # An unchanged status is a no-op for the apiserver (no new resourceVersion).
-    kubectl patch pod -n "$NS" "$pod" --subresource=status --type=strategic -p "$patch" >/dev/null 2>&1 || true
+    kubectl patch pod -n "$NS" "$name" --subresource=status --type=strategic -p "$patch" >/dev/null 2>&1 || true
   done
 }
 # until_kubelet SECONDS DESCRIPTION COMMAND...: kubelet passes until COMMAND succeeds.
@@ -88,23 +121,60 @@ until_kubelet() {
   until "$@" >/dev/null 2>&1; do
     if [ $SECONDS -ge $deadline ]; then fail "$what (timed out)"; return 0; fi
     kubelet_pass
-    sleep 0.5
+    sleep 0.3
   done
   pass "$what"
 }
-status_of() { kubectl get cloneset -n "$NS" "$1" -o json | jq -c '.status | [.replicas, .readyReplicas, .updatedReplicas, .updatedReadyReplicas]'; }
+# wait_for SECONDS DESCRIPTION COMMAND...: polls COMMAND, no kubelet.
+wait_for() {
+  local deadline=$((SECONDS + $1)) what=$2; shift 2
+  until "$@" >/dev/null 2>&1; do
+    if [ $SECONDS -ge $deadline ]; then fail "$what (timed out)"; return 0; fi
+    sleep 0.3
+  done
+  pass "$what"
+}
+
+# --- observation ------------------------------------------------------------------------------
+cloneset() { kubectl get cloneset -n "$NS" "$1" -o json; }
+# [replicas, readyReplicas, updatedReplicas, updatedReadyReplicas]
+status_of() { cloneset "$1" | jq -c '.status | [.replicas, .readyReplicas, .updatedReplicas, .updatedReadyReplicas]'; }
 status_is() { [ "$(status_of "$1")" = "$2" ]; }
-pod_count() { kubectl get pods -n "$NS" -l "app=$1" -o json | jq '[.items[] | select(.metadata.deletionTimestamp == null)] | length'; }
+live_pods() { kubectl get pods -n "$NS" -l "app=$1" -o json | jq -c '[.items[] | select(.metadata.deletionTimestamp == null)]'; }
+pod_count() { live_pods "$1" | jq length; }
 count_is() { [ "$(pod_count "$1")" = "$2" ]; }
+uids() { live_pods "$1" | jq -c 'map(.metadata.uid) | sort'; }
+settled() { # NAME N: N pods, all ready and updated, status observed the latest generation
+  count_is "$1" "$2" && status_is "$1" "[$2,$2,$2,$2]" \
+    && [ "$(cloneset "$1" | jq '.status.observedGeneration == .metadata.generation')" = true ]
+}
+
+event_count() { # OBJECT REASON: occurrences (repeats aggregate into .series.count)
+  kubectl get events -n "$NS" -o json \
+    | jq --arg o "$1" --arg r "$2" '[.items[] | select(.involvedObject.name == $o and .reason == $r) | .series.count // .count // 1] | add // 0'
+}
+# watch_start APP: records every stored version of the pods labelled app=APP in $tmp/APP.watch
+# (`--output-watch-events`: {type, object}), from their state now on.
+watch_start() {
+  local n
+  n=$(pod_count "$1")
+  kubectl get pods -n "$NS" -l "app=$1" -w --output-watch-events -o json > "$tmp/$1.watch" 2>/dev/null &
+  watch_pids="$watch_pids $!"
+  local deadline=$((SECONDS + 10))
+  until [ "$(jq -s length "$tmp/$1.watch" 2>/dev/null || echo 0)" -ge "$n" ] || [ $SECONDS -ge $deadline ]; do sleep 0.1; done
+}
+# The recorded pod versions, in the order the apiserver stored them.
+watched() { jq -sc '[.[] | .type as $t | .object + {watchType: $t}]' "$tmp/$1.watch"; }
+# The status of condition TYPE in a pod (jq function).
+JQ_COND='def cond($t): ([.status.conditions[]? | select(.type == $t) | .status][0] // "");'
 
 # --- setup ------------------------------------------------------------------------------------
 kubectl apply -f deploy/crds/clonesets.apps.kruise.io.yaml >/dev/null
 kubectl wait --for condition=established crd/clonesets.apps.kruise.io --timeout=30s >/dev/null
 kubectl create namespace "$NS" >/dev/null
-RUST_LOG=info "$BIN" controller --namespace "$NS" --identity e2e-cloneset --no-sidecarsets --no-barriers > "$tmp/ctl.log" 2>&1 &
-ctl_pid=$!
+start_controller e2e-cloneset-a
 
-# --- scale 0 → 3 → 5 → 2 ----------------------------------------------------------------------
+# --- scale: 0 → 3 → 5 → 2 with kubectl scale -------------------------------------------------
 kubectl apply -n "$NS" -f - >/dev/null <<EOF
 apiVersion: apps.kruise.io/v1alpha1
 kind: CloneSet
@@ -118,24 +188,78 @@ spec:
       containers: [{name: main, image: example.com/web:v1}]
   updateStrategy: {type: InPlaceIfPossible}
 EOF
-until_kubelet 30 "replicas 0: status observed" sh -c "[ \"\$(kubectl get cloneset -n $NS web -o jsonpath='{.status.observedGeneration}')\" = 1 ]"
-selector=$(kubectl get cloneset -n "$NS" web -o jsonpath='{.status.labelSelector}')
-[ "$selector" = "app=web" ] && pass "status.labelSelector $selector" || fail "status.labelSelector '$selector'"
+until_kubelet 30 "scale: replicas 0 observed, no pod" bash -c "$(declare -f cloneset status_of status_is live_pods pod_count count_is settled); NS=$NS; settled web 0"
+selector=$(cloneset web | jq -r .status.labelSelector)
+check "scale: status.labelSelector '$selector'" test "$selector" = app=web
 for n in 3 5 2; do
   kubectl scale cloneset -n "$NS" web --replicas="$n" >/dev/null
-  until_kubelet 60 "kubectl scale --replicas=$n: $n pods, status [$n,$n,$n,$n]" \
-    bash -c "$(declare -f status_is status_of count_is pod_count); NS=$NS; count_is web $n && status_is web '[$n,$n,$n,$n]'"
+  until_kubelet 60 "scale: kubectl scale --replicas=$n → $n pods, status [$n,$n,$n,$n]" \
+    bash -c "$(declare -f cloneset status_of status_is live_pods pod_count count_is settled); NS=$NS; settled web $n"
 done
-names=$(kubectl get pods -n "$NS" -l app=web -o json | jq -r '[.items[] | select(.metadata.deletionTimestamp == null) | .metadata.name | test("^web-[bcdfghjklmnpqrstvwxz2456789]{5}$")] | all')
-[ "$names" = true ] && pass "pod names are web-<5 random chars>" || fail "pod names $(kubectl get pods -n $NS -o name | tr '\n' ' ')"
-labels=$(kubectl get pods -n "$NS" -l app=web -o json | jq -r '[.items[0].metadata.labels | has("apps.kruise.io/cloneset-instance-id", "controller-revision-hash", "pod-template-hash")] | all')
-[ "$labels" = true ] && pass "pods carry instance-id, controller-revision-hash and pod-template-hash" || fail "pod labels"
-gates=$(kubectl get pods -n "$NS" -l app=web -o json | jq -r '.items[0].spec.readinessGates | map(.conditionType) | join(",")')
-[ "$gates" = InPlaceUpdateReady ] && pass "readiness gate $gates" || fail "readiness gates '$gates'"
-revisions=$(kubectl get controllerrevisions -n "$NS" -o json | jq '.items | length')
-[ "$revisions" = 1 ] && pass "one ControllerRevision" || fail "$revisions ControllerRevisions"
+pods=$(live_pods web)
+check "scale: pod names are web-<5 random chars>" \
+  test "$(jq '[.[].metadata.name | test("^web-[bcdfghjklmnpqrstvwxz2456789]{5}$")] | all' <<<"$pods")" = true
+check "scale: pods carry instance-id, controller-revision-hash and pod-template-hash" \
+  test "$(jq '[.[].metadata.labels | has("apps.kruise.io/cloneset-instance-id", "controller-revision-hash", "pod-template-hash")] | all' <<<"$pods")" = true
+gates=$(jq -c '[.[].spec.readinessGates | map(.conditionType)] | unique' <<<"$pods")
+check "scale: readiness gates $gates" test "$gates" = '[["InPlaceUpdateReady"]]'
+revisions=$(kubectl get controllerrevisions -n "$NS" -l app=web -o json | jq '.items | length')
+check "scale: one ControllerRevision ($revisions)" test "$revisions" = 1
+# Expectations: a cache slower than the writes never makes the controller create or delete twice.
+made="$(event_count web SuccessfulCreate) $(event_count web SuccessfulDelete)"
+check "scale: 5 creates and 3 deletes in all ($made)" test "$made" = "5 3"
+columns=$(kubectl get clonesets -n "$NS" web --no-headers | awk '{print $1, $2, $3, $4, $5, $6}')
+header=$(kubectl get clonesets -n "$NS" web | awk 'NR == 1 {print $1, $2, $3, $4, $5, $6, $7}')
+check "scale: kubectl get clonesets: '$header' / '$columns'" \
+  test "$header|$columns" = "NAME DESIRED UPDATED UPDATED_READY READY TOTAL AGE|web 2 2 2 2 2"
+wide=$(kubectl get clonesets -n "$NS" web -o wide --no-headers | awk '{print $8, $9, $10}')
+check "scale: kubectl get clonesets -o wide: '$wide'" test "$wide" = "main example.com/web:v1 app=web"
 
-# --- W1: a sidecar of priority 10 and main changed together → two batches, sidecar first ------
+# --- only: InPlaceOnly refuses a change that is not an image ----------------------------------
+only() { # ENV_VALUE
+  cat <<EOF
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata: {name: only}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: only}}
+  template:
+    metadata: {labels: {app: only}}
+    spec:
+      containers: [{name: main, image: example.com/only:v1, env: [{name: MODE, value: "$1"}]}]
+  updateStrategy: {type: InPlaceOnly}
+EOF
+}
+only a | kubectl apply -n "$NS" -f - >/dev/null
+until_kubelet 60 "only: 2 pods, status [2,2,2,2]" \
+  bash -c "$(declare -f cloneset status_of status_is live_pods pod_count count_is settled); NS=$NS; settled only 2"
+before=$(live_pods only | jq -c 'map({uid: .metadata.uid, rv: .metadata.resourceVersion}) | sort_by(.uid)')
+only b | kubectl apply -n "$NS" -f - >/dev/null
+refused() {
+  cloneset only | jq -e '[.status.conditions[]? | select(.type == "FailedUpdate" and .status == "True"
+    and (.message | test("InPlaceOnly but can not update in-place")))] | length == 1'
+}
+until_kubelet 30 "only: env change refused, condition FailedUpdate on the CloneSet" refused
+kubelet_pass; sleep 1
+after=$(live_pods only | jq -c 'map({uid: .metadata.uid, rv: .metadata.resourceVersion}) | sort_by(.uid)')
+check "only: pods untouched (same uids and resourceVersions)" test "$before" = "$after"
+check "only: status [2,2,0,0] ($(status_of only))" status_is only '[2,2,0,0]'
+warned=$(kubectl get events -n "$NS" -o json | jq '[.items[] | select(.reason == "FailedUpdate" and .involvedObject.name == "only")] | length')
+check "only: FailedUpdate warning event ($warned)" test "$warned" -ge 1
+# The same change under InPlaceIfPossible: the pods are re-created at the new revision.
+only b | sed 's/type: InPlaceOnly/type: InPlaceIfPossible/' | kubectl apply -n "$NS" -f - >/dev/null
+recreated() {
+  settled only 2 && [ "$(cloneset only | jq '.status.currentRevision == .status.updateRevision')" = true ] \
+    && [ "$(live_pods only | jq -c --argjson before "$before" '[.[].metadata.uid] - [$before[].uid] | length')" = 2 ]
+}
+until_kubelet 60 "only → InPlaceIfPossible: both pods re-created at the new revision, status [2,2,2,2]" recreated
+env=$(live_pods only | jq -c '[.[].spec.containers[0].env[0].value] | unique')
+check "only: new pods have MODE b ($env)" test "$env" = '["b"]'
+marked=$(event_count only SuccessfulUpdatePodReCreate)
+check "only: 2 pods marked specified-delete for re-creation ($marked)" test "$marked" = 2
+
+# --- w1: the v1.1 release-note CloneSet, sidecar (priority 10) and main changed together ------
 w1() { # SIDECAR_IMAGE MAIN_IMAGE
   cat <<EOF
 apiVersion: apps.kruise.io/v1alpha1
@@ -154,6 +278,7 @@ spec:
           image: $1
           env:
             - {name: KRUISE_CONTAINER_PRIORITY, value: "10"}
+            - {name: APP_CONFIG, valueFrom: {fieldRef: {fieldPath: "metadata.annotations['app-config']"}}}
             - {name: KRUISE_CONTAINER_BARRIER, valueFrom: {configMapKeyRef: {name: sample-barrier, key: p_10}}}
         - name: main
           image: $2
@@ -163,33 +288,102 @@ spec:
 EOF
 }
 w1 example.com/sidecar:v1 example.com/main:v1 | kubectl apply -n "$NS" -f - >/dev/null
-until_kubelet 60 "W1: one pod, status [1,1,1,1]" bash -c "$(declare -f status_is status_of); NS=$NS; status_is sample '[1,1,1,1]'"
-uid=$(kubectl get pods -n "$NS" -l app=sample -o jsonpath='{.items[0].metadata.uid}')
+until_kubelet 60 "w1: one pod, status [1,1,1,1]" \
+  bash -c "$(declare -f cloneset status_of status_is live_pods pod_count count_is settled); NS=$NS; settled sample 1"
+uid=$(uids sample)
+watch_start sample
 w1 example.com/sidecar:v2 example.com/main:v2 | kubectl apply -n "$NS" -f - >/dev/null
-# Watch the pod spec between kubelet passes: the sidecar must change before main.
-seen=""
-deadline=$((SECONDS + 90))
-while [ $SECONDS -lt $deadline ]; do
-  images=$(kubectl get pods -n "$NS" -l app=sample -o json | jq -r '.items[0].spec.containers | map(.image | split(":")[1]) | join(",")')
-  [[ " $seen " == *" $images "* ]] || seen="${seen:+$seen }$images"
-  status_is sample '[1,1,1,1]' && [ "$images" = v2,v2 ] && break
-  kubelet_pass
-  sleep 0.5
-done
-[ "$seen" = "v1,v1 v2,v1 v2,v2" ] && pass "W1 images moved sidecar first: $seen" || fail "W1 image sequence: $seen"
-status_is sample '[1,1,1,1]' && pass "W1 updatedReadyReplicas = replicas = 1" || fail "W1 status $(status_of sample)"
-pod=$(kubectl get pods -n "$NS" -l app=sample -o json | jq -c '.items[0]')
-[ "$(jq -r .metadata.uid <<<"$pod")" = "$uid" ] && pass "W1 pod updated in place (same uid)" || fail "W1 pod was recreated"
+until_kubelet 60 "w1: updated in place, status [1,1,1,1]" bash -c "$(declare -f cloneset status_of status_is live_pods pod_count count_is settled); NS=$NS; settled sample 1 && [ \"\$(cloneset sample | jq '.status.currentRevision == .status.updateRevision')\" = true ]"
+history=$(watched sample)
+# Distinct (sidecar,main) image tags in stored order, each with the gate's status then.
+sequence=$(jq -r "$JQ_COND"' [.[] | (.spec.containers | map(.image | split(":")[1]) | join(","))]
+  | reduce .[] as $s ([]; if .[-1] == $s then . else . + [$s] end) | join(" ")' <<<"$history")
+check "w1: images moved sidecar first: $sequence" test "$sequence" = "v1,v1 v2,v1 v2,v2"
+gate_first=$(jq "$JQ_COND"' any(.[]; cond("InPlaceUpdateReady") == "False" and (.spec.containers | all(.image | endswith(":v1"))))' <<<"$history")
+check "w1: InPlaceUpdateReady False stored before the first image patch" test "$gate_first" = true
+check "w1: updatedReadyReplicas = replicas = 1" status_is sample '[1,1,1,1]'
+check "w1: pod updated in place (same uid)" test "$(uids sample)" = "$uid"
+pod=$(live_pods sample | jq -c '.[0]')
 batches=$(jq -c '.metadata.annotations["apps.kruise.io/inplace-update-state"] | fromjson | [.containerBatchesRecord[].containers]' <<<"$pod")
-[ "$batches" = '[["sidecar"],["main"]]' ] && pass "W1 batches $batches" || fail "W1 batches $batches"
+check "w1: containerBatchesRecord $batches" test "$batches" = '[["sidecar"],["main"]]'
 restarts=$(jq -c '[.status.containerStatuses[] | {(.name): .restartCount}] | add' <<<"$pod")
-[ "$restarts" = '{"sidecar":1,"main":1}' ] || [ "$restarts" = '{"main":1,"sidecar":1}' ] \
-  && pass "W1 restart counts $restarts" || fail "W1 restart counts $restarts"
-events=$(kubectl get events -n "$NS" -o json | jq '[.items[] | select(.reason == "SuccessfulUpdatePodInPlace")] | length')
-[ "$events" -ge 1 ] && pass "$events SuccessfulUpdatePodInPlace event(s)" || fail "no SuccessfulUpdatePodInPlace event"
+check "w1: restart counts $restarts" test "$(jq -c 'to_entries | sort_by(.key) | from_entries' <<<"$restarts")" = '{"main":1,"sidecar":1}'
+check "w1: gate True and lifecycle Normal at the end" \
+  test "$(jq -r "$JQ_COND"' cond("InPlaceUpdateReady") + " " + .metadata.labels["lifecycle.apps.kruise.io/state"]' <<<"$pod")" = "True Normal"
+events=$(kubectl get events -n "$NS" -o json | jq '[.items[] | select(.reason == "SuccessfulUpdatePodInPlace" and .involvedObject.name == "sample")] | length')
+check "w1: SuccessfulUpdatePodInPlace event ($events)" test "$events" -ge 1
 
-if [ "$failures" -gt 0 ]; then
-  echo "--- controller log (tail)"; tail -40 "$tmp/ctl.log"
-  echo "e2e-cloneset: $failures check(s) failed"; exit 1
-fi
-echo "e2e-cloneset: all checks passed"
+# --- partition: 5 pods, partition 2, maxUnavailable 1, in place; then a leader killed ---------
+part() { # IMAGE PARTITION
+  cat <<EOF
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata: {name: part}
+spec:
+  replicas: 5
+  selector: {matchLabels: {app: part}}
+  template:
+    metadata: {labels: {app: part}}
+    spec:
+      containers: [{name: main, image: $1}]
+  updateStrategy: {type: InPlaceIfPossible, partition: $2, maxUnavailable: 1}
+EOF
+}
+part example.com/part:v1 2 | kubectl apply -n "$NS" -f - >/dev/null
+until_kubelet 60 "partition: 5 pods, status [5,5,5,5]" \
+  bash -c "$(declare -f cloneset status_of status_is live_pods pod_count count_is settled); NS=$NS; settled part 5"
+part_uids=$(uids part)
+old_revision=$(cloneset part | jq -r .status.currentRevision)
+watch_start part
+part example.com/part:v2 2 | kubectl apply -n "$NS" -f - >/dev/null
+partitioned() {
+  [ "$(cloneset part | jq -c '.status | [.replicas, .readyReplicas, .updatedReplicas, .updatedReadyReplicas, .expectedUpdatedReplicas]')" = '[5,5,3,3,3]' ]
+}
+until_kubelet 60 "partition 2 of 5: status [5,5,3,3], expectedUpdatedReplicas 3" partitioned
+images=$(live_pods part | jq -c '[.[].spec.containers[0].image | split(":")[1]] | sort')
+check "partition: images $images" test "$images" = '["v1","v1","v2","v2","v2"]'
+current=$(cloneset part | jq -r .status.currentRevision)
+check "partition: currentRevision stays $old_revision" test "$current" = "$old_revision"
+check "partition: pods updated in place (same uids)" test "$(uids part)" = "$part_uids"
+# Unavailable: Ready or the in-place gate not True. The watch starts with all five available.
+most_unavailable() {
+  watched part | jq "$JQ_COND"' reduce .[] as $p ({now: {}, most: 0};
+      .now[$p.metadata.name] = ((($p | cond("Ready")) != "True") or (($p | cond("InPlaceUpdateReady")) != "True"))
+      | .most = ([.most, ([.now[] | select(.)] | length)] | max)) | .most'
+}
+most=$(most_unavailable)
+check "partition: never more than maxUnavailable 1 pod unavailable (most: $most)" test "$most" = 1
+# Per updated pod: a stored version with the gate False and the old image precedes the new image.
+gate_first() {
+  watched part | jq "$JQ_COND"' group_by(.metadata.name)
+    | map(select(any(.[]; .spec.containers[0].image | endswith(":v2"))))
+    | map((map(.spec.containers[0].image | endswith(":v2")) | index(true)) as $patched
+          | any(.[:$patched][]; cond("InPlaceUpdateReady") == "False"))
+    | "\(length) \(all)"' | tr -d '"'
+}
+gated=$(gate_first)
+check "partition: InPlaceUpdateReady False stored before each image patch (pods, all: $gated)" test "$gated" = "3 true"
+
+# Partition 0: the two pods left update; the controller is killed while one is mid-update.
+part example.com/part:v2 0 | kubectl apply -n "$NS" -f - >/dev/null
+mid_update() {
+  live_pods part | jq -e "$JQ_COND"' any(.[]; (.spec.containers[0].image | endswith(":v2")) and cond("InPlaceUpdateReady") == "False")' >/dev/null
+}
+wait_for 30 "partition 0: a pod mid in-place update (gate False, image patched, no kubelet yet)" mid_update
+kill -9 "$ctl_pid"; wait "$ctl_pid" 2>/dev/null || true
+killed_at=$SECONDS
+start_controller e2e-cloneset-b
+until_kubelet $((LEASE_SECONDS + 60)) "leader killed mid-update: a new controller finishes, status [5,5,5,5]" \
+  bash -c "$(declare -f cloneset status_of status_is live_pods pod_count count_is settled); NS=$NS; settled part 5 && [ \"\$(cloneset part | jq '.status.currentRevision == .status.updateRevision')\" = true ]"
+echo "     (finished $((SECONDS - killed_at)) s after the kill; Lease ${LEASE_SECONDS} s)"
+check "partition: no pod recreated across the kill (same uids)" test "$(uids part)" = "$part_uids"
+deleted=$(watched part | jq '[.[] | select(.watchType == "DELETED")] | length')
+check "partition: no pod deleted ($deleted)" test "$deleted" = 0
+most=$(most_unavailable)
+check "partition: still never more than 1 unavailable (most: $most)" test "$most" = 1
+gated=$(gate_first)
+check "partition: gate False before each image patch (pods, all: $gated)" test "$gated" = "5 true"
+# Each pod's gate went True → False once: no update was started twice, before or after the kill.
+starts=$(watched part | jq -c "$JQ_COND"' group_by(.metadata.name) | map(map(cond("InPlaceUpdateReady")) as $g
+  | [range(1; $g | length) | select($g[. - 1] == "True" and $g[.] == "False")] | length)')
+check "partition: one in-place start per pod ($starts)" test "$starts" = "[1,1,1,1,1]"

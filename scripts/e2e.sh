@@ -462,5 +462,12 @@ controller_rollout() {
 }
 check "controllers (scripts/e2e-controller.sh): barriers, one-at-a-time rollout over 5 pods in batches, partition, Lease hand-over and leader crash" controller_rollout
 
+cloneset_controller() {
+  BIN="$binary" "$here/scripts/e2e-cloneset.sh" > "$work/e2e-cloneset.log" 2>&1 \
+    || { tail -30 "$work/e2e-cloneset.log"; return 1; }
+  tail -1 "$work/e2e-cloneset.log"
+}
+check "CloneSet controller (scripts/e2e-cloneset.sh): kubectl scale 0→3→5→2, InPlaceOnly refusal, W1 in place sidecar first, partition 2 of 5 with maxUnavailable 1, leader killed mid-update" cloneset_controller
+
 echo "e2e: $passed passed, $failed failed"
 [ "$failed" = 0 ]
