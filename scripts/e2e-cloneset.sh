@@ -8,9 +8,10 @@
 # a temporary KUBE_LOCAL, ports APISERVER_PORT 18443 / ETCD_PORT 18379 / ETCD_PEER_PORT 18380) and
 # stops it afterwards. scripts/e2e.sh runs it against its apiserver, in namespace e2e-cloneset-<pid>.
 #
-# There is no scheduler or kubelet: this script binds pods to a node (pods/binding) and writes
+# There is no scheduler or kubelet: this script binds pods to a node (pods/binding), writes
 # pods/status (Running, containerStatuses whose imageID follows the image and whose restartCount
-# rises when the image changes, Ready = every readiness gate condition True). Pod changes are
+# rises when the image changes, Ready = every readiness gate condition True) and finishes the
+# deletion of terminating pods. Pod changes are
 # recorded by `kubectl get pods -w` in the background, so orders are checked on every version the
 # apiserver stored, not on polls.
 # Scenarios, one block each (a new block can be appended at the end; the summary is printed on
@@ -21,7 +22,9 @@
 #              uid) in two batches, the sidecar (launch priority 10) first; updatedReadyReplicas 1;
 #   partition  5 pods, partition 2, maxUnavailable 1, image change: three pods in place one at a
 #              time, gate False stored before each image patch; then partition 0 and the controller
-#              killed (SIGKILL) mid-update: a new one takes the Lease and finishes, no pod recreated.
+#              killed (SIGKILL) mid-update: a new one takes the Lease and finishes, no pod recreated;
+#   recreate   ReCreate with maxSurge 1, maxUnavailable 0: never fewer than 3 ready pods nor more
+#              than 4; then scaleStrategy.podsToDelete replaces the one pod it names.
 # The pods carry the KRUISE_CONTAINER_BARRIER env the pod webhook would add (no webhook runs here).
 set -euo pipefail
 # The webhook binaries started here stop at once: no endpoints drain them (see --shutdown-delay).
@@ -84,13 +87,14 @@ start_controller() {
 }
 
 # --- kubelet ----------------------------------------------------------------------------------
-# One pass: every pod not yet bound is bound to node-1, and every pod whose status differs from
-# what a kubelet would report gets that status (one jq over the list; unchanged pods cost nothing).
+# One pass: a terminating pod is removed (the kubelet's final delete, grace period 0); every pod
+# not yet bound is bound to node-1, and every pod whose status differs from what a kubelet would
+# report gets that status (one jq over the list; unchanged pods cost nothing).
 kubelet_pass() {
-  local name bind patch
+  local name action patch
   kubectl get pods -n "$NS" -o json | jq -r '
-    .items[] | select(.metadata.deletionTimestamp == null)
-    | (.status.containerStatuses // []) as $old
+    .items[] | if .metadata.deletionTimestamp != null then [.metadata.name, "delete", ""] | @tsv else
+      (.status.containerStatuses // []) as $old
     | [.spec.containers[] | .name as $n | .image as $i
        | ([$old[] | select(.name == $n)][0]) as $o
        | (if $o == null then 0 elif $o.image == $i then $o.restartCount else $o.restartCount + 1 end) as $restarts
@@ -106,9 +110,13 @@ kubelet_pass() {
       def kinds: map(select(.type | IN("PodScheduled", "Initialized", "ContainersReady", "Ready")) | {type, status}) | sort_by(.type);
     ((.spec.nodeName // "") == "") as $unbound
     | select($unbound or .status.phase != "Running" or ($old | brief) != ($cs | brief) or ($conds | kinds) != ($want | kinds))
-    | [.metadata.name, $unbound, ({status: {phase: "Running", containerStatuses: $cs, conditions: $want}} | tojson)]
-    | @tsv' | while IFS=$'\t' read -r name bind patch; do
-    if [ "$bind" = true ]; then
+    | [.metadata.name, (if $unbound then "bind" else "status" end), ({status: {phase: "Running", containerStatuses: $cs, conditions: $want}} | tojson)]
+    | @tsv end' | while IFS=$'\t' read -r name action patch; do
+    if [ "$action" = delete ]; then
+      kubectl delete pod -n "$NS" "$name" --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
+      continue
+    fi
+    if [ "$action" = bind ]; then
       jq -nc --arg p "$name" '{apiVersion: "v1", kind: "Binding", metadata: {name: $p}, target: {kind: "Node", name: "node-1"}}' \
         | kubectl create --raw "/api/v1/namespaces/$NS/pods/$name/binding" -f - >/dev/null 2>&1 || true
     fi
@@ -387,3 +395,50 @@ check "partition: gate False before each image patch (pods, all: $gated)" test "
 starts=$(watched part | jq -c "$JQ_COND"' group_by(.metadata.name) | map(map(cond("InPlaceUpdateReady")) as $g
   | [range(1; $g | length) | select($g[. - 1] == "True" and $g[.] == "False")] | length)')
 check "partition: one in-place start per pod ($starts)" test "$starts" = "[1,1,1,1,1]"
+
+# --- recreate: ReCreate with maxSurge 1 and maxUnavailable 0; podsToDelete --------------------
+rc() { # ENV_VALUE
+  cat <<EOF
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata: {name: rc}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: rc}}
+  template:
+    metadata: {labels: {app: rc}}
+    spec:
+      containers: [{name: main, image: example.com/rc:v1, env: [{name: MODE, value: "$1"}]}]
+  updateStrategy: {type: ReCreate, maxSurge: 1, maxUnavailable: 0}
+EOF
+}
+rc a | kubectl apply -n "$NS" -f - >/dev/null
+until_kubelet 60 "recreate: 3 pods, status [3,3,3,3]" \
+  bash -c "$(declare -f cloneset status_of status_is live_pods pod_count count_is settled); NS=$NS; settled rc 3"
+rc_uids=$(uids rc)
+watch_start rc
+rc b | kubectl apply -n "$NS" -f - >/dev/null
+all_new() {
+  settled rc 3 && [ "$(cloneset rc | jq '.status.currentRevision == .status.updateRevision')" = true ] \
+    && [ "$(jq -n --argjson a "$rc_uids" --argjson b "$(uids rc)" '$a - $b | length')" = 3 ]
+}
+until_kubelet 60 "recreate: env change → 3 new pods at the new revision, status [3,3,3,3]" all_new
+# Over every stored version after the initial three: pods not terminating, and those also Ready.
+bounds=$(watched rc | jq -c "$JQ_COND"' . as $all | reduce range(0; length) as $i ({now: {}, least: 99, most: 0};
+    $all[$i] as $p
+    | .now[$p.metadata.name] = (if $p.watchType == "DELETED" or $p.metadata.deletionTimestamp != null then null
+                                 else ($p | cond("Ready")) == "True" end)
+    | if $i < 2 then . else
+        .least = ([.least, ([.now[] | select(. == true)] | length)] | min)
+        | .most = ([.most, ([.now[] | select(. != null)] | length)] | max) end) | [.least, .most]')
+check "recreate: never fewer than 3 ready pods nor more than 3 + maxSurge 1 ([least, most] $bounds)" test "$bounds" = "[3,4]"
+victim=$(live_pods rc | jq -r '.[0].metadata.name')
+kept=$(live_pods rc | jq -c --arg v "$victim" '[.[] | select(.metadata.name != $v) | .metadata.uid] | sort')
+kubectl patch cloneset -n "$NS" rc --type=merge -p "{\"spec\": {\"scaleStrategy\": {\"podsToDelete\": [\"$victim\"]}}}" >/dev/null
+replaced() {
+  settled rc 3 && ! kubectl get pod -n "$NS" "$victim" >/dev/null 2>&1 \
+    && [ "$(jq -n --argjson k "$kept" --argjson now "$(uids rc)" '$k - $now | length')" = 0 ]
+}
+until_kubelet 60 "recreate: podsToDelete [$victim] → that pod replaced, the others kept" replaced
+listed=$(cloneset rc | jq -c '.spec.scaleStrategy.podsToDelete // []')
+check "recreate: podsToDelete emptied once the pod is gone ($listed)" test "$listed" = "[]"

@@ -467,7 +467,7 @@ cloneset_controller() {
     || { tail -30 "$work/e2e-cloneset.log"; return 1; }
   tail -1 "$work/e2e-cloneset.log"
 }
-check "CloneSet controller (scripts/e2e-cloneset.sh): kubectl scale 0→3→5→2, InPlaceOnly refusal, W1 in place sidecar first, partition 2 of 5 with maxUnavailable 1, leader killed mid-update" cloneset_controller
+check "CloneSet controller (scripts/e2e-cloneset.sh): kubectl scale 0→3→5→2, InPlaceOnly refusal, W1 in place sidecar first, partition 2 of 5 with maxUnavailable 1, leader killed mid-update, ReCreate with maxSurge" cloneset_controller
 
 echo "e2e: $passed passed, $failed failed"
 [ "$failed" = 0 ]
