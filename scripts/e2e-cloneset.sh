@@ -11,9 +11,8 @@
 # There is no scheduler or kubelet: this script binds pods to a node (pods/binding), writes
 # pods/status (Running, containerStatuses whose imageID follows the image and whose restartCount
 # rises when the image changes, Ready = every readiness gate condition True) and finishes the
-# deletion of terminating pods. Pod changes are
-# recorded by `kubectl get pods -w` in the background, so orders are checked on every version the
-# apiserver stored, not on polls.
+# deletion of terminating pods. Pod changes are recorded by `kubectl get pods -w` in the
+# background, so orders are checked on every version the apiserver stored, not on polls.
 # Scenarios, one block each (a new block can be appended at the end; the summary is printed on
 # exit):
 #   scale      0 → 3 → 5 → 2 with `kubectl scale`; names, labels, readiness gate, printer columns;
@@ -26,6 +25,7 @@
 #   recreate   ReCreate with maxSurge 1, maxUnavailable 0: never fewer than 3 ready pods nor more
 #              than 4; then scaleStrategy.podsToDelete replaces the one pod it names.
 # The pods carry the KRUISE_CONTAINER_BARRIER env the pod webhook would add (no webhook runs here).
+# E2E_CLONESET_LOGS=DIR keeps the controllers' logs and the recorded watches.
 set -euo pipefail
 # The webhook binaries started here stop at once: no endpoints drain them (see --shutdown-delay).
 export KRUISE_WEBHOOK_SHUTDOWN_DELAY=${KRUISE_WEBHOOK_SHUTDOWN_DELAY:-0}
@@ -36,7 +36,7 @@ NS=${E2E_NAMESPACE:-e2e-cloneset-$$}
 # The controller's Lease lasts 15 s (src/controller/leader.rs): a successor of a killed leader
 # waits that long.
 LEASE_SECONDS=15
-[ -x "$BIN" ] || cargo build --quiet
+[ -x "$BIN" ] || cargo build --locked --quiet
 tmp=$(mktemp -d)
 ctl_pid=""; ctl_runs=0; watch_pids=""; started_local=0; passed=0; failed=0
 
