@@ -367,7 +367,7 @@ fn read_input(path: &Path) -> Result<String, String> {
 /// An AdmissionReview for `input` (used as is when it already is one) and the raw pod in it.
 fn review_for(input: &str) -> Result<(String, serde_json::Value), String> {
     let value: serde_json::Value =
-        serde_yaml::from_str(input).map_err(|e| format!("input is neither JSON nor YAML: {e}"))?;
+        crate::yaml::from_str(input).map_err(|e| format!("input is neither JSON nor YAML: {e}"))?;
     if value.get("kind").and_then(|k| k.as_str()) == Some("AdmissionReview") {
         let object = value
             .pointer("/request/object")

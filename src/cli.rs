@@ -386,28 +386,20 @@ fn parse_duration(value: &str) -> Result<Duration, String> {
     }
 }
 
-/// Like [`parse_duration`], and `0` (with or without a unit) is allowed.
+/// Like [`parse_duration`], and `0` (with or without a unit) is allowed. Units are jiff's
+/// (`ms`, `s`, `m`, `h`, and combinations such as `1m30s`); days and longer are refused, since a
+/// day is not a fixed length.
 fn parse_duration_or_zero(value: &str) -> Result<Duration, String> {
     let value = value.trim();
-    let (number, unit) = value
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .map_or((value, "s"), |at| value.split_at(at));
-    let amount: f64 = number
+    // A bare number counts as seconds, as it did before units were given.
+    if let Ok(seconds) = value.parse::<f64>() {
+        return Duration::try_from_secs_f64(seconds)
+            .map_err(|_| format!("invalid duration {value:?}: negative or too long"));
+    }
+    let duration: jiff::SignedDuration = value
         .parse()
-        .map_err(|_| format!("invalid duration {value:?}: expected e.g. 500ms, 2s, 1m"))?;
-    let seconds = match unit {
-        "ms" => amount / 1000.0,
-        "s" => amount,
-        "m" => amount * 60.0,
-        "h" => amount * 3600.0,
-        _ => {
-            return Err(format!(
-                "invalid duration unit in {value:?}: use ms, s, m or h"
-            ));
-        }
-    };
-    // Rejects what does not fit a Duration instead of panicking on it.
-    Duration::try_from_secs_f64(seconds).map_err(|_| format!("duration {value:?} is too long"))
+        .map_err(|e| format!("invalid duration {value:?} (expected e.g. 500ms, 2s, 1m): {e}"))?;
+    Duration::try_from(duration).map_err(|_| format!("invalid duration {value:?}: negative"))
 }
 
 #[cfg(test)]
@@ -425,6 +417,10 @@ mod tests {
         assert!(parse_duration("2d").is_err());
         assert!(parse_duration("0").is_err());
         assert!(parse_duration_or_zero("99999999999999999999999h").is_err());
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert!(parse_duration("-2s").is_err());
+        assert!(parse_duration("-2").is_err());
     }
 
     #[test]

@@ -23,3 +23,4 @@ pub mod server;
 pub mod source;
 pub mod tls;
 pub mod validate;
+pub mod yaml;

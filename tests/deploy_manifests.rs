@@ -17,7 +17,7 @@ fn deploy_dir() -> PathBuf {
 fn kustomization_resources(dir: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(dir.join("kustomization.yaml"))
         .unwrap_or_else(|e| panic!("{}/kustomization.yaml: {e}", dir.display()));
-    let value: Value = serde_yaml::from_str(&text).unwrap();
+    let value: Value = kruise_webhook::yaml::from_str(&text).unwrap();
     value["resources"]
         .as_array()
         .unwrap_or_else(|| panic!("{}: no resources", dir.display()))
@@ -37,9 +37,9 @@ fn documents(dir: &Path) -> Vec<(String, Value)> {
         }
         let text =
             std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        for document in serde_yaml::Deserializer::from_str(&text) {
-            let value: Value = serde::Deserialize::deserialize(document)
-                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let values: Vec<Value> = kruise_webhook::yaml::from_multiple(&text)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for value in values {
             if !value.is_null() {
                 out.push((path.display().to_string(), value));
             }

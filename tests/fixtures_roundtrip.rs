@@ -210,8 +210,7 @@ fn e2e_workloads_pass_validation() {
     )
     .unwrap();
     let mut checked = 0;
-    for document in serde_yaml::Deserializer::from_str(&text) {
-        let object: Value = serde::Deserialize::deserialize(document).unwrap();
+    for object in kruise_webhook::yaml::from_multiple::<Value>(&text).unwrap() {
         let (group, version) = object["apiVersion"]
             .as_str()
             .unwrap()

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use base64::Engine;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
@@ -160,8 +159,8 @@ fn patched_object(request: &Value, response: &Value) -> Value {
     let mut object = request["request"]["object"].clone();
     if let Some(patch) = response["response"]["patch"].as_str() {
         assert_eq!(response["response"]["patchType"], "JSONPatch");
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(patch)
+        let bytes = base64_simd::STANDARD
+            .decode_to_vec(patch)
             .expect("base64 patch");
         let ops: json_patch::Patch = serde_json::from_slice(&bytes).expect("JSON patch");
         json_patch::patch(&mut object, &ops).expect("patch applies to the raw object");

@@ -412,7 +412,8 @@ fn strings(items: &[&str]) -> Vec<String> {
 }
 
 fn ss(yaml: &str) -> SidecarSet {
-    serde_yaml::from_str(yaml).unwrap_or_else(|e| panic!("fixture does not parse: {e}\n{yaml}"))
+    kruise_webhook::yaml::from_str(yaml)
+        .unwrap_or_else(|e| panic!("fixture does not parse: {e}\n{yaml}"))
 }
 
 /// Parses a fixture and edits it through its JSON form (`edit` gets the whole object).

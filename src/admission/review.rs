@@ -9,7 +9,6 @@
 //! the middle of a value, and a `uid` may follow the object, so the error case pays for two passes
 //! and the common case for one.
 
-use base64::Engine;
 use json_patch::PatchOperation;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -230,8 +229,8 @@ impl AdmissionResponse {
 
     /// The decoded patch, if any.
     pub fn patch_operations(&self) -> Option<Vec<PatchOperation>> {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(self.patch.as_ref()?)
+        let bytes = base64_simd::STANDARD
+            .decode_to_vec(self.patch.as_ref()?)
             .ok()?;
         serde_json::from_slice(&bytes).ok()
     }

@@ -89,7 +89,7 @@ mod tests {
     use super::*;
 
     fn spec_from_yaml(yaml: &str) -> SidecarSetSpec {
-        serde_yaml::from_str(yaml).unwrap()
+        crate::yaml::from_str(yaml).unwrap()
     }
 
     /// Upstream unit-test SidecarSet: one container, optionally a (native) init container.

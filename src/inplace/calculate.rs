@@ -8,14 +8,23 @@
 
 use std::collections::BTreeMap;
 
+use json_patch::PatchOperation;
 use k8s_openapi::api::core::v1::{Container, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Value, json};
 
 use super::env_hash::{MetadataSource, metadata_envs};
-use super::json_diff::{self, Op};
 use super::metadata_patch::{self, MetadataPatchError};
 use super::state::UpdateSpec;
+
+/// What a diff operation does, as far as the decision cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Add,
+    Replace,
+    /// A removal (json-patch's diff makes no other kind).
+    Other,
+}
 
 /// One side of the comparison: a ControllerRevision's name and data
 /// (`{"spec":{"template":{"$patch":"replace", …}}}` for CloneSet and Advanced StatefulSet).
@@ -148,16 +157,25 @@ pub fn calculate_spec(
         ..Default::default()
     };
     let mut metadata_ops = Vec::new();
-    for operation in json_diff::diff(old.data, new.data) {
-        let path = operation.path.replacen("/spec/template", "", 1);
+    // json-patch's diff goes key by key and index by index (changing one env value is a replace at
+    // `…/env/0/value`, adding a container an add at `…/containers/1`), which is the shape
+    // OpenKruise's decision reads.
+    for operation in json_patch::diff(old.data, new.data).0 {
+        let (op, pointer, value) = match operation {
+            PatchOperation::Add(add) => (Op::Add, add.path, add.value),
+            PatchOperation::Replace(replace) => (Op::Replace, replace.path, replace.value),
+            PatchOperation::Remove(remove) => (Op::Other, remove.path, Value::Null),
+            other => (Op::Other, other.path().to_owned(), Value::Null),
+        };
+        let path = pointer.to_string().replacen("/spec/template", "", 1);
         if path.starts_with("/metadata/") {
-            metadata_ops.push((operation.op, path));
+            metadata_ops.push((op, path));
             continue;
         }
         if !path.starts_with("/spec/") {
             return Err(NotInPlace::OutsidePodSpec { path });
         }
-        if operation.op != Op::Replace {
+        if op != Op::Replace {
             return Err(NotInPlace::NotAReplacement { path });
         }
         let Some(index) = image_index(&path) else {
@@ -166,7 +184,7 @@ pub fn calculate_spec(
         let Some(container) = old_containers.get(index) else {
             return Err(NotInPlace::UnknownContainer { path, index });
         };
-        let Value::String(image) = operation.value else {
+        let Value::String(image) = value else {
             return Err(NotInPlace::ImageNotAString { path });
         };
         spec.container_images.insert(container.name.clone(), image);
@@ -261,7 +279,11 @@ fn metadata_key(path: &str) -> Option<(MetadataSource, String)> {
         "annotations" => MetadataSource::Annotations,
         _ => return None,
     };
-    Some((field, json_diff::unescape_token(key)))
+    let key = jsonptr::Token::from_encoded(key)
+        .ok()?
+        .decoded()
+        .into_owned();
+    Some((field, key))
 }
 
 /// Whether the container's env reads the key through a downward-API `fieldRef`. Env with a literal

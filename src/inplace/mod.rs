@@ -15,7 +15,6 @@ pub mod calculate;
 pub mod completion;
 pub mod conditions;
 pub mod env_hash;
-mod json_diff;
 pub mod metadata_patch;
 pub mod state;
 pub mod step;

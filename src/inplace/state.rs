@@ -269,12 +269,11 @@ where
 
 /// Go's `[]byte` JSON form: standard base64 with padding, `null` for nil.
 mod base64_bytes {
-    use base64::Engine;
-    use base64::engine::general_purpose::STANDARD;
+    use base64_simd::STANDARD;
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&STANDARD.encode(bytes))
+        serializer.serialize_str(&STANDARD.encode_to_string(bytes))
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
@@ -282,7 +281,7 @@ mod base64_bytes {
             return Ok(Vec::new());
         };
         STANDARD
-            .decode(text.as_bytes())
+            .decode_to_vec(text.as_bytes())
             .map_err(serde::de::Error::custom)
     }
 }

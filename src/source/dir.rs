@@ -150,21 +150,12 @@ fn documents(file: &str, content: &str) -> Vec<Result<serde_json::Value, String>
     if file.ends_with(".json") {
         return vec![serde_json::from_str(content).map_err(|e| format!("invalid JSON: {e}"))];
     }
-    let mut documents = Vec::new();
-    for document in serde_yaml::Deserializer::from_str(content) {
-        match <serde_yaml::Value as serde::Deserialize>::deserialize(document) {
-            Ok(value) => documents.push(
-                serde_json::to_value(value).map_err(|e| format!("not representable as JSON: {e}")),
-            ),
-            // A syntax error leaves the parser where it cannot find the next document: report it
-            // and stop reading this file (the iterator would otherwise repeat the error forever).
-            Err(e) => {
-                documents.push(Err(format!("invalid YAML: {e}")));
-                break;
-            }
-        }
+    // A syntax error anywhere refuses the whole file: the parser cannot tell where the next
+    // document would start.
+    match crate::yaml::from_multiple::<serde_json::Value>(content) {
+        Ok(values) => values.into_iter().map(Ok).collect(),
+        Err(e) => vec![Err(format!("invalid YAML: {e}"))],
     }
-    documents
 }
 
 /// A `kind: List` document stands for its items.
@@ -432,6 +423,25 @@ metadata: {name: shop, labels: {env: prod}}
             "{:?}",
             loaded.errors
         );
+    }
+
+    /// A file that does not parse is refused whole, never half-applied: the documents before the
+    /// broken one are not served either.
+    #[test]
+    fn a_syntax_error_refuses_the_whole_file() {
+        let doc = "apiVersion: apps.kruise.io/v1alpha1\nkind: SidecarSet\nmetadata: {name: one}\nspec: {selector: {matchLabels: {a: b}}, containers: [{name: c, image: i}]}\n";
+        let loaded = load(&[file("1.yaml", &format!("{doc}---\na: [unclosed\n"))]);
+        assert!(loaded.sidecarsets.is_empty());
+        assert_eq!(loaded.errors.len(), 1);
+        assert!(loaded.errors[0].message.starts_with("invalid YAML"));
+        let loaded = load(&[file(
+            "1.yaml",
+            &format!(
+                "{doc}---\n{}",
+                doc.replace("one", "two").replace("name: c", "name: d")
+            ),
+        )]);
+        assert_eq!(loaded.sidecarsets.len(), 2, "{:?}", loaded.errors);
     }
 
     #[test]

@@ -30,7 +30,6 @@ use std::fmt;
 use std::net::IpAddr;
 use std::time::{Duration, SystemTime};
 
-use base64::Engine as _;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
@@ -317,7 +316,7 @@ pub fn encode_bundle(certs: &[CertificateDer<'_>]) -> Vec<u8> {
     let mut out = String::new();
     for cert in certs {
         out.push_str("-----BEGIN CERTIFICATE-----\n");
-        let body = base64::engine::general_purpose::STANDARD.encode(cert.as_ref());
+        let body = base64_simd::STANDARD.encode_to_string(cert.as_ref());
         for line in body.as_bytes().chunks(64) {
             out.push_str(&String::from_utf8_lossy(line));
             out.push('\n');

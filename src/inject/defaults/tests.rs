@@ -4,7 +4,7 @@ use crate::inject::hash::{hash_input, hash_input_without_image};
 use proptest::prelude::*;
 
 fn set_from_yaml(yaml: &str) -> SidecarSet {
-    let spec: SidecarSetSpec = serde_yaml::from_str(yaml).unwrap();
+    let spec: SidecarSetSpec = crate::yaml::from_str(yaml).unwrap();
     SidecarSet::new("test", spec)
 }
 
@@ -510,7 +510,7 @@ fn golden_sidecarset_defaults_to_the_golden_hashes() {
     assert!(!hash_input_without_image(&set.spec).contains(r#""image""#));
 
     // The rest of the stored object shown in §13.0.
-    let expected: SidecarSetSpec = serde_yaml::from_str(
+    let expected: SidecarSetSpec = crate::yaml::from_str(
         r#"
 selector: {matchLabels: {app: web}}
 containers:
