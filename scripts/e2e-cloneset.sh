@@ -24,6 +24,8 @@
 #              killed (SIGKILL) mid-update: a new one takes the Lease and finishes, no pod recreated;
 #   recreate   ReCreate with maxSurge 1, maxUnavailable 0: never fewer than 3 ready pods nor more
 #              than 4; then scaleStrategy.podsToDelete replaces the one pod it names.
+#   pvc        volumeClaimTemplates: one PVC per pod named <template>-<cloneset>-<id>, owned by the
+#              CloneSet; a deleted pod's replacement reuses it; scale-in deletes it.
 # The pods carry the KRUISE_CONTAINER_BARRIER env the pod webhook would add (no webhook runs here).
 # E2E_CLONESET_LOGS=DIR keeps the controllers' logs and the recorded watches.
 set -euo pipefail
@@ -442,3 +444,48 @@ replaced() {
 until_kubelet 60 "recreate: podsToDelete [$victim] → that pod replaced, the others kept" replaced
 listed=$(cloneset rc | jq -c '.spec.scaleStrategy.podsToDelete // []')
 check "recreate: podsToDelete emptied once the pod is gone ($listed)" test "$listed" = "[]"
+
+# --- PVCs from volumeClaimTemplates: names and owner, reuse by a recreated pod, gone on scale-in -
+# (Without kube-controller-manager a deleted PVC keeps its pvc-protection finalizer: "gone" means
+# absent or terminating.)
+kubectl apply -n "$NS" -f - >/dev/null <<EOF
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata: {name: store}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: store}}
+  template:
+    metadata: {labels: {app: store}}
+    spec:
+      containers: [{name: main, image: example.com/store:v1, volumeMounts: [{name: data, mountPath: /data}]}]
+  volumeClaimTemplates:
+    - metadata: {name: data}
+      spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+  updateStrategy: {type: InPlaceIfPossible}
+EOF
+pvc_live() { kubectl get pvc -n "$NS" -l app=store -o json | jq -c '[.items[] | select(.metadata.deletionTimestamp == null) | .metadata.name] | sort'; }
+# The PVC names the live pods should have: data-store-<instance id> (= data-<pod name>).
+pvc_wanted() { kubectl get pods -n "$NS" -l app=store -o json | jq -c '[.items[] | select(.metadata.deletionTimestamp == null) | "data-store-" + .metadata.labels["apps.kruise.io/cloneset-instance-id"]] | sort'; }
+pvc_match() { [ "$(pvc_live)" = "$(pvc_wanted)" ]; }
+until_kubelet 60 "PVC: 2 pods, status [2,2,2,2], one PVC each" \
+  bash -c "$(declare -f cloneset status_is status_of pvc_live pvc_wanted pvc_match); NS=$NS; status_is store '[2,2,2,2]' && pvc_match && [ \"\$(pvc_live | jq length)\" = 2 ]"
+store_uid=$(kubectl get cloneset -n "$NS" store -o jsonpath='{.metadata.uid}')
+owners=$(kubectl get pvc -n "$NS" -l app=store -o json | jq -r --arg uid "$store_uid" '[.items[] | (.metadata.ownerReferences | length == 1 and .[0].kind == "CloneSet" and .[0].name == "store" and .[0].uid == $uid and .[0].controller == true) and (.metadata.name == "data-store-" + .metadata.labels["apps.kruise.io/cloneset-instance-id"])] | length == 2 and all')
+[ "$owners" = true ] && pass "PVC names data-store-<id>, labelled with the id, controlled by the CloneSet" \
+  || fail "PVC names/owners $(kubectl get pvc -n "$NS" -o json | jq -c '[.items[] | {n: .metadata.name, l: .metadata.labels, o: .metadata.ownerReferences}]')"
+mounts=$(kubectl get pods -n "$NS" -l app=store -o json | jq -r '[.items[] | ([.spec.volumes[] | select(.name == "data") | .persistentVolumeClaim.claimName] == ["data-" + .metadata.name])] | length == 2 and all')
+[ "$mounts" = true ] && pass "PVC: each pod mounts data-<pod name> as volume data" \
+  || fail "PVC: pod volumes $(kubectl get pods -n "$NS" -l app=store -o json | jq -c '[.items[].spec.volumes]')"
+claims_before=$(pvc_live)
+victim=$(kubectl get pods -n "$NS" -l app=store -o jsonpath='{.items[0].metadata.name}')
+victim_uid=$(kubectl get pod -n "$NS" "$victim" -o jsonpath='{.metadata.uid}')
+# No kubelet confirms a graceful deletion here: force it.
+kubectl delete pod -n "$NS" "$victim" --grace-period=0 --force >/dev/null 2>&1
+until_kubelet 60 "PVC: deleted pod $victim recreated with the same id, status [2,2,2,2]" \
+  bash -c "$(declare -f cloneset status_is status_of); NS=$NS; uid=\$(kubectl get pod -n $NS $victim -o jsonpath='{.metadata.uid}'); [ -n \"\$uid\" ] && [ \"\$uid\" != $victim_uid ] && status_is store '[2,2,2,2]'"
+[ "$(pvc_live)" = "$claims_before" ] && pass "PVC: the replacement reuses data-$victim, no new PVC" \
+  || fail "PVC: claims $(pvc_live), before $claims_before"
+kubectl scale cloneset -n "$NS" store --replicas=1 >/dev/null
+until_kubelet 60 "PVC: scaled to 1, status [1,1,1,1], only the remaining pod's PVC left" \
+  bash -c "$(declare -f cloneset status_is status_of live_pods count_is pod_count pvc_live pvc_wanted pvc_match); NS=$NS; count_is store 1 && status_is store '[1,1,1,1]' && pvc_match && [ \"\$(pvc_live | jq length)\" = 1 ]"

@@ -326,6 +326,11 @@ fn service_pdb_and_rbac() {
         "apps/controllerrevisions delete *",
         "/pods create *",
         "/pods delete *",
+        "/persistentvolumeclaims list *",
+        "/persistentvolumeclaims watch *",
+        "/persistentvolumeclaims create *",
+        "/persistentvolumeclaims delete *",
+        "/persistentvolumeclaims patch *",
     ]
     .into_iter()
     .map(String::from)

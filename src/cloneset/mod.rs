@@ -8,6 +8,7 @@
 //! - [`scale`]: creations and deletions, with the deletion order;
 //! - [`update`]: refresh of in-flight updates, lifecycle states, choosing and starting updates;
 //! - [`status`]: the status counters;
+//! - [`pvc`]: instance ids and the PVCs of `volumeClaimTemplates`;
 //! - [`pod`]: predicates on one pod.
 //!
 //! A round does one kind of change: Scale, and only if it changed nothing, Update. Repeated
@@ -16,6 +17,7 @@
 pub mod hooks;
 pub mod numbers;
 pub mod pod;
+pub mod pvc;
 pub mod revision;
 pub mod scale;
 pub mod status;
@@ -27,6 +29,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::api::cloneset::{CloneSet, CloneSetStatus};
 use numbers::{Limits, Side};
@@ -118,6 +121,8 @@ pub struct Plan {
     pub write_status: bool,
     /// `scaleStrategy.podsToDelete` without names of pods that are gone, when that changed.
     pub pods_to_delete: Option<Vec<String>>,
+    /// The PVCs to create with new pods, delete with deleted ones, and clean up.
+    pub claims: pvc::ClaimPlan,
     /// Revisions beyond `revisionHistoryLimit`.
     pub revisions_to_delete: Vec<String>,
     /// The `FailedScale`/`FailedUpdate` message of the round.
@@ -137,6 +142,8 @@ pub enum PlanError {
 pub(crate) struct Context<'a> {
     pub cloneset: &'a CloneSet,
     pub all_pods: &'a [Arc<Pod>],
+    /// The CloneSet's PVCs (metadata), terminating ones included.
+    pub claims: &'a [&'a ObjectMeta],
     pub active: Vec<&'a Arc<Pod>>,
     pub history: &'a [ControllerRevision],
     pub current_revision: &'a str,
@@ -154,8 +161,18 @@ pub fn rfc3339(now: Timestamp) -> String {
     now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-/// One reconcile. `rng` draws instance ids for new pods.
+/// One reconcile of a CloneSet none of whose PVCs is listed. `rng` draws instance ids for new pods.
 pub fn plan(snapshot: &Snapshot<'_>, rng: &mut fastrand::Rng) -> Result<Plan, PlanError> {
+    plan_with_claims(snapshot, &[], rng)
+}
+
+/// One reconcile. `claims`: the metadata of the PVCs the CloneSet owns (listed by the instance-id
+/// label and ownerReference), terminating ones included. `rng` draws instance ids for new pods.
+pub fn plan_with_claims(
+    snapshot: &Snapshot<'_>,
+    claims: &[&ObjectMeta],
+    rng: &mut fastrand::Rng,
+) -> Result<Plan, PlanError> {
     let cloneset = snapshot.cloneset;
     let previous = cloneset.status.as_ref();
     let update_revision = snapshot.update_revision;
@@ -175,6 +192,7 @@ pub fn plan(snapshot: &Snapshot<'_>, rng: &mut fastrand::Rng) -> Result<Plan, Pl
     let ctx = Context {
         cloneset,
         all_pods: snapshot.pods,
+        claims,
         active: snapshot.pods.iter().filter(|p| pod::is_active(p)).collect(),
         history: snapshot.history,
         current_revision,
@@ -201,6 +219,8 @@ pub fn plan(snapshot: &Snapshot<'_>, rng: &mut fastrand::Rng) -> Result<Plan, Pl
             failure = Some(("FailedUpdate", message));
         }
     }
+
+    let claims = pvc::plan(cloneset, snapshot.pods, claims, &actions);
 
     let active: Vec<&Pod> = ctx.active.iter().map(|p| &***p).collect();
     let status = status::compute(&status::StatusInput {
@@ -248,6 +268,7 @@ pub fn plan(snapshot: &Snapshot<'_>, rng: &mut fastrand::Rng) -> Result<Plan, Pl
         write_status: status::changed(previous, &status),
         status,
         pods_to_delete: (kept.len() != listed.len()).then_some(kept),
+        claims,
         revisions_to_delete,
         error: failure.map(|(_, m)| m),
         requeue_after: requeue,

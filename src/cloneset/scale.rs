@@ -11,13 +11,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use super::hooks;
 use super::numbers::Diff;
 use super::pod::{self, PREPARING_DELETE, PREPARING_NORMAL};
+use super::pvc;
 use super::revision::{owner_reference, short_hash};
 use super::{Action, Context, Event, PodWrite, Purpose};
 use crate::api::keys;
-
-/// Characters of instance ids (Kubernetes' `rand.String` alphabet).
-const ID_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-const ID_LEN: usize = 5;
 
 /// Returns whether the round changed anything (then the update step is skipped).
 pub(super) fn scale(
@@ -80,11 +77,7 @@ pub(super) fn scale(
         )));
     }
     if diff.scale_up > 0 {
-        let mut used_ids: BTreeSet<String> = ctx
-            .all_pods
-            .iter()
-            .filter_map(|p| pod::label(p, pod::INSTANCE_ID).map(str::to_string))
-            .collect();
+        let mut ids = pvc::InstanceIds::new(ctx.cloneset, ctx.all_pods, ctx.claims);
         let creations = diff.scale_up_limit;
         let at_current = if creations <= diff.scale_up_old {
             creations
@@ -97,8 +90,7 @@ pub(super) fn scale(
             } else {
                 (ctx.update_revision, &ctx.update_template)
             };
-            let id = fresh_id(rng, &used_ids);
-            used_ids.insert(id.clone());
+            let id = ids.next(rng);
             out.push(Action::CreatePod {
                 pod: Box::new(new_pod(ctx, revision, template, &id)),
                 revision: revision.to_string(),
@@ -253,18 +245,7 @@ fn compare(
         .then_with(|| pod::name(a).cmp(pod::name(b)))
 }
 
-fn fresh_id(rng: &mut fastrand::Rng, used: &BTreeSet<String>) -> String {
-    loop {
-        let id: String = (0..ID_LEN)
-            .map(|_| char::from(ID_ALPHABET[rng.usize(..ID_ALPHABET.len())]))
-            .collect();
-        if !used.contains(&id) {
-            return id;
-        }
-    }
-}
-
-/// A pod of `revision`, named `<cloneset>-<id>`.
+/// A pod of `revision`, named `<cloneset>-<id>`, mounting the PVCs of `id`.
 pub(crate) fn new_pod(
     ctx: &Context<'_>,
     revision: &str,
@@ -290,6 +271,7 @@ pub(crate) fn new_pod(
             condition_type: keys::INPLACE_UPDATE_READY.into(),
         });
     }
+    pvc::mount(ctx.cloneset, &mut spec, id);
     Pod {
         metadata: ObjectMeta {
             name: Some(format!("{set_name}-{id}")),

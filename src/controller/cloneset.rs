@@ -7,6 +7,14 @@
 //! patched with resourceVersion-guarded JSON patches ([`super::pod_write`]); then the status
 //! through the status subresource, the `podsToDelete` clean-up and history truncation. All
 //! progress lives in the pods and the CloneSet, so a new leader carries on where the last stopped.
+//!
+//! PVCs of `volumeClaimTemplates` come from a cache of their own: a metadata-only watch of the
+//! PVCs carrying the instance-id label (names, labels, owners and versions are all the planner
+//! reads). A list per reconcile would be one more apiserver round trip each time any pod of the
+//! CloneSet changes; the cache costs a few hundred bytes per PVC, and the same expectations as for
+//! pods keep a slow cache from creating or deleting a PVC twice. Each new pod's missing PVCs are
+//! created just before it (AlreadyExists counts as done), a deleted pod's PVCs once its deletion
+//! is accepted.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -14,12 +22,13 @@ use std::time::{Duration, Instant};
 use futures::{FutureExt, StreamExt};
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, DeleteParams, ListParams, PartialObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action as Requeue, Controller};
 use kube::runtime::events::{Event as KubeEvent, EventType, Recorder};
-use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -29,7 +38,8 @@ use super::guarded_watch::{self, UndecodableReporter};
 use super::pod_write;
 use crate::api::cloneset::CloneSet;
 use crate::api::keys;
-use crate::cloneset::{self as core, Action, Plan, PodWrite, Purpose, revision, status};
+use crate::cloneset::pvc::{ClaimPlan, HandOver};
+use crate::cloneset::{self as core, Action, Plan, PodWrite, Purpose, pod, revision, status};
 use crate::metrics::Metrics;
 
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +70,23 @@ pub struct Context {
     pub metrics: Arc<Metrics>,
 }
 
+/// What the cache keeps of a PVC.
+type ClaimMeta = PartialObjectMeta<PersistentVolumeClaim>;
+
+/// Expectations share one name space per CloneSet: PVC names get this prefix (a pod name cannot
+/// contain `/`).
+const CLAIM_KEY: &str = "persistentvolumeclaim/";
+
+fn claim_key(name: &str) -> String {
+    format!("{CLAIM_KEY}{name}")
+}
+
+/// What a reconcile works with: the shared context and the PVC cache.
+pub struct Shell {
+    context: Arc<Context>,
+    claims: Store<ClaimMeta>,
+}
+
 /// The watch on CloneSets: a stored CloneSet the types refuse is reported and skipped, never
 /// fatal to the others.
 fn cloneset_controller(context: &Context) -> Controller<CloneSet> {
@@ -75,14 +102,18 @@ fn cloneset_controller(context: &Context) -> Controller<CloneSet> {
 
 /// The CloneSet that controls a pod, if any.
 pub fn owner_of(pod: &Pod) -> Option<ObjectRef<CloneSet>> {
-    let owner = pod
-        .metadata
+    controlling_cloneset(&pod.metadata)
+}
+
+/// The CloneSet that controls an object (a pod, a PVC), if any.
+fn controlling_cloneset(meta: &ObjectMeta) -> Option<ObjectRef<CloneSet>> {
+    let owner = meta
         .owner_references
         .iter()
         .flatten()
         .find(|o| o.controller == Some(true))?;
     let group = owner.api_version.split('/').next().unwrap_or("");
-    let namespace = pod.metadata.namespace.as_deref()?;
+    let namespace = meta.namespace.as_deref()?;
     (owner.kind == "CloneSet" && group == keys::GROUP)
         .then(|| ObjectRef::new(&owner.name).within(namespace))
 }
@@ -93,10 +124,26 @@ pub async fn run(
     pod_events: impl futures::Stream<Item = Arc<Pod>> + Send + 'static,
     shutdown: CancellationToken,
 ) {
-    cloneset_controller(&context)
+    let (claims, claim_writer) = reflector::store::<ClaimMeta>();
+    // The reflector runs inside the trigger stream, so it lives exactly as long as the controller.
+    let claim_events = reflector::reflector(
+        claim_writer,
+        watcher(
+            Api::<ClaimMeta>::all(context.client.clone()),
+            watcher::Config::default()
+                .labels(pod::INSTANCE_ID)
+                .any_semantic(),
+        ),
+    )
+    .default_backoff()
+    .touched_objects();
+    let controller = cloneset_controller(&context);
+    let shell = Arc::new(Shell { context, claims });
+    controller
         .watches_shared_stream(pod_events, |pod| owner_of(&pod))
+        .watches_stream(claim_events, |claim| controlling_cloneset(&claim.metadata))
         .graceful_shutdown_on(shutdown.cancelled_owned())
-        .run(reconcile, error_policy, context)
+        .run(reconcile, error_policy, shell)
         .for_each(|result| async move {
             if let Err(error) = result {
                 tracing::debug!(%error, "cloneset reconcile");
@@ -105,7 +152,7 @@ pub async fn run(
         .await;
 }
 
-fn error_policy(set: Arc<CloneSet>, error: &CloneSetError, _context: Arc<Context>) -> Requeue {
+fn error_policy(set: Arc<CloneSet>, error: &CloneSetError, _shell: Arc<Shell>) -> Requeue {
     tracing::warn!(cloneset = set.name_any(), %error, "reconcile failed");
     Requeue::requeue(Duration::from_secs(5))
 }
@@ -151,13 +198,34 @@ fn owned_pods(context: &Context, set: &CloneSet) -> Vec<Arc<Pod>> {
     pods
 }
 
-fn seen(context: &Context, namespace: &str, name: &str) -> Seen {
-    match context.pods.get(&ObjectRef::new(name).within(namespace)) {
+/// The PVCs (metadata) whose ownerReferences name this CloneSet (by uid), from the cache,
+/// terminating ones included.
+fn owned_claims(shell: &Shell, set: &CloneSet) -> Vec<Arc<ClaimMeta>> {
+    let namespace = set.metadata.namespace.as_deref();
+    let uid = set.metadata.uid.as_deref();
+    let mut claims: Vec<Arc<ClaimMeta>> = shell
+        .claims
+        .state()
+        .into_iter()
+        .filter(|c| c.metadata.namespace.as_deref() == namespace)
+        .filter(|c| {
+            c.metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|o| Some(o.uid.as_str()) == uid)
+        })
+        .collect();
+    claims.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    claims
+}
+
+fn seen_in(meta: Option<&ObjectMeta>) -> Seen {
+    match meta {
         None => Seen::Absent,
-        Some(pod) => Seen::Present {
-            deleting: pod.metadata.deletion_timestamp.is_some(),
-            version: pod
-                .metadata
+        Some(meta) => Seen::Present {
+            deleting: meta.deletion_timestamp.is_some(),
+            version: meta
                 .resource_version
                 .as_deref()
                 .and_then(|v| v.parse().ok()),
@@ -165,8 +233,28 @@ fn seen(context: &Context, namespace: &str, name: &str) -> Seen {
     }
 }
 
-async fn reconcile(set: Arc<CloneSet>, context: Arc<Context>) -> Result<Requeue, CloneSetError> {
-    if context.pods.wait_until_ready().now_or_never().is_none() {
+/// What the caches say about an expected name: a pod, or a PVC behind [`CLAIM_KEY`].
+fn seen(shell: &Shell, namespace: &str, name: &str) -> Seen {
+    match name.strip_prefix(CLAIM_KEY) {
+        Some(claim) => {
+            let cached = shell.claims.get(&ObjectRef::new(claim).within(namespace));
+            seen_in(cached.as_deref().map(|c| &c.metadata))
+        }
+        None => {
+            let cached = shell
+                .context
+                .pods
+                .get(&ObjectRef::new(name).within(namespace));
+            seen_in(cached.as_deref().map(|p| &p.metadata))
+        }
+    }
+}
+
+async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, CloneSetError> {
+    let context = &*shell.context;
+    if context.pods.wait_until_ready().now_or_never().is_none()
+        || shell.claims.wait_until_ready().now_or_never().is_none()
+    {
         return Ok(Requeue::requeue(Duration::from_secs(1)));
     }
     let key = set_key(&set);
@@ -175,15 +263,17 @@ async fn reconcile(set: Arc<CloneSet>, context: Arc<Context>) -> Result<Requeue,
         .expectations
         .lock()
         .expect("expectations lock")
-        .unsatisfied(&key, Instant::now(), |pod| seen(&context, &namespace, pod));
+        .unsatisfied(&key, Instant::now(), |name| seen(&shell, &namespace, name));
     if let Some(left) = waiting {
         // The pod events that satisfy them trigger a reconcile; this is the fallback.
         return Ok(Requeue::requeue(left.min(IN_FLIGHT_REQUEUE)));
     }
-    let pods = owned_pods(&context, &set);
-    let mut history = list_history(&context, &set).await?;
+    let pods = owned_pods(context, &set);
+    let claims = owned_claims(&shell, &set);
+    let claim_meta: Vec<&ObjectMeta> = claims.iter().map(|c| &c.metadata).collect();
+    let mut history = list_history(context, &set).await?;
     let (update_revision, collision_count) =
-        ensure_update_revision(&context, &set, &mut history).await?;
+        ensure_update_revision(context, &set, &mut history).await?;
     let now = Timestamp::now();
     let snapshot = core::Snapshot {
         cloneset: &set,
@@ -193,10 +283,11 @@ async fn reconcile(set: Arc<CloneSet>, context: Arc<Context>) -> Result<Requeue,
         collision_count,
         now,
     };
-    let plan = core::plan(&snapshot, &mut fastrand::Rng::new())?;
-    let conflicted = execute(&context, &set, &key, &plan).await?;
+    let plan = core::plan_with_claims(&snapshot, &claim_meta, &mut fastrand::Rng::new())?;
+    clean_up_claims(context, &set, &key, &plan.claims).await?;
+    let conflicted = execute(context, &set, &key, &plan).await?;
     if plan.write_status {
-        write_status(&context, &set, &plan).await?;
+        write_status(context, &set, &plan).await?;
     }
     if let Some(kept) = &plan.pods_to_delete {
         let api: Api<CloneSet> = Api::namespaced(context.client.clone(), &namespace);
@@ -219,7 +310,7 @@ async fn reconcile(set: Arc<CloneSet>, context: Arc<Context>) -> Result<Requeue,
     }
     if let Some(message) = &plan.error {
         publish(
-            &context,
+            context,
             &set,
             EventType::Warning,
             "FailedUpdate",
@@ -350,6 +441,7 @@ async fn execute(
 ) -> Result<bool, CloneSetError> {
     let namespace = set.metadata.namespace.as_deref().unwrap_or("");
     let api: Api<Pod> = Api::namespaced(context.client.clone(), namespace);
+    let claim_api: Api<PersistentVolumeClaim> = Api::namespaced(context.client.clone(), namespace);
     let creates: Vec<(&Pod, &str)> = plan
         .actions
         .iter()
@@ -358,12 +450,35 @@ async fn execute(
             _ => None,
         })
         .collect();
-    create_slow_start(context, set, key, &api, &creates).await;
+    create_slow_start(
+        context,
+        set,
+        key,
+        (&api, &claim_api),
+        &creates,
+        &plan.claims,
+    )
+    .await;
     let mut conflicted = false;
     for action in &plan.actions {
         match action {
             Action::CreatePod { .. } => {}
-            Action::DeletePod { name } => delete_pod(context, set, key, &api, name).await,
+            Action::DeletePod { name } => {
+                // OpenKruise: the PVCs of the pod's id go once the pod's deletion is accepted.
+                if delete_pod(context, set, key, &api, name).await
+                    && let Some(claims) = plan.claims.delete_with_pod.get(name)
+                {
+                    delete_claims(
+                        context,
+                        set,
+                        key,
+                        &claim_api,
+                        claims,
+                        "failed to delete pvc",
+                    )
+                    .await;
+                }
+            }
             Action::WritePod {
                 before,
                 writes,
@@ -386,12 +501,14 @@ async fn execute(
 
 /// Creates in batches of 1, 2, 4, …; a batch with a failure stops the rest (a quota or webhook
 /// refusal would refuse them all).
+/// Each pod's missing PVCs are created first; a PVC that cannot be created holds its pod back.
 async fn create_slow_start(
     context: &Context,
     set: &CloneSet,
     key: &str,
-    api: &Api<Pod>,
+    (api, claim_api): (&Api<Pod>, &Api<PersistentVolumeClaim>),
     pods: &[(&Pod, &str)],
+    claims: &ClaimPlan,
 ) {
     let mut start = 0;
     let mut batch = 1;
@@ -404,13 +521,28 @@ async fn create_slow_start(
                 .lock()
                 .expect("expectations lock")
                 .expect_create(key, &name, Instant::now());
-            async move { (name, api.create(&PostParams::default(), pod).await) }
+            let pod_claims = claims.create.get(&name).map_or(&[][..], Vec::as_slice);
+            async move {
+                if !create_claims(context, set, key, claim_api, pod_claims).await {
+                    return (name, None);
+                }
+                (name, Some(api.create(&PostParams::default(), pod).await))
+            }
         }))
         .await;
         let mut failed = false;
         for (name, result) in results {
             match result {
-                Ok(_) => {
+                None => {
+                    // A PVC was refused (and reported): the pod was not sent.
+                    failed = true;
+                    context
+                        .expectations
+                        .lock()
+                        .expect("expectations lock")
+                        .forget(key, &name);
+                }
+                Some(Ok(_)) => {
                     publish(
                         context,
                         set,
@@ -420,7 +552,7 @@ async fn create_slow_start(
                     )
                     .await;
                 }
-                Err(error) => {
+                Some(Err(error)) => {
                     failed = true;
                     context
                         .expectations
@@ -446,7 +578,179 @@ async fn create_slow_start(
     }
 }
 
-async fn delete_pod(context: &Context, set: &CloneSet, key: &str, api: &Api<Pod>, name: &str) {
+/// Creates PVCs one by one (AlreadyExists counts as created). `false` when one was refused.
+async fn create_claims(
+    context: &Context,
+    set: &CloneSet,
+    key: &str,
+    api: &Api<PersistentVolumeClaim>,
+    claims: &[PersistentVolumeClaim],
+) -> bool {
+    for claim in claims {
+        let name = claim.name_any();
+        let expected = claim_key(&name);
+        context
+            .expectations
+            .lock()
+            .expect("expectations lock")
+            .expect_create(key, &expected, Instant::now());
+        match api.create(&PostParams::default(), claim).await {
+            Ok(_) => {}
+            Err(error) => {
+                // Nothing new will show up (on 409 the PVC was there already, perhaps without
+                // the label this cache watches).
+                context
+                    .expectations
+                    .lock()
+                    .expect("expectations lock")
+                    .forget(key, &expected);
+                if status_code(&error) != Some(409) {
+                    publish(
+                        context,
+                        set,
+                        EventType::Warning,
+                        "FailedCreate",
+                        format!("failed to create pvc: {error}, pvc: {name}"),
+                    )
+                    .await;
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Deletes PVCs (gone already is fine); failures are reported, the rest still tried.
+async fn delete_claims(
+    context: &Context,
+    set: &CloneSet,
+    key: &str,
+    api: &Api<PersistentVolumeClaim>,
+    names: &[String],
+    failure: &str,
+) {
+    for name in names {
+        let expected = claim_key(name);
+        context
+            .expectations
+            .lock()
+            .expect("expectations lock")
+            .expect_delete(key, &expected, Instant::now());
+        if let Err(error) = api.delete(name, &DeleteParams::default()).await {
+            context
+                .expectations
+                .lock()
+                .expect("expectations lock")
+                .forget(key, &expected);
+            if status_code(&error) != Some(404) {
+                publish(
+                    context,
+                    set,
+                    EventType::Warning,
+                    "FailedDelete",
+                    format!("{failure} {name}: {error}"),
+                )
+                .await;
+            }
+        }
+    }
+}
+
+/// `disablePVCReuse` (before any pod action, as OpenKruise): PVCs of no pod are deleted, those of
+/// an inactive pod handed to it so that garbage collection removes them with it.
+async fn clean_up_claims(
+    context: &Context,
+    set: &CloneSet,
+    key: &str,
+    claims: &ClaimPlan,
+) -> Result<(), CloneSetError> {
+    if claims.delete.is_empty() && claims.hand_over.is_empty() {
+        return Ok(());
+    }
+    let namespace = set.metadata.namespace.as_deref().unwrap_or("");
+    let api: Api<PersistentVolumeClaim> = Api::namespaced(context.client.clone(), namespace);
+    for hand_over in &claims.hand_over {
+        hand_claim_over(context, set, key, &api, hand_over).await?;
+    }
+    delete_claims(
+        context,
+        set,
+        key,
+        &api,
+        &claims.delete,
+        "failed to clean up PVC",
+    )
+    .await;
+    Ok(())
+}
+
+/// Replaces the PVC's ownerReferences, guarded by the version the decision was made on (a PVC
+/// that changed or went meanwhile is left to the next round).
+async fn hand_claim_over(
+    context: &Context,
+    set: &CloneSet,
+    key: &str,
+    api: &Api<PersistentVolumeClaim>,
+    hand_over: &HandOver,
+) -> Result<(), CloneSetError> {
+    let name = &hand_over.claim;
+    let mut operations = Vec::new();
+    if let Some(version) = &hand_over.resource_version {
+        operations
+            .push(json!({"op": "replace", "path": "/metadata/resourceVersion", "value": version}));
+    }
+    operations.push(json!({
+        "op": "replace",
+        "path": "/metadata/ownerReferences",
+        "value": hand_over.owner_references,
+    }));
+    let patch: json_patch::Patch = serde_json::from_value(serde_json::Value::Array(operations))
+        .map_err(|e| CloneSetError::Api {
+            what: format!("pvc {name}"),
+            source: kube::Error::SerdeError(e),
+        })?;
+    match api
+        .patch_metadata(name, &PatchParams::default(), &Patch::<()>::Json(patch))
+        .await
+    {
+        Ok(answer) => {
+            context
+                .expectations
+                .lock()
+                .expect("expectations lock")
+                .expect_version(
+                    key,
+                    &claim_key(name),
+                    answer.metadata.resource_version.as_deref(),
+                    Instant::now(),
+                );
+            tracing::info!(cloneset = key, pvc = %name, pod = %hand_over.pod, "PVC handed to its pod");
+            Ok(())
+        }
+        Err(error) if matches!(status_code(&error), Some(404 | 409)) => Ok(()),
+        Err(error) => {
+            publish(
+                context,
+                set,
+                EventType::Warning,
+                "FailedUpdate",
+                format!("failed to update PVC {name}: {error}"),
+            )
+            .await;
+            Err(api_error(format!("pvc {name}"))(error))
+        }
+    }
+}
+
+/// `true` when the apiserver accepted the deletion.
+async fn delete_pod(
+    context: &Context,
+    set: &CloneSet,
+    key: &str,
+    api: &Api<Pod>,
+    name: &str,
+) -> bool {
     context
         .expectations
         .lock()
@@ -462,6 +766,7 @@ async fn delete_pod(context: &Context, set: &CloneSet, key: &str, api: &Api<Pod>
                 format!("succeed to delete pod {name}"),
             )
             .await;
+            true
         }
         Err(error) => {
             context
@@ -479,6 +784,7 @@ async fn delete_pod(context: &Context, set: &CloneSet, key: &str, api: &Api<Pod>
                 )
                 .await;
             }
+            false
         }
     }
 }
