@@ -14,6 +14,7 @@
 //! A round does one kind of change: Scale, and only if it changed nothing, Update. Repeated
 //! rounds over an unchanged world converge and then write nothing.
 
+pub mod facts;
 pub mod hooks;
 pub mod numbers;
 pub mod pod;
@@ -145,6 +146,8 @@ pub(crate) struct Context<'a> {
     /// The CloneSet's PVCs (metadata), terminating ones included.
     pub claims: &'a [&'a ObjectMeta],
     pub active: Vec<&'a Arc<Pod>>,
+    /// What the counting steps read of `active[i]`, computed once.
+    pub facts: Vec<facts::PodFacts>,
     pub history: &'a [ControllerRevision],
     pub current_revision: &'a str,
     pub update_revision: &'a str,
@@ -189,11 +192,26 @@ pub fn plan_with_claims(
         .and_then(find)
         .unwrap_or(update);
     let current_revision = current.metadata.name.as_deref().unwrap_or(update_revision);
+    let active: Vec<&Arc<Pod>> = snapshot.pods.iter().filter(|p| pod::is_active(p)).collect();
+    let min_ready_seconds = cloneset.spec.min_ready_seconds.unwrap_or(0);
+    let facts = active
+        .iter()
+        .map(|p| {
+            facts::PodFacts::of(
+                p,
+                update_revision,
+                cloneset.pods_to_delete(),
+                min_ready_seconds,
+                snapshot.now,
+            )
+        })
+        .collect();
     let ctx = Context {
         cloneset,
         all_pods: snapshot.pods,
         claims,
-        active: snapshot.pods.iter().filter(|p| pod::is_active(p)).collect(),
+        active,
+        facts,
         history: snapshot.history,
         current_revision,
         update_revision,
@@ -201,7 +219,7 @@ pub fn plan_with_claims(
         // New pods at the update revision take the live template, as upstream.
         update_template: cloneset.spec.template.clone(),
         limits: Limits::of(&cloneset.spec),
-        min_ready_seconds: cloneset.spec.min_ready_seconds.unwrap_or(0),
+        min_ready_seconds,
         now: snapshot.now,
         now_text: rfc3339(snapshot.now),
     };
@@ -222,13 +240,11 @@ pub fn plan_with_claims(
 
     let claims = pvc::plan(cloneset, snapshot.pods, claims, &actions);
 
-    let active: Vec<&Pod> = ctx.active.iter().map(|p| &***p).collect();
     let status = status::compute(&status::StatusInput {
         generation: cloneset.metadata.generation,
         replicas: ctx.limits.replicas,
         partition: ctx.limits.partition,
-        min_ready_seconds: ctx.min_ready_seconds,
-        active: &active,
+        active: &ctx.facts,
         current_revision,
         update_revision,
         collision_count: snapshot.collision_count,
@@ -276,22 +292,17 @@ pub fn plan_with_claims(
 }
 
 fn side(ctx: &Context<'_>, new: bool) -> Side {
-    let to_delete = ctx.cloneset.pods_to_delete();
     let mut side = Side::default();
-    for p in ctx
-        .active
-        .iter()
-        .filter(|p| pod::at_revision(p, ctx.update_revision) == new)
-    {
+    for p in ctx.facts.iter().filter(|p| p.at_update_revision == new) {
         side.count += 1;
-        if pod::is_pre_deleting(p) {
+        if p.pre_deleting() {
             side.pre_deleting += 1;
             continue;
         }
         side.active += 1;
-        if pod::is_specified_delete(p, to_delete) {
+        if p.specified_delete {
             side.to_delete += 1;
-        } else if !pod::is_available(p, ctx.min_ready_seconds, ctx.now) {
+        } else if !p.available {
             side.unavailable += 1;
         }
     }

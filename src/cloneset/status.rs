@@ -2,10 +2,9 @@
 //! at the start of the round.
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
 
-use super::pod;
+use super::facts::PodFacts;
 use crate::api::cloneset::{CloneSetCondition, CloneSetStatus};
 
 /// Everything the status is computed from.
@@ -13,8 +12,8 @@ pub struct StatusInput<'a> {
     pub generation: Option<i64>,
     pub replicas: i64,
     pub partition: i64,
-    pub min_ready_seconds: i32,
-    pub active: &'a [&'a Pod],
+    /// The active pods (readiness and availability taken with `minReadySeconds` and the time).
+    pub active: &'a [PodFacts],
     pub current_revision: &'a str,
     pub update_revision: &'a str,
     pub collision_count: i32,
@@ -26,10 +25,10 @@ pub struct StatusInput<'a> {
 }
 
 pub fn compute(input: &StatusInput<'_>) -> CloneSetStatus {
-    let count = |f: &dyn Fn(&Pod) -> bool| input.active.iter().filter(|&&p| f(p)).count() as i32;
-    let updated = |p: &Pod| pod::at_revision(p, input.update_revision);
+    let count = |f: fn(&PodFacts) -> bool| input.active.iter().filter(|p| f(p)).count() as i32;
+    let updated = |p: &PodFacts| p.at_update_revision;
     let replicas = input.active.len() as i32;
-    let updated_replicas = count(&updated);
+    let updated_replicas = count(updated);
     let all_updated = updated_replicas == replicas && i64::from(replicas) == input.replicas;
     let mut conditions = input
         .previous
@@ -41,10 +40,10 @@ pub fn compute(input: &StatusInput<'_>) -> CloneSetStatus {
     CloneSetStatus {
         observed_generation: input.generation,
         replicas,
-        ready_replicas: count(&|p| pod::is_ready(p, input.now)),
-        available_replicas: count(&|p| pod::is_available(p, input.min_ready_seconds, input.now)),
+        ready_replicas: count(|p| p.ready),
+        available_replicas: count(|p| p.available),
         updated_replicas,
-        updated_ready_replicas: count(&|p| updated(p) && pod::is_ready(p, input.now)),
+        updated_ready_replicas: count(|p| p.at_update_revision && p.ready),
         expected_updated_replicas: Some((input.replicas - input.partition).max(0) as i32),
         update_revision: Some(input.update_revision.to_string()),
         current_revision: Some(if all_updated {

@@ -9,11 +9,10 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;
 
+use super::facts::Lifecycle;
 use super::hooks;
 use super::numbers::Diff;
-use super::pod::{
-    self, NORMAL, PREPARING_DELETE, PREPARING_NORMAL, PREPARING_UPDATE, UPDATED, UPDATING,
-};
+use super::pod::{self, NORMAL, PREPARING_NORMAL, PREPARING_UPDATE, UPDATED, UPDATING};
 use super::revision::{label_names_revision, short_hash};
 use super::scale::{lifecycle_write, set_lifecycle};
 use super::{Action, Context, Event, PodWrite, Purpose};
@@ -160,10 +159,12 @@ pub(super) fn update(
     } else {
         ctx.current_revision
     };
-    let candidates = candidates(ctx, diff.update_num > 0);
+    let needed = positions_needed(ctx, diff, target);
+    let candidates = candidates(ctx, diff.update_num > 0, needed);
     let chosen = limit(ctx, candidates, diff, target);
     let strategy = ctx.cloneset.update_type();
     let in_place = matches!(strategy, IN_PLACE_IF_POSSIBLE | IN_PLACE_ONLY);
+    let mut specs = SpecCache::default();
     for index in chosen {
         let p = ctx.active[index];
         // One in-place update at a time per pod: a SidecarSet's, in progress, finishes first.
@@ -172,7 +173,7 @@ pub(super) fn update(
             continue;
         }
         if in_place {
-            match in_place_update(ctx, p, target) {
+            match in_place_update(ctx, p, target, &mut specs) {
                 Ok(Some(action)) => {
                     push_requeue(requeue, grace(ctx));
                     out.push(action);
@@ -221,17 +222,22 @@ fn grace(ctx: &Context<'_>) -> Option<Duration> {
     (seconds > 0).then(|| Duration::from_secs(seconds.unsigned_abs().into()))
 }
 
-/// Indexes into `ctx.active` of the pods that may be updated, in update order.
-fn candidates(ctx: &Context<'_>, forward: bool) -> Vec<usize> {
+/// Indexes into `ctx.active` of the pods that may be updated, in update order; only the first
+/// `needed` are sure to be returned (and are all [`limit`] looks at).
+fn candidates(ctx: &Context<'_>, forward: bool, needed: usize) -> Vec<usize> {
     let mut chosen: Vec<usize> = ctx
-        .active
+        .facts
         .iter()
         .enumerate()
-        .filter(|(_, p)| pod::at_revision(p, ctx.update_revision) != forward)
-        .filter(|(_, p)| pod::lifecycle(p) != PREPARING_DELETE)
-        .filter(|(_, p)| pod::lifecycle(p) == UPDATED || !state::has_grace(p))
+        .filter(|(_, p)| p.at_update_revision != forward)
+        .filter(|(_, p)| p.lifecycle != Lifecycle::PreparingDelete)
+        .filter(|(_, p)| p.lifecycle == Lifecycle::Updated || !p.has_grace)
         .map(|(i, _)| i)
         .collect();
+    let strategy = &ctx.cloneset.spec.update_strategy;
+    if strategy.priority_strategy.is_none() && strategy.scatter_strategy.is_none() {
+        return first_in_default_order(ctx, chosen, needed);
+    }
     let keys: Vec<OrderKey<'_>> = ctx
         .active
         .iter()
@@ -241,7 +247,6 @@ fn candidates(ctx: &Context<'_>, forward: bool) -> Vec<usize> {
         })
         .collect();
     chosen.sort_by(|a, b| keys[*a].cmp(&keys[*b]));
-    let strategy = &ctx.cloneset.spec.update_strategy;
     if let Some(priority) = strategy.priority_strategy.as_ref() {
         chosen.sort_by(|a, b| {
             priority_order(
@@ -259,26 +264,74 @@ fn candidates(ctx: &Context<'_>, forward: bool) -> Vec<usize> {
             .collect();
         chosen = scatter(terms, &labels, chosen);
     }
-    chosen.sort_by_key(|i| pod::lifecycle(ctx.active[*i]) != PREPARING_UPDATE);
+    chosen.sort_by_key(|i| ctx.facts[*i].lifecycle != Lifecycle::PreparingUpdate);
     chosen
+}
+
+/// The default update order (PreparingUpdate first, then [`OrderKey`], then position: what the
+/// stable sorts of [`candidates`] give) of `chosen`, cut to its first `needed`. Selecting them
+/// before sorting spares sorting the thousands of candidates a large CloneSet's budget leaves
+/// for later rounds.
+fn first_in_default_order(ctx: &Context<'_>, chosen: Vec<usize>, needed: usize) -> Vec<usize> {
+    if needed == 0 {
+        return Vec::new();
+    }
+    let mut keyed: Vec<(bool, OrderKey<'_>, usize)> = chosen
+        .into_iter()
+        .map(|i| {
+            let p: &Pod = ctx.active[i];
+            (
+                ctx.facts[i].lifecycle != Lifecycle::PreparingUpdate,
+                OrderKey::of(p),
+                i,
+            )
+        })
+        .collect();
+    first_sorted(&mut keyed, needed);
+    keyed.into_iter().map(|(_, _, i)| i).collect()
+}
+
+/// Leaves the `needed` smallest of `items` in `items`, sorted. With a total order (the position
+/// makes every key unique) that is exactly the head of the fully sorted list.
+fn first_sorted<T: Ord>(items: &mut Vec<T>, needed: usize) {
+    if needed == 0 {
+        items.clear();
+        return;
+    }
+    if needed < items.len() {
+        items.select_nth_unstable(needed - 1);
+        items.truncate(needed);
+    }
+    items.sort_unstable();
+}
+
+/// How many candidates [`limit`] can take at most: `|updateNum|`, and no more than the
+/// unavailability budget leaves after the pods already unavailable at the target.
+fn positions_needed(ctx: &Context<'_>, diff: &Diff, target: &str) -> usize {
+    let wanted = usize::try_from(diff.update_num.abs()).unwrap_or(0);
+    let budget = diff.update_max_unavailable - target_unavailable(ctx, target);
+    wanted.min(usize::try_from(budget).unwrap_or(0))
+}
+
+fn target_unavailable(ctx: &Context<'_>, target: &str) -> i64 {
+    ctx.facts
+        .iter()
+        .zip(&ctx.active)
+        .filter(|(facts, p)| !facts.available && at_target(p, target))
+        .count() as i64
 }
 
 /// The first `|updateNum|` candidates, as far as `updateMaxUnavailable` allows.
 fn limit(ctx: &Context<'_>, candidates: Vec<usize>, diff: &Diff, target: &str) -> Vec<usize> {
-    let available = |p: &Pod| pod::is_available(p, ctx.min_ready_seconds, ctx.now);
-    let mut unavailable = ctx.active.iter().filter(|p| !available(p)).count() as i64;
-    let target_unavailable = ctx
-        .active
-        .iter()
-        .filter(|p| !available(p) && at_target(p, target))
-        .count() as i64;
+    let mut unavailable = ctx.facts.iter().filter(|p| !p.available).count() as i64;
+    let target_unavailable = target_unavailable(ctx, target);
     let wanted = usize::try_from(diff.update_num.abs()).unwrap_or(0);
     let mut taken = Vec::new();
     for index in candidates.into_iter().take(wanted) {
         if target_unavailable + taken.len() as i64 >= diff.update_max_unavailable {
             break;
         }
-        if available(ctx.active[index]) {
+        if ctx.facts[index].available {
             if unavailable >= diff.update_max_unavailable {
                 break;
             }
@@ -300,6 +353,7 @@ fn in_place_update(
     ctx: &Context<'_>,
     p: &Arc<Pod>,
     target: &str,
+    specs: &mut SpecCache,
 ) -> Result<Option<Action>, String> {
     match pod::lifecycle(p) {
         "" | PREPARING_NORMAL | NORMAL | UPDATED | PREPARING_UPDATE | UPDATING => {}
@@ -320,21 +374,14 @@ fn in_place_update(
         .history
         .iter()
         .find(|r| r.metadata.name.as_deref() == Some(target));
-    let (old, new) = (old.and_then(as_revision), new.and_then(as_revision));
-    let options = CalculateOptions {
-        grace_seconds: grace(ctx).map_or(0, |d| d.as_secs() as i32),
-        // Only a node agent restarts a container whose env reads changed metadata; without one
-        // the new value reaches the env through a new pod.
-        env_from_metadata: if env_hash::node_agent_reports(p) {
-            EnvFromMetadata::InPlace
-        } else {
-            EnvFromMetadata::Recreate
-        },
-        recreate_on_volume_claim_templates_change: false,
-        ignore_volume_claim_templates_hash_diff: ctx.cloneset.update_type() == IN_PLACE_ONLY,
+    // Only a node agent restarts a container whose env reads changed metadata; without one
+    // the new value reaches the env through a new pod.
+    let env_from_metadata = if env_hash::node_agent_reports(p) {
+        EnvFromMetadata::InPlace
+    } else {
+        EnvFromMetadata::Recreate
     };
-    let spec =
-        inplace::calculate_spec(old.as_ref(), new.as_ref(), &options).map_err(|e| e.to_string())?;
+    let spec = specs.get(ctx, old, new, env_from_metadata)?;
     // In place is possible: the inPlaceUpdate hook gets its say first (§8.5).
     if let Some(hook) = hooks::in_place_update(ctx.cloneset) {
         match pod::lifecycle(p) {
@@ -363,12 +410,14 @@ fn in_place_update(
     let mut writes = Vec::new();
     let base = match conditions::mark_not_ready(p, ctx.now) {
         Some(not_ready) => {
-            writes.push(PodWrite::status(not_ready.clone()));
-            not_ready
+            let base = not_ready.clone();
+            writes.push(PodWrite::status(not_ready));
+            base
         }
         None => Pod::clone(p),
     };
-    let step = inplace::start_update(&base, &spec, &ENGINE, ctx.now).map_err(|e| e.to_string())?;
+    let step =
+        inplace::start_update_owned(base, spec, &ENGINE, ctx.now).map_err(|e| e.to_string())?;
     let mut after = match step {
         Step::StartGrace { pod, .. } | Step::PatchBatch { pod, .. } => pod,
         Step::NeedsRecreate { reason } => return Err(reason),
@@ -390,10 +439,82 @@ fn in_place_update(
     }))
 }
 
+/// The in-place calculations of one round, by (old revision, target revision, env handling): it
+/// depends on nothing else of the pod, and thousands of pods may start the same update.
+#[derive(Default)]
+struct SpecCache {
+    entries: Vec<(SpecKey, Result<state::UpdateSpec, String>)>,
+}
+
+/// Revisions by their position in the history.
+type SpecKey = (Option<usize>, Option<usize>, EnvFromMetadata);
+
+impl SpecCache {
+    fn get(
+        &mut self,
+        ctx: &Context<'_>,
+        old: Option<&ControllerRevision>,
+        new: Option<&ControllerRevision>,
+        env_from_metadata: EnvFromMetadata,
+    ) -> Result<&state::UpdateSpec, String> {
+        let position = |r: Option<&ControllerRevision>| {
+            r.and_then(|r| ctx.history.iter().position(|h| std::ptr::eq(h, r)))
+        };
+        let key = (position(old), position(new), env_from_metadata);
+        let index = match self.entries.iter().position(|(k, _)| *k == key) {
+            Some(index) => index,
+            None => {
+                let (old, new) = (old.and_then(as_revision), new.and_then(as_revision));
+                let options = CalculateOptions {
+                    grace_seconds: grace(ctx).map_or(0, |d| d.as_secs() as i32),
+                    env_from_metadata,
+                    recreate_on_volume_claim_templates_change: false,
+                    ignore_volume_claim_templates_hash_diff: ctx.cloneset.update_type()
+                        == IN_PLACE_ONLY,
+                };
+                let spec = inplace::calculate_spec(old.as_ref(), new.as_ref(), &options)
+                    .map_err(|e| e.to_string());
+                self.entries.push((key, spec));
+                self.entries.len() - 1
+            }
+        };
+        self.entries[index].1.as_ref().map_err(Clone::clone)
+    }
+}
+
 fn as_revision(r: &ControllerRevision) -> Option<Revision<'_>> {
     r.data.as_ref().map(|data| Revision {
         name: r.metadata.name.as_deref().unwrap_or(""),
         data: &data.0,
         volume_claim_templates_hash: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_sorted;
+
+    /// The selection gives the head of what the planner's two stable sorts (by key, then
+    /// PreparingUpdate first) give.
+    #[test]
+    fn selecting_first_equals_the_head_of_the_stable_sorts() {
+        let mut rng = fastrand::Rng::with_seed(11);
+        for _ in 0..500 {
+            let len = rng.usize(0..60);
+            let items: Vec<(bool, u8)> = (0..len).map(|_| (rng.bool(), rng.u8(0..6))).collect();
+            let mut stable: Vec<usize> = (0..len).collect();
+            stable.sort_by_key(|i| items[*i].1);
+            stable.sort_by_key(|i| items[*i].0);
+            let needed = rng.usize(0..=len + 2);
+            let mut keyed: Vec<(bool, u8, usize)> = items
+                .iter()
+                .enumerate()
+                .map(|(i, (f, k))| (*f, *k, i))
+                .collect();
+            first_sorted(&mut keyed, needed);
+            let picked: Vec<usize> = keyed.into_iter().map(|(_, _, i)| i).collect();
+            stable.truncate(needed);
+            assert_eq!(picked, stable);
+        }
+    }
 }

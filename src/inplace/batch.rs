@@ -114,11 +114,20 @@ pub fn check_containers(pod: &Pod, spec: &UpdateSpec) -> Result<(), BatchError> 
 pub fn patch_batch(
     pod: &Pod,
     spec: &UpdateSpec,
+    state: InPlaceUpdateState,
+    now: Timestamp,
+) -> Result<(Pod, Vec<String>), BatchError> {
+    patch_batch_owned(pod.clone(), spec, state, now)
+}
+
+/// [`patch_batch`] on a pod the caller gives up (it is dropped on error).
+pub fn patch_batch_owned(
+    mut pod: Pod,
+    spec: &UpdateSpec,
     mut state: InPlaceUpdateState,
     now: Timestamp,
 ) -> Result<(Pod, Vec<String>), BatchError> {
-    check_containers(pod, spec)?;
-    let mut pod = pod.clone();
+    check_containers(&pod, spec)?;
     state.next_container_images.clear();
     state.next_container_ref_metadata.clear();
     state.next_container_resources.clear();

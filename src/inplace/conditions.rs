@@ -51,7 +51,12 @@ pub fn mark_not_ready(pod: &Pod, now: Timestamp) -> Option<Pod> {
         },
     );
     recompute_ready(&mut next, now);
-    (next != *pod).then_some(next)
+    // Only the conditions can have changed: comparing them is enough (and far cheaper).
+    (conditions(&next) != conditions(pod)).then_some(next)
+}
+
+fn conditions(pod: &Pod) -> Option<&Vec<PodCondition>> {
+    pod.status.as_ref()?.conditions.as_ref()
 }
 
 /// The status write that ends an update: `InPlaceUpdateReady=True`. `None` when the pod has no

@@ -24,5 +24,5 @@ pub use completion::{ContainerHasher, Incomplete, NoRuntimeHashes, pod_update_co
 pub use state::{InPlaceUpdateState, UpdateSpec};
 pub use step::{
     BatchKind, EngineError, EngineOptions, Step, Write, in_flight_revision, next_step, refresh,
-    start_update,
+    start_update, start_update_owned,
 };

@@ -205,7 +205,17 @@ pub fn start_update(
     options: &EngineOptions<'_>,
     now: Timestamp,
 ) -> Result<Step, EngineError> {
-    let mut next = pod.clone();
+    start_update_owned(pod.clone(), spec, options, now)
+}
+
+/// [`start_update`] on a pod the caller no longer needs: the step's pod is made from it without a
+/// copy (a large CloneSet starts thousands of updates per round).
+pub fn start_update_owned(
+    mut next: Pod,
+    spec: &UpdateSpec,
+    options: &EngineOptions<'_>,
+    now: Timestamp,
+) -> Result<Step, EngineError> {
     if let Some(label) = options.revision_label {
         next.metadata
             .labels
@@ -235,7 +245,7 @@ pub fn start_update(
         });
     }
     state::remove_grace(&mut next);
-    match batch::patch_batch(&next, spec, fresh, now) {
+    match batch::patch_batch_owned(next, spec, fresh, now) {
         Ok((pod, containers)) => Ok(Step::PatchBatch {
             pod,
             kind: BatchKind::First,

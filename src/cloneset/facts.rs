@@ -1,0 +1,193 @@
+//! What the counting and choosing steps of one round read of each active pod, computed once per
+//! pod at the start of the round into a small flat record.
+//!
+//! Without it every step (the two sides of the update, candidates, the unavailability budget,
+//! the status) looked the same labels and conditions up again in the pods' maps, spread over
+//! megabytes of cache; with 10,000 pods most of those lookups missed the processor's caches.
+//! The records are parallel to `Context::active` (same index) and answer exactly what the
+//! predicates of [`super::pod`] answer for the round's revision, `minReadySeconds` and time.
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::Pod;
+
+use super::pod::{
+    self, NORMAL, PREPARING_DELETE, PREPARING_NORMAL, PREPARING_UPDATE, UPDATED, UPDATING,
+};
+use crate::inplace::state;
+
+/// `lifecycle.apps.kruise.io/state` as a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifecycle {
+    /// No label, or an empty one.
+    Unset,
+    PreparingNormal,
+    Normal,
+    PreparingUpdate,
+    Updating,
+    Updated,
+    PreparingDelete,
+    /// A value the controller does not know.
+    Other,
+}
+
+impl Lifecycle {
+    pub fn of(label: &str) -> Lifecycle {
+        match label {
+            "" => Lifecycle::Unset,
+            PREPARING_NORMAL => Lifecycle::PreparingNormal,
+            NORMAL => Lifecycle::Normal,
+            PREPARING_UPDATE => Lifecycle::PreparingUpdate,
+            UPDATING => Lifecycle::Updating,
+            UPDATED => Lifecycle::Updated,
+            PREPARING_DELETE => Lifecycle::PreparingDelete,
+            _ => Lifecycle::Other,
+        }
+    }
+}
+
+/// One active pod as the round's counting steps see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PodFacts {
+    /// [`pod::at_revision`] of the update revision.
+    pub at_update_revision: bool,
+    pub lifecycle: Lifecycle,
+    /// [`pod::is_ready`].
+    pub ready: bool,
+    /// [`pod::is_available`] with the CloneSet's `minReadySeconds`.
+    pub available: bool,
+    /// [`pod::is_specified_delete`].
+    pub specified_delete: bool,
+    /// [`state::has_grace`].
+    pub has_grace: bool,
+}
+
+impl PodFacts {
+    pub fn of(
+        p: &Pod,
+        update_revision: &str,
+        pods_to_delete: &[String],
+        min_ready_seconds: i32,
+        now: Timestamp,
+    ) -> PodFacts {
+        let lifecycle = Lifecycle::of(pod::lifecycle(p));
+        let ready = pod::in_place_ready(p) && pod::running_available(p, 0, now);
+        // `is_available`: a lifecycle of "" or Normal, and ready for long enough.
+        let available = ready
+            && matches!(lifecycle, Lifecycle::Unset | Lifecycle::Normal)
+            && (min_ready_seconds <= 0 || pod::running_available(p, min_ready_seconds, now));
+        PodFacts {
+            at_update_revision: pod::at_revision(p, update_revision),
+            lifecycle,
+            ready,
+            available,
+            specified_delete: pod::is_specified_delete(p, pods_to_delete),
+            has_grace: state::has_grace(p),
+        }
+    }
+
+    pub fn pre_deleting(&self) -> bool {
+        self.lifecycle == Lifecycle::PreparingDelete
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::keys;
+    use k8s_openapi::api::core::v1::{PodCondition, PodStatus};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use std::collections::BTreeMap;
+
+    fn at(second: i64) -> Timestamp {
+        Timestamp::from_second(second).unwrap()
+    }
+
+    /// Pods over the combinations the predicates distinguish.
+    fn pods() -> Vec<Pod> {
+        let mut out = Vec::new();
+        for lifecycle in ["", NORMAL, UPDATED, PREPARING_DELETE, "Strange", "-"] {
+            for phase in ["Running", "Pending"] {
+                for ready in [None, Some("True"), Some("False")] {
+                    for gate in [None, Some("True"), Some("False")] {
+                        for revision in ["web-abc", "abc", "web-old"] {
+                            let mut labels = BTreeMap::new();
+                            if lifecycle != "-" {
+                                labels.insert(pod::LIFECYCLE_STATE.to_string(), lifecycle.into());
+                            }
+                            labels.insert(keys::CONTROLLER_REVISION_HASH.into(), revision.into());
+                            if revision == "abc" {
+                                labels.insert(pod::SPECIFIED_DELETE.into(), "true".into());
+                            }
+                            let mut conditions = Vec::new();
+                            if let Some(status) = ready {
+                                conditions.push(PodCondition {
+                                    type_: keys::CONDITION_READY.into(),
+                                    status: status.into(),
+                                    last_transition_time: Some(Time(at(100))),
+                                    ..Default::default()
+                                });
+                            }
+                            if let Some(status) = gate {
+                                conditions.push(PodCondition {
+                                    type_: keys::INPLACE_UPDATE_READY.into(),
+                                    status: status.into(),
+                                    ..Default::default()
+                                });
+                            }
+                            let mut p = Pod::default();
+                            p.metadata.name = Some(format!("p{}", out.len()));
+                            p.metadata.labels = Some(labels);
+                            if gate == Some("False") {
+                                p.metadata.annotations = Some(BTreeMap::from([(
+                                    keys::INPLACE_UPDATE_GRACE.to_string(),
+                                    "{}".to_string(),
+                                )]));
+                            }
+                            p.status = Some(PodStatus {
+                                phase: Some(phase.into()),
+                                conditions: Some(conditions),
+                                ..Default::default()
+                            });
+                            out.push(p);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn facts_answer_what_the_predicates_answer() {
+        let named = vec!["p7".to_string()];
+        for min_ready in [0, 10, 1_000] {
+            let now = at(200);
+            for p in pods() {
+                let facts = PodFacts::of(&p, "web-abc", &named, min_ready, now);
+                let name = pod::name(&p);
+                assert_eq!(facts.ready, pod::is_ready(&p, now), "{name}");
+                assert_eq!(
+                    facts.available,
+                    pod::is_available(&p, min_ready, now),
+                    "{name} minReady {min_ready}"
+                );
+                assert_eq!(
+                    facts.at_update_revision,
+                    pod::at_revision(&p, "web-abc"),
+                    "{name}"
+                );
+                assert_eq!(
+                    facts.specified_delete,
+                    pod::is_specified_delete(&p, &named),
+                    "{name}"
+                );
+                assert_eq!(facts.pre_deleting(), pod::is_pre_deleting(&p), "{name}");
+                assert_eq!(facts.has_grace, state::has_grace(&p), "{name}");
+                assert_eq!(
+                    facts.lifecycle == Lifecycle::Updated,
+                    pod::lifecycle(&p) == UPDATED
+                );
+            }
+        }
+    }
+}
