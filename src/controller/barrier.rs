@@ -426,3 +426,7 @@ mod tests {
         assert_eq!(missing_keys(None, &wanted).len(), 2);
     }
 }
+
+#[cfg(test)]
+#[path = "barrier_shell_tests.rs"]
+mod shell_tests;

@@ -963,3 +963,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "cloneset_shell_tests.rs"]
+mod shell_tests;

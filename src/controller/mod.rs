@@ -10,6 +10,8 @@ pub mod barrier;
 pub mod cloneset;
 pub mod command;
 pub mod expectations;
+#[cfg(test)]
+pub(crate) mod fake_apiserver;
 pub mod guarded_watch;
 pub mod leader;
 pub mod pod_cache;

@@ -836,3 +836,7 @@ mod tests {
         assert_eq!(engine_revision(&s).as_deref(), Some("mesh-abc"));
     }
 }
+
+#[cfg(test)]
+#[path = "sidecarset_shell_tests.rs"]
+mod shell_tests;

@@ -1,0 +1,481 @@
+//! The CloneSet controller's requests, against the fake apiserver: one reconcile per scenario,
+//! every request pinned in order (method, path, query, patch kind, the essentials of the body).
+
+use std::sync::Mutex as TestMutex;
+
+use axum::http::Method;
+use k8s_openapi::api::core::v1::Pod;
+use kube::runtime::events::Reporter;
+use kube::runtime::reflector::store::Writer;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::controller::CONTROLLER_NAME;
+use crate::controller::fake_apiserver::{
+    JSON, JSON_PATCH, MERGE_PATCH, Scenario, conflict, created, includes, list, patched, store_of,
+};
+
+const CLONESET: &str = "/apis/apps.kruise.io/v1alpha1/namespaces/default/clonesets/web";
+const REVISIONS: &str = "/apis/apps/v1/namespaces/default/controllerrevisions";
+const PODS: &str = "/api/v1/namespaces/default/pods";
+const SELECTOR: (&str, &str) = ("labelSelector", "app=web");
+const REGARDING: (&str, &str) = ("CloneSet", "web");
+
+fn cloneset(replicas: i32, image: &str) -> CloneSet {
+    serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "CloneSet",
+        "metadata": {"name": "web", "namespace": "default", "uid": "web-uid", "generation": 1,
+            "resourceVersion": "10"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "main", "image": image}]}
+            },
+            "updateStrategy": {"type": "InPlaceIfPossible", "maxUnavailable": 1}
+        }
+    }))
+    .unwrap()
+}
+
+/// The revision `set` asks for, numbered `number`, as the apiserver stores it.
+fn revision_of(set: &CloneSet, number: i64) -> ControllerRevision {
+    revision::candidate(set, 0, number).unwrap()
+}
+
+fn name_of(revision: &ControllerRevision) -> String {
+    revision.metadata.name.clone().unwrap()
+}
+
+fn context(client: kube::Client, pods: Store<Pod>) -> Arc<Context> {
+    let reporter = Reporter {
+        controller: CONTROLLER_NAME.into(),
+        instance: Some("test".into()),
+    };
+    Arc::new(Context {
+        client: client.clone(),
+        pods,
+        recorder: Recorder::new(client, reporter),
+        expectations: Default::default(),
+        metrics: Arc::new(Metrics::new()),
+    })
+}
+
+/// One reconcile of `set` against `scenario`. The context (every client) is dropped before the
+/// scenario is checked, so a request in excess fails the test.
+async fn reconcile_once(
+    set: &CloneSet,
+    pods: Store<Pod>,
+    scenario: Scenario,
+) -> (Result<Requeue, CloneSetError>, Expectations) {
+    let (client, server) = scenario.start();
+    let context = context(client, pods);
+    let result = reconcile(Arc::new(set.clone()), context.clone()).await;
+    let mut context = Arc::into_inner(context).expect("the reconcile kept no context");
+    let expectations = std::mem::take(context.expectations.get_mut().unwrap());
+    drop(context);
+    server.finish().await;
+    (result, expectations)
+}
+
+fn as_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap()
+}
+
+fn check(holds: bool, why: impl FnOnce() -> String) -> Result<(), String> {
+    if holds { Ok(()) } else { Err(why()) }
+}
+
+/// A pod create: `<set>-<5 lowercase alphanumerics>`, the instance id label equal to the suffix,
+/// a name not created before in this reconcile (recorded in `names`).
+fn new_pod_name(
+    names: Arc<TestMutex<Vec<String>>>,
+) -> impl FnOnce(&Value) -> Result<(), String> + Send {
+    move |body| {
+        let name = body["metadata"]["name"].as_str().unwrap_or("");
+        let id = name.strip_prefix("web-").unwrap_or("");
+        check(
+            id.len() == 5
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()),
+            || format!("name {name:?}"),
+        )?;
+        let label = &body["metadata"]["labels"][crate::cloneset::pod::INSTANCE_ID];
+        check(label == id, || format!("instance id {label} for {name}"))?;
+        let mut names = names.lock().unwrap();
+        check(!names.iter().any(|n| n == name), || {
+            format!("{name} created twice")
+        })?;
+        names.push(name.to_string());
+        Ok(())
+    }
+}
+
+/// The event about the `index`th pod created.
+fn created_event_note(
+    names: Arc<TestMutex<Vec<String>>>,
+    index: usize,
+) -> impl FnOnce(&Value) -> Result<(), String> + Send {
+    move |body| {
+        let name = names.lock().unwrap()[index].clone();
+        let wanted = format!("succeed to create pod {name}");
+        check(body["note"] == wanted.as_str(), || {
+            format!("note {}, expected {wanted}", body["note"])
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_new_cloneset_gets_its_revision_two_pods_and_a_status() {
+    let set = cloneset(2, "app:v1");
+    let wanted_revision = revision_of(&set, 1);
+    let revision = name_of(&wanted_revision);
+    let hash = revision::short_hash(&revision).to_string();
+    let names = Arc::new(TestMutex::new(Vec::new()));
+    let mut scenario = Scenario::new();
+    scenario
+        .expect(Method::GET, REVISIONS)
+        .query(&[SELECTOR])
+        .reply(list("ControllerRevisionList", "apps/v1", vec![]));
+    scenario
+        .expect(Method::POST, REVISIONS)
+        .content_type(JSON)
+        .body_includes(json!({
+            "metadata": {"name": revision, "labels": {"app": "web"},
+                "ownerReferences": [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+                    "name": "web", "uid": "web-uid", "controller": true}]},
+            "revision": 1,
+            "data": as_json(&wanted_revision.data)
+        }))
+        .reply_with(created("11"));
+    let new_pod = json!({
+        "metadata": {
+            "generateName": "web-",
+            "namespace": "default",
+            "labels": {"app": "web", "controller-revision-hash": revision,
+                "pod-template-hash": hash, "lifecycle.apps.kruise.io/state": "PreparingNormal"},
+            "ownerReferences": [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+                "name": "web", "uid": "web-uid", "controller": true, "blockOwnerDeletion": true}]
+        },
+        "spec": {
+            "containers": [{"name": "main", "image": "app:v1"}],
+            "readinessGates": [{"conditionType": "InPlaceUpdateReady"}]
+        }
+    });
+    // Slow start: a batch of one, then a batch of one more, each create followed by its event.
+    for (index, version) in [(0, "12"), (1, "13")] {
+        scenario
+            .expect(Method::POST, PODS)
+            .content_type(JSON)
+            .body_includes(new_pod.clone())
+            .body_satisfies("a fresh <set>-<id> name", new_pod_name(names.clone()))
+            .reply_with(created(version));
+        let event = if index == 0 {
+            scenario.event("default", REGARDING, "Normal", "SuccessfulCreate")
+        } else {
+            // The same reason on the same object: kube's recorder counts it in the first
+            // event's series, which keeps the first note.
+            scenario.event_repeat("default", REGARDING, "SuccessfulCreate", 2)
+        };
+        event.body_satisfies(
+            "names the first created pod",
+            created_event_note(names.clone(), 0),
+        );
+    }
+    // The status the cache showed (no pod yet), through the status subresource.
+    scenario
+        .expect(Method::PATCH, format!("{CLONESET}/status"))
+        .content_type(MERGE_PATCH)
+        .body_includes(json!({"status": {
+            "observedGeneration": 1, "replicas": 0, "readyReplicas": 0, "updatedReplicas": 0,
+            "updateRevision": revision, "currentRevision": revision,
+            "labelSelector": "app=web"
+        }}))
+        .reply_with(patched(as_json(&set), "14"));
+    let (pods, _writer) = store_of::<Pod>([]);
+    let (result, mut expectations) = reconcile_once(&set, pods.clone(), scenario).await;
+    assert_eq!(result.unwrap(), Requeue::requeue(IN_FLIGHT_REQUEUE));
+    // The creates wait for the cache: a reconcile before it shows them sends nothing.
+    let names = names.lock().unwrap().clone();
+    assert_eq!(names.len(), 2);
+    let held = expectations.unsatisfied("default/web", Instant::now(), |_| {
+        crate::controller::expectations::Seen::Absent
+    });
+    assert!(held.is_some(), "creates of {names:?} not expected");
+}
+
+#[tokio::test]
+async fn a_reconcile_before_the_cache_shows_its_creates_sends_nothing() {
+    let set = cloneset(2, "app:v1");
+    let (client, server) = Scenario::new().start();
+    let (pods, _writer) = store_of::<Pod>([]);
+    let context = context(client, pods);
+    context
+        .expectations
+        .lock()
+        .unwrap()
+        .expect_create("default/web", "web-abcde", Instant::now());
+    let action = reconcile(Arc::new(set), context.clone()).await.unwrap();
+    drop(context);
+    server.finish().await;
+    assert!(action != Requeue::await_change(), "{action:?}");
+}
+
+/// A running, ready pod of `set` at its revision 1, at `resourceVersion`, in lifecycle Normal.
+fn running_pod(set: &CloneSet, resource_version: &str) -> Pod {
+    let history = [revision_of(set, 1)];
+    let snapshot = crate::cloneset::Snapshot {
+        cloneset: set,
+        pods: &[],
+        history: &history,
+        update_revision: &name_of(&history[0]),
+        collision_count: 0,
+        now: Timestamp::UNIX_EPOCH,
+    };
+    let plan = core::plan(&snapshot, &mut fastrand::Rng::with_seed(1)).unwrap();
+    let Some(Action::CreatePod { pod, .. }) = plan.actions.into_iter().next() else {
+        panic!("the planner creates the first pod");
+    };
+    let mut pod = as_json(&pod);
+    pod["metadata"]["uid"] = json!("pod-uid");
+    pod["metadata"]["resourceVersion"] = json!(resource_version);
+    pod["metadata"]["creationTimestamp"] = json!("2024-01-01T00:00:00Z");
+    pod["metadata"]["labels"]["lifecycle.apps.kruise.io/state"] = json!("Normal");
+    pod["spec"]["nodeName"] = json!("node-1");
+    let condition = |type_: &str| json!({"type": type_, "status": "True", "lastTransitionTime": "2024-01-01T00:00:10Z"});
+    pod["status"] = json!({
+        "phase": "Running",
+        "conditions": [condition("PodScheduled"), condition("InPlaceUpdateReady"),
+            condition("ContainersReady"), condition("Ready")],
+        "containerStatuses": [{"name": "main", "image": "app:v1",
+            "imageID": "docker.io/library/app@sha256:1111", "ready": true, "started": true,
+            "restartCount": 0, "state": {"running": {"startedAt": "2024-01-01T00:00:05Z"}}}]
+    });
+    serde_json::from_value(pod).unwrap()
+}
+
+/// The CloneSet at `app:v2` with both revisions stored, and its one pod still at v1.
+struct UpdateCase {
+    set: CloneSet,
+    history: Vec<ControllerRevision>,
+    target: String,
+    pod: Pod,
+}
+
+fn update_case() -> UpdateCase {
+    let old = cloneset(1, "app:v1");
+    let mut set = cloneset(1, "app:v2");
+    let history = vec![revision_of(&old, 1), revision_of(&set, 2)];
+    let target = name_of(&history[1]);
+    // The template changed (generation 2) after a finished rollout of revision 1.
+    set.metadata.generation = Some(2);
+    set.status = Some(
+        serde_json::from_value(json!({
+            "observedGeneration": 1, "replicas": 1, "readyReplicas": 1, "availableReplicas": 1,
+            "updatedReplicas": 1, "updatedReadyReplicas": 1, "expectedUpdatedReplicas": 1,
+            "currentRevision": name_of(&history[0]), "updateRevision": name_of(&history[0]),
+            "collisionCount": 0, "labelSelector": "app=web"
+        }))
+        .unwrap(),
+    );
+    UpdateCase {
+        pod: running_pod(&old, "5"),
+        set,
+        history,
+        target,
+    }
+}
+
+fn history_list(case: &UpdateCase) -> (axum::http::StatusCode, Value) {
+    list(
+        "ControllerRevisionList",
+        "apps/v1",
+        case.history.iter().map(as_json).collect(),
+    )
+}
+
+/// The pod `body` (a JSON patch) makes of `stored`.
+fn applied(stored: &Value, body: &Value) -> Result<Value, String> {
+    let patch: json_patch::Patch =
+        serde_json::from_value(body.clone()).map_err(|e| e.to_string())?;
+    let mut pod = stored.clone();
+    json_patch::patch(&mut pod, &patch).map_err(|e| e.to_string())?;
+    Ok(pod)
+}
+
+fn condition<'a>(pod: &'a Value, type_: &str) -> &'a Value {
+    pod["status"]["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == type_))
+        .unwrap_or(&Value::Null)
+}
+
+/// The first write of an in-place update: the gate (and with it Ready) False, guarded by the
+/// listed version, on the status subresource.
+fn expect_gate_false(scenario: &mut Scenario, pod: &Pod, guard: &str) -> String {
+    let name = pod.metadata.name.clone().unwrap();
+    let stored = as_json(pod);
+    let guard = guard.to_string();
+    let check_stored = stored.clone();
+    scenario
+        .expect(Method::PATCH, format!("{PODS}/{name}/status"))
+        .content_type(JSON_PATCH)
+        .body_satisfies("guarded, sets InPlaceUpdateReady and Ready False, nothing outside status", move |body| {
+            check(body[0] == json!({"op": "replace", "path": "/metadata/resourceVersion", "value": guard}),
+                || format!("first operation {}", body[0]))?;
+            let paths: Vec<&str> = body.as_array().unwrap().iter().skip(1)
+                .map(|op| op["path"].as_str().unwrap_or("")).collect();
+            check(paths.iter().all(|p| p.starts_with("/status/")), || format!("paths {paths:?}"))?;
+            let after = applied(&check_stored, body)?;
+            includes(condition(&after, "InPlaceUpdateReady"),
+                &json!({"status": "False", "reason": "StartInPlaceUpdate"}), "/InPlaceUpdateReady")?;
+            includes(condition(&after, "Ready"), &json!({"status": "False"}), "/Ready")
+        });
+    name
+}
+
+/// The second write: images, revision labels and the state annotation, guarded by the version
+/// the gate write returned.
+fn expect_image_patch(
+    scenario: &mut Scenario,
+    name: &str,
+    target: &str,
+    guard: &str,
+    answered: &str,
+) {
+    let guard = guard.to_string();
+    let target = target.to_string();
+    let hash = revision::short_hash(&target).to_string();
+    scenario
+        .expect(Method::PATCH, format!("{PODS}/{name}"))
+        .content_type(JSON_PATCH)
+        .body_satisfies("guarded image patch with the state annotation", move |body| {
+            check(body[0] == json!({"op": "replace", "path": "/metadata/resourceVersion", "value": guard}),
+                || format!("first operation {}", body[0]))?;
+            let ops = crate::controller::fake_apiserver::patch_operations(body);
+            check(!ops.iter().any(|op| op.contains("/status/")), || format!("status touched: {ops:?}"))?;
+            let image = crate::controller::fake_apiserver::patch_value(body, "/spec/containers/0/image");
+            check(image == Some(&json!("app:v2")), || format!("image {image:?} in {ops:?}"))?;
+            let labels = crate::controller::fake_apiserver::patch_value(body, "/metadata/labels/controller-revision-hash");
+            check(labels == Some(&json!(target)), || format!("revision label {labels:?} in {ops:?}"))?;
+            let template = crate::controller::fake_apiserver::patch_value(body, "/metadata/labels/pod-template-hash");
+            check(template == Some(&json!(hash)), || format!("template hash {template:?} in {ops:?}"))?;
+            let state = crate::controller::fake_apiserver::patch_value(body, "/metadata/annotations/apps.kruise.io~1inplace-update-state")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("no state annotation in {ops:?}"))?;
+            let state: Value = serde_json::from_str(state).map_err(|e| format!("state {state}: {e}"))?;
+            includes(&state, &json!({"revision": target,
+                "lastContainerStatuses": {"main": {"imageID": "docker.io/library/app@sha256:1111"}}}), "/state")
+        })
+        .reply(crate::controller::fake_apiserver::ok(json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "resourceVersion": answered}
+        })));
+}
+
+fn expect_status(scenario: &mut Scenario, case: &UpdateCase) {
+    let stored = as_json(&case.set);
+    scenario
+        .expect(Method::PATCH, format!("{CLONESET}/status"))
+        .content_type(MERGE_PATCH)
+        .body_includes(json!({"status": {
+            "observedGeneration": 2, "replicas": 1, "updatedReplicas": 0,
+            "updateRevision": case.target, "currentRevision": name_of(&case.history[0])
+        }}))
+        .reply_with(patched(stored, "20"));
+}
+
+#[tokio::test]
+async fn an_in_place_update_sends_the_gate_then_the_images() {
+    let case = update_case();
+    let mut scenario = Scenario::new();
+    scenario
+        .expect(Method::GET, REVISIONS)
+        .query(&[SELECTOR])
+        .reply(history_list(&case));
+    let name = expect_gate_false(&mut scenario, &case.pod, "5");
+    scenario.last().reply_with(patched(as_json(&case.pod), "6"));
+    expect_image_patch(&mut scenario, &name, &case.target, "6", "7");
+    scenario
+        .event("default", REGARDING, "Normal", "SuccessfulUpdatePodInPlace")
+        .body_satisfies("names the pod and revision", {
+            let wanted = format!(
+                "successfully update pod {name} in-place(revision {})",
+                case.target
+            );
+            move |body| {
+                check(body["note"] == wanted.as_str(), || {
+                    format!("note {}", body["note"])
+                })
+            }
+        });
+    expect_status(&mut scenario, &case);
+    let (pods, _writer) = store_of([case.pod.clone()]);
+    let (result, mut expectations) = reconcile_once(&case.set, pods, scenario).await;
+    assert!(result.is_ok(), "{result:?}");
+    // Both writes' versions are awaited in the cache before the next plan.
+    let at = |version: u64| crate::controller::expectations::Seen::Present {
+        deleting: false,
+        version: Some(version),
+    };
+    assert!(
+        expectations
+            .unsatisfied("default/web", Instant::now(), |_| at(6))
+            .is_some()
+    );
+    assert_eq!(
+        expectations.unsatisfied("default/web", Instant::now(), |_| at(7)),
+        None
+    );
+}
+
+#[tokio::test]
+async fn a_conflict_on_the_pod_stops_its_writes_and_the_next_reconcile_starts_from_the_newer_pod() {
+    let case = update_case();
+    let mut scenario = Scenario::new();
+    scenario
+        .expect(Method::GET, REVISIONS)
+        .query(&[SELECTOR])
+        .reply(history_list(&case));
+    let name = expect_gate_false(&mut scenario, &case.pod, "5");
+    scenario.last().reply(conflict("pods", &name));
+    // No image patch, no event: the status of what was seen, then a short requeue.
+    expect_status(&mut scenario, &case);
+    let (pods, mut writer): (Store<Pod>, Writer<Pod>) = store_of([case.pod.clone()]);
+    let (result, mut expectations) = reconcile_once(&case.set, pods.clone(), scenario).await;
+    assert_eq!(result.unwrap(), Requeue::requeue(CONFLICT_REQUEUE));
+    // The refused write is not awaited: nothing holds the next reconcile.
+    let seen = |_: &str| crate::controller::expectations::Seen::Present {
+        deleting: false,
+        version: Some(5),
+    };
+    assert_eq!(
+        expectations.unsatisfied("default/web", Instant::now(), seen),
+        None
+    );
+
+    // The cache delivers the pod someone else changed (version 6); the retry is decided on it.
+    let mut newer = case.pod.clone();
+    newer.metadata.resource_version = Some("6".into());
+    newer
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert("team".into(), "a".into());
+    writer.apply_watcher_event(&watcher::Event::Apply(newer.clone()));
+    let mut scenario = Scenario::new();
+    scenario
+        .expect(Method::GET, REVISIONS)
+        .query(&[SELECTOR])
+        .reply(history_list(&case));
+    expect_gate_false(&mut scenario, &newer, "6");
+    scenario.last().reply_with(patched(as_json(&newer), "7"));
+    expect_image_patch(&mut scenario, &name, &case.target, "7", "8");
+    scenario.event("default", REGARDING, "Normal", "SuccessfulUpdatePodInPlace");
+    expect_status(&mut scenario, &case);
+    let (result, _) = reconcile_once(&case.set, pods, scenario).await;
+    assert!(result.is_ok(), "{result:?}");
+}

@@ -1,0 +1,174 @@
+//! The SidecarSet rollout controller's requests, against the fake apiserver: one reconcile that
+//! upgrades one pod, every request pinned in order.
+
+use axum::http::Method;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::runtime::events::Reporter;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::controller::CONTROLLER_NAME;
+use crate::controller::fake_apiserver::{
+    JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, Scenario, includes, ok, patch_operations,
+    patch_value, patched, store_of,
+};
+use crate::controller::pod_cache;
+use crate::inject::defaults::default_and_hash;
+use crate::inject::sidecar::{InjectionContext, inject_sidecars};
+
+const POD: &str = "/api/v1/namespaces/default/pods/web-0";
+
+fn mesh(image: &str) -> SidecarSet {
+    let mut set: SidecarSet = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "SidecarSet",
+        "metadata": {"name": "mesh", "uid": "mesh-uid", "generation": 2, "resourceVersion": "3"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "containers": [{"name": "proxy", "image": image}]
+        }
+    }))
+    .unwrap();
+    default_and_hash(&mut set);
+    set
+}
+
+/// `web-0` as the webhook injected it with `injected`, running and ready at version 5.
+fn injected_pod(injected: &SidecarSet) -> Pod {
+    let mut pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "web-0", "namespace": "default", "uid": "web-0-uid",
+            "labels": {"app": "web"}, "creationTimestamp": "2024-01-01T00:00:00Z"},
+        "spec": {"nodeName": "node-1", "containers": [{"name": "app", "image": "app:v1"}]}
+    }))
+    .unwrap();
+    let context = InjectionContext {
+        sidecarsets: &[Arc::new(injected.clone())],
+        namespace_labels: None,
+        now: "2024-01-01T00:00:00Z",
+        sort_sidecars_by_name: false,
+    };
+    assert!(inject_sidecars(&mut pod, &context).unwrap());
+    let mut pod = serde_json::to_value(&pod).unwrap();
+    pod["metadata"]["resourceVersion"] = json!("5");
+    let condition = |type_: &str| json!({"type": type_, "status": "True", "lastTransitionTime": "2024-01-01T00:00:10Z"});
+    let running = |name: &str, image: &str| {
+        json!({"name": name, "image": image, "imageID": format!("docker.io/library/{image}@sha256:1"),
+            "ready": true, "started": true, "restartCount": 0,
+            "state": {"running": {"startedAt": "2024-01-01T00:00:05Z"}}})
+    };
+    pod["status"] = json!({
+        "phase": "Running",
+        "conditions": [condition("PodScheduled"), condition("ContainersReady"), condition("Ready")],
+        "containerStatuses": [running("proxy", "proxy:v1"), running("app", "app:v1")]
+    });
+    serde_json::from_value(pod).unwrap()
+}
+
+/// The context over the shared stores as `run_term` fills them: the pruned pod, its summary,
+/// the namespace.
+fn context(client: kube::Client, pod: &Pod) -> Arc<Context> {
+    let mut pruned = pod.clone();
+    pod_cache::prune(&mut pruned);
+    let (pods, _) = store_of([pruned]);
+    let (summaries, _) = store_of([PodSummary::of(pod)]);
+    let namespace: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": "default"}})).unwrap();
+    let (namespaces, _) = store_of([namespace]);
+    let reporter = Reporter {
+        controller: CONTROLLER_NAME.into(),
+        instance: Some("test".into()),
+    };
+    Arc::new(Context {
+        client: client.clone(),
+        pods,
+        summaries,
+        namespaces,
+        recorder: Recorder::new(client, reporter),
+        metrics: Arc::new(crate::metrics::Metrics::new()),
+    })
+}
+
+fn check(holds: bool, why: impl FnOnce() -> String) -> Result<(), String> {
+    if holds { Ok(()) } else { Err(why()) }
+}
+
+#[tokio::test]
+async fn one_reconcile_writes_the_status_and_upgrades_the_pod_in_place() {
+    let old = mesh("proxy:v1");
+    let set = mesh("proxy:v2");
+    let new_hash = set.annotation(keys::SIDECARSET_HASH).unwrap().to_string();
+    let pod = injected_pod(&old);
+    let stored = serde_json::to_value(&pod).unwrap();
+
+    let mut scenario = Scenario::new();
+    // 1. The status of what the round saw: one matched pod, none updated yet.
+    scenario
+        .expect(
+            Method::PATCH,
+            "/apis/apps.kruise.io/v1alpha1/sidecarsets/mesh/status",
+        )
+        .content_type(MERGE_PATCH)
+        .body_includes(json!({"status": {
+            "observedGeneration": 2, "matchedPods": 1, "updatedPods": 0, "readyPods": 1,
+            "updatedReadyPods": null
+        }}))
+        .reply_with(patched(serde_json::to_value(&set).unwrap(), "4"));
+    // 2. The upgrade is decided on a fresh read, not on the pruned cache.
+    scenario.expect(Method::GET, POD).reply(ok(stored.clone()));
+    // 3. One guarded JSON patch: the image and the hash annotation, nothing of the status.
+    let hash = new_hash.clone();
+    scenario
+        .expect(Method::PATCH, POD)
+        .content_type(JSON_PATCH)
+        .body_satisfies("guarded image and hash patch", move |body| {
+            check(
+                body[0]
+                    == json!({"op": "replace", "path": "/metadata/resourceVersion", "value": "5"}),
+                || format!("first operation {}", body[0]),
+            )?;
+            let ops = patch_operations(body);
+            check(!ops.iter().any(|op| op.contains(" /status")), || {
+                format!("status touched: {ops:?}")
+            })?;
+            let proxy = patch_value(body, "/spec/containers/0/image");
+            check(proxy == Some(&json!("proxy:v2")), || {
+                format!("proxy image {proxy:?} in {ops:?}")
+            })?;
+            check(
+                patch_value(body, "/spec/containers/1/image").is_none(),
+                || format!("app image touched: {ops:?}"),
+            )?;
+            let hashes = patch_value(body, "/metadata/annotations/kruise.io~1sidecarset-hash")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("no hash annotation in {ops:?}"))?;
+            let hashes: Value = serde_json::from_str(hashes).map_err(|e| e.to_string())?;
+            includes(
+                &hashes,
+                &json!({"mesh": {"hash": hash}}),
+                "/sidecarset-hash",
+            )
+        })
+        .reply_with(patched(stored.clone(), "6"));
+    // 4. The event on the pod.
+    scenario
+        .event("default", ("Pod", "web-0"), "Normal", "SidecarSetUpgrade")
+        .body_satisfies("names the images", |body| {
+            let wanted = "sidecarset mesh upgrades proxy=proxy:v2";
+            check(body["note"] == wanted, || format!("note {}", body["note"]))
+        });
+    // 5. The pod's SidecarSetUpgradable condition, merged by type into the status.
+    scenario
+        .expect(Method::PATCH, format!("{POD}/status"))
+        .content_type(STRATEGIC_PATCH)
+        .body_includes(json!({"status": {"conditions": [{
+            "type": "SidecarSetUpgradable", "status": "True", "message": "{\"mesh\":true}"
+        }]}}))
+        .reply_with(patched(stored, "7"));
+
+    let (client, server) = scenario.start();
+    let context = context(client, &pod);
+    let result = reconcile(Arc::new(set), context.clone()).await;
+    drop(context);
+    server.finish().await;
+    assert_eq!(result.unwrap(), Action::requeue(IN_FLIGHT_REQUEUE));
+}
