@@ -10,14 +10,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::admin::{Readiness, admin_router};
 use crate::admission::{AdmissionState, router};
-use crate::certs::CheckedConfigurations;
+use crate::tls::rotation_job::CheckedConfigurations;
 use crate::cli::{CrdsArgs, InjectArgs, ServeArgs, SourceKind};
 use crate::metrics::Metrics;
 use crate::source::cluster::Snapshot;
 use crate::source::dir::{self, EMBEDDED_EXAMPLES, LoadError};
 use crate::source::{self, Catalogue, watch};
 use crate::tls::certgen::{CA_CERT_FILE, CERT_FILE, KEY_FILE, ensure_cert_dir};
-use crate::tls::resolver::{ReloadableCert, server_config, spawn_reloader};
+use crate::tls::reloader::{ReloadableCert, server_config, spawn_reloader};
 
 /// Lifetime of a certificate generated for local use.
 const LOCAL_CERT_VALIDITY: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -217,7 +217,7 @@ async fn spawn_external_bundle_check(
 ) {
     match watch::client(args.kubeconfig.as_deref()).await {
         Ok(client) => {
-            crate::certs::spawn_bundle_check(
+            crate::tls::rotation_job::spawn_bundle_check(
                 client,
                 CheckedConfigurations {
                     mutating: args.configurations.mutating.clone(),

@@ -1,5 +1,5 @@
 use super::*;
-use crate::tls::resolver::ReloadableCert;
+use crate::tls::reloader::ReloadableCert;
 
 const DAY: Duration = Duration::from_secs(24 * 60 * 60);
 
