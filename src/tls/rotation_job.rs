@@ -246,12 +246,12 @@ pub struct CheckedConfigurations {
 }
 
 /// Every `interval`, checks that each webhook of the configured configurations has a `caBundle`
-/// that trusts the certificate `resolver` serves; logs each mismatch and publishes their count.
+/// that trusts the certificate `serving` holds; logs each mismatch and publishes their count.
 /// Read-only: whoever injects the bundle (cert-manager's cainjector, the `certs` job) owns it.
 pub fn spawn_bundle_check(
     client: Client,
     configurations: CheckedConfigurations,
-    resolver: Arc<ReloadableCert>,
+    serving: Arc<ReloadableCert>,
     metrics: Arc<Metrics>,
     interval: Duration,
     shutdown: CancellationToken,
@@ -266,7 +266,7 @@ pub fn spawn_bundle_check(
                 () = shutdown.cancelled() => return,
                 _ = ticker.tick() => {}
             }
-            let chain = resolver.current().cert.clone();
+            let chain = serving.current().cert.clone();
             let mut mismatches = 0;
             let mut complete = true;
             for name in &configurations.mutating {
