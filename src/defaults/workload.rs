@@ -18,7 +18,7 @@ use crate::api::statefulset::{
     self, ORDERED_READY, RETAIN, RollingUpdateStatefulSetStrategy,
     StatefulSetPersistentVolumeClaimRetentionPolicy, v1alpha1,
 };
-use crate::inject::defaults::{default_container, default_probe, default_volume};
+use super::sidecarset::{default_container, default_probe, default_volume};
 
 const DEFAULT_REPLICAS: i32 = 1;
 const DEFAULT_REVISION_HISTORY_LIMIT: i32 = 10;
