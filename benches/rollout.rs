@@ -17,7 +17,7 @@ use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodCondition, PodStatus};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_webhook::api::keys;
 use kruise_webhook::controller::pod_cache;
-use kruise_webhook::inject::defaults::default_and_hash;
+use kruise_webhook::defaults::sidecarset::default_and_hash;
 use kruise_webhook::inject::sidecar::{InjectionContext, inject_sidecars};
 use kruise_webhook::rollout::{PodSummary, matched_pods, plan_round, upgrade_pod};
 use kruise_webhook::source::dir::{self, EMBEDDED_EXAMPLES};

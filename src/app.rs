@@ -6,144 +6,216 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::admin::{Readiness, admin_router};
 use crate::admission::{AdmissionState, router};
-use crate::certs::CheckedConfigurations;
 use crate::cli::{CrdsArgs, InjectArgs, ServeArgs, SourceKind};
 use crate::metrics::Metrics;
 use crate::source::cluster::Snapshot;
 use crate::source::dir::{self, EMBEDDED_EXAMPLES, LoadError};
-use crate::source::{self, Catalogue, watch};
+use crate::source::{self, Catalogue, SharedCatalogue, watch};
 use crate::tls::certgen::{CA_CERT_FILE, CERT_FILE, KEY_FILE, ensure_cert_dir};
-use crate::tls::resolver::{ReloadableCert, server_config, spawn_reloader};
+use crate::tls::reloader::{ReloadableCert, server_config, spawn_reloader};
+use crate::tls::rotation_job::CheckedConfigurations;
 
 /// Lifetime of a certificate generated for local use.
 const LOCAL_CERT_VALIDITY: Duration = Duration::from_secs(365 * 24 * 3600);
 
+/// `kruise-webhook serve`, in the order it must happen: a certificate before the webhook port
+/// opens, the SidecarSet source (and, with a cluster, the controllers) before requests are
+/// answered, then both ports until a signal, then the ordered shutdown.
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
-    let metrics = Arc::new(Metrics::new());
-    let readiness = Arc::new(Readiness::default());
-    // Fires on SIGTERM: the webhook port starts its shutdown delay, the controllers stop.
-    let terminating = CancellationToken::new();
-    // Fires once the webhook port has drained: the admin port and the background tasks stop.
-    let shutdown = CancellationToken::new();
-    let mut controller = None;
+    let process = Process::new();
+    let certificate = serving_certificate(&args, &process).await?;
+    let (catalogue, controllers) = sidecarset_source(&args, &process).await?;
+    let servers = start_servers(&args, &process, certificate, catalogue).await?;
+    wait_for_signal().await;
+    shut_down(&args, &process, servers, controllers).await
+}
 
-    // Certificates: managed elsewhere and served as mounted, or generated here and reused while
-    // valid.
-    let files = if args.external_certs {
-        CertPaths {
-            cert: args.cert_dir.join(CERT_FILE),
-            key: args.cert_dir.join(KEY_FILE),
-            ca: args.cert_dir.join(CA_CERT_FILE),
+/// What every step of `serve` shares: the metrics and readiness the admin port reports, and the
+/// two tokens that order the shutdown.
+struct Process {
+    metrics: Arc<Metrics>,
+    readiness: Arc<Readiness>,
+    /// Fires on SIGTERM: the webhook port starts its shutdown delay, the controllers stop.
+    terminating: CancellationToken,
+    /// Fires once the webhook port has drained: the admin port and the background tasks stop.
+    shutdown: CancellationToken,
+}
+
+impl Process {
+    fn new() -> Self {
+        Process {
+            metrics: Arc::new(Metrics::new()),
+            readiness: Arc::new(Readiness::default()),
+            terminating: CancellationToken::new(),
+            shutdown: CancellationToken::new(),
         }
-    } else {
-        let mut ips: Vec<IpAddr> = vec![Ipv4Addr::LOCALHOST.into(), Ipv6Addr::LOCALHOST.into()];
-        ips.extend(args.tls_ips.iter().copied());
-        let files = ensure_cert_dir(
-            &args.cert_dir,
-            &args.certificate_dns_names(),
-            &ips,
-            LOCAL_CERT_VALIDITY,
-        )
-        .map_err(|e| format!("certificates in {}: {e}", args.cert_dir.display()))?;
-        CertPaths {
-            cert: files.cert,
-            key: files.key,
-            ca: files.ca,
-        }
-    };
+    }
+}
+
+/// The certificate of the webhook port, loaded once and then reloaded whenever its files change,
+/// so a rotated Secret is served without a restart. With `--external-certs` the files are
+/// managed elsewhere (and their `caBundle` is checked); otherwise they are generated here and
+/// reused while valid.
+async fn serving_certificate(
+    args: &ServeArgs,
+    process: &Process,
+) -> Result<Arc<ReloadableCert>, String> {
+    let files = certificate_files(args)?;
     let certificate = Arc::new(
         ReloadableCert::from_files(&files.cert, &files.key)
             .map_err(|e| format!("loading {}: {e}", files.cert.display()))?,
     );
-    metrics.set_certificate_not_after(certificate.not_after());
-    readiness.set_cert_loaded(true);
+    process
+        .metrics
+        .set_certificate_not_after(certificate.not_after());
+    process.readiness.set_cert_loaded(true);
     tracing::info!(cert = %files.cert.display(), ca = %files.ca.display(), "serving certificate loaded");
     {
-        let metrics = metrics.clone();
+        let metrics = process.metrics.clone();
         spawn_reloader(
             certificate.clone(),
             files.cert.clone(),
             files.key.clone(),
             args.reload_interval,
-            shutdown.clone(),
+            process.shutdown.clone(),
             move |outcome| metrics.record_certificate_reload(outcome),
         );
     }
     if args.external_certs {
-        spawn_external_bundle_check(&args, &certificate, &metrics, &shutdown).await;
+        spawn_external_bundle_check(args, &certificate, &process.metrics, &process.shutdown).await;
     }
+    Ok(certificate)
+}
 
-    // SidecarSets: watched in the cluster, a directory that is polled, or the embedded examples.
-    let catalogue = match args.source_kind()? {
+/// Where the certificate files are: as mounted with `--external-certs`, else in `--cert-dir`
+/// after generating whatever is missing, expired or not covering the wanted names.
+fn certificate_files(args: &ServeArgs) -> Result<CertPaths, String> {
+    if args.external_certs {
+        return Ok(CertPaths {
+            cert: args.cert_dir.join(CERT_FILE),
+            key: args.cert_dir.join(KEY_FILE),
+            ca: args.cert_dir.join(CA_CERT_FILE),
+        });
+    }
+    let mut ips: Vec<IpAddr> = vec![Ipv4Addr::LOCALHOST.into(), Ipv6Addr::LOCALHOST.into()];
+    ips.extend(args.tls_ips.iter().copied());
+    let files = ensure_cert_dir(
+        &args.cert_dir,
+        &args.certificate_dns_names(),
+        &ips,
+        LOCAL_CERT_VALIDITY,
+    )
+    .map_err(|e| format!("certificates in {}: {e}", args.cert_dir.display()))?;
+    Ok(CertPaths {
+        cert: files.cert,
+        key: files.key,
+        ca: files.ca,
+    })
+}
+
+/// The SidecarSets the pod webhook injects: watched in the cluster, a directory that is polled,
+/// or the embedded examples. A cluster source also starts the controllers (unless
+/// `--no-controller`), on the same client; their task is returned so shutdown can wait for it.
+async fn sidecarset_source(
+    args: &ServeArgs,
+    process: &Process,
+) -> Result<(SharedCatalogue, Option<JoinHandle<()>>), String> {
+    match args.source_kind()? {
         SourceKind::Cluster => {
             let client = watch::client(args.kubeconfig.as_deref()).await?;
-            if !args.no_controller {
-                // A child token: a failing controller stops itself, never the webhooks.
-                controller = Some(spawn_controller(
+            // A child token: a failing controller stops itself, never the webhooks.
+            let controllers = (!args.no_controller).then(|| {
+                spawn_controller(
                     client.clone(),
                     &args.service_namespace,
-                    metrics.clone(),
-                    terminating.child_token(),
-                ));
-            }
-            // Empty until both watches have listed; /readyz says so meanwhile.
-            let catalogue = source::shared(Catalogue::default());
-            let metrics = metrics.clone();
-            let readiness = readiness.clone();
-            watch::spawn(
-                client,
-                catalogue.clone(),
-                move |snapshot| {
-                    report_snapshot(&metrics, snapshot);
-                    if !readiness.is_ready() {
-                        tracing::info!(
-                            sidecarsets = snapshot.catalogue.sidecarsets().len(),
-                            namespaces = snapshot.catalogue.namespace_count(),
-                            skipped = snapshot.refused,
-                            "SidecarSet catalogue synced from the cluster"
-                        );
-                    }
-                    readiness.set_catalogue_loaded(true);
-                },
-                shutdown.clone(),
-            );
-            tracing::info!("watching SidecarSets and Namespaces in the cluster");
-            catalogue
+                    process.metrics.clone(),
+                    process.terminating.child_token(),
+                )
+            });
+            Ok((cluster_catalogue(client, process), controllers))
         }
-        SourceKind::Dir => {
-            let directory = args.sidecarsets.clone().unwrap_or_default();
-            let files = dir::read_directory(&directory)
-                .map_err(|e| format!("reading SidecarSets from {}: {e}", directory.display()))?;
-            let (catalogue, errors) = dir::load(&files).into_catalogue();
-            report_load(&metrics, &catalogue, &errors);
-            let catalogue = source::shared(catalogue);
-            readiness.set_catalogue_loaded(true);
-            let metrics = metrics.clone();
-            dir::spawn_watcher(
-                directory,
-                args.reload_interval,
-                files,
-                catalogue.clone(),
-                move |catalogue, errors| report_load(&metrics, catalogue, errors),
-                shutdown.clone(),
-            );
-            catalogue
-        }
+        SourceKind::Dir => Ok((directory_catalogue(args, process)?, None)),
         SourceKind::Embedded => {
             let (catalogue, errors) = dir::load(&embedded_files()).into_catalogue();
-            report_load(&metrics, &catalogue, &errors);
-            readiness.set_catalogue_loaded(true);
-            source::shared(catalogue)
+            report_load(&process.metrics, &catalogue, &errors);
+            process.readiness.set_catalogue_loaded(true);
+            Ok((source::shared(catalogue), None))
         }
-    };
+    }
+}
 
+/// The catalogue kept current by watching SidecarSets and Namespaces. Empty until both watches
+/// have listed; /readyz says so meanwhile.
+fn cluster_catalogue(client: kube::Client, process: &Process) -> SharedCatalogue {
+    let catalogue = source::shared(Catalogue::default());
+    let metrics = process.metrics.clone();
+    let readiness = process.readiness.clone();
+    watch::spawn(
+        client,
+        catalogue.clone(),
+        move |snapshot| {
+            report_snapshot(&metrics, snapshot);
+            if !readiness.is_ready() {
+                tracing::info!(
+                    sidecarsets = snapshot.catalogue.sidecarsets().len(),
+                    namespaces = snapshot.catalogue.namespace_count(),
+                    skipped = snapshot.refused,
+                    "SidecarSet catalogue synced from the cluster"
+                );
+            }
+            readiness.set_catalogue_loaded(true);
+        },
+        process.shutdown.clone(),
+    );
+    tracing::info!("watching SidecarSets and Namespaces in the cluster");
+    catalogue
+}
+
+/// The catalogue read from `--sidecarsets` now (an unreadable directory stops the start), then
+/// re-read whenever its files change.
+fn directory_catalogue(args: &ServeArgs, process: &Process) -> Result<SharedCatalogue, String> {
+    let directory = args.sidecarsets.clone().unwrap_or_default();
+    let files = dir::read_directory(&directory)
+        .map_err(|e| format!("reading SidecarSets from {}: {e}", directory.display()))?;
+    let (catalogue, errors) = dir::load(&files).into_catalogue();
+    report_load(&process.metrics, &catalogue, &errors);
+    let catalogue = source::shared(catalogue);
+    process.readiness.set_catalogue_loaded(true);
+    let metrics = process.metrics.clone();
+    dir::spawn_watcher(
+        directory,
+        args.reload_interval,
+        files,
+        catalogue.clone(),
+        move |catalogue, errors| report_load(&metrics, catalogue, errors),
+        process.shutdown.clone(),
+    );
+    Ok(catalogue)
+}
+
+/// The two running ports: the webhooks over HTTPS, and /livez /readyz /metrics over HTTP.
+struct Servers {
+    https: JoinHandle<std::io::Result<()>>,
+    admin: JoinHandle<std::io::Result<()>>,
+}
+
+/// Binds both ports (a port in use stops the start) and serves them. The webhook port stops on
+/// `terminating` after its shutdown delay; the admin port only on `shutdown`, so it keeps
+/// answering "not ready" while the webhook port drains.
+async fn start_servers(
+    args: &ServeArgs,
+    process: &Process,
+    certificate: Arc<ReloadableCert>,
+    catalogue: SharedCatalogue,
+) -> Result<Servers, String> {
     let state = AdmissionState {
         catalogue,
-        metrics: metrics.clone(),
+        metrics: process.metrics.clone(),
         sort_sidecars_by_name: args.sort_sidecars_by_name,
     };
     let https = TcpListener::bind(args.listen)
@@ -157,34 +229,44 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         admin = %args.admin_listen,
         "serving /mutate-pod and /mutate-apps-kruise-io-sidecarset over HTTPS; /livez /readyz /metrics over HTTP"
     );
-    let https_task = tokio::spawn(crate::server::serve_https(
+    let https = tokio::spawn(crate::server::serve_https(
         https,
         server_config(certificate),
         router(state, args.baseline_route),
-        terminating.clone(),
+        process.terminating.clone(),
         args.shutdown_delay,
     ));
-    let admin_task = tokio::spawn(crate::server::serve_http(
+    let admin = tokio::spawn(crate::server::serve_http(
         admin,
-        admin_router(metrics, readiness.clone()),
-        shutdown.clone(),
+        admin_router(process.metrics.clone(), process.readiness.clone()),
+        process.shutdown.clone(),
     ));
+    Ok(Servers { https, admin })
+}
 
-    wait_for_signal().await;
+/// The ordered stop after a signal: not ready, the webhook port serves on for the shutdown delay
+/// and drains, then the admin port and the background tasks stop, and the controllers finish
+/// their writes and release the Lease.
+async fn shut_down(
+    args: &ServeArgs,
+    process: &Process,
+    servers: Servers,
+    controllers: Option<JoinHandle<()>>,
+) -> Result<(), String> {
     tracing::info!(
         shutdown_delay = ?args.shutdown_delay,
         "shutting down: not ready; serving on for the shutdown delay, then draining connections"
     );
-    readiness.set_draining();
-    terminating.cancel();
-    let https_outcome = server_outcome(https_task.await);
+    process.readiness.set_draining();
+    process.terminating.cancel();
+    let https_outcome = server_outcome(servers.https.await);
     // The admin port answers (not ready) until the webhook port is done.
-    shutdown.cancel();
-    let admin_outcome = server_outcome(admin_task.await);
+    process.shutdown.cancel();
+    let admin_outcome = server_outcome(servers.admin.await);
     // The controllers finish their current writes and release the Lease before the process
     // exits; returning from here would cut them off.
-    if let Some(controller) = controller
-        && let Err(error) = controller.await
+    if let Some(controllers) = controllers
+        && let Err(error) = controllers.await
     {
         tracing::error!(%error, "controller task failed");
     }
@@ -217,7 +299,7 @@ async fn spawn_external_bundle_check(
 ) {
     match watch::client(args.kubeconfig.as_deref()).await {
         Ok(client) => {
-            crate::certs::spawn_bundle_check(
+            crate::tls::rotation_job::spawn_bundle_check(
                 client,
                 CheckedConfigurations {
                     mutating: args.configurations.mutating.clone(),

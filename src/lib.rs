@@ -8,7 +8,6 @@ pub mod admin;
 pub mod admission;
 pub mod api;
 pub mod app;
-pub mod certs;
 pub mod cli;
 pub mod cloneset;
 pub mod controller;

@@ -360,7 +360,7 @@ async fn serve_http_connection<I>(
 mod tests {
     use super::*;
     use crate::tls::certgen::ensure_cert_dir;
-    use crate::tls::resolver::{ReloadableCert, server_config};
+    use crate::tls::reloader::{ReloadableCert, server_config};
     use axum::routing::{get, post};
     use rustls::pki_types::CertificateDer;
     use rustls::pki_types::pem::PemObject;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use kruise_webhook::tls::rotation::{
+use kruise_webhook::tls::secret_plan::{
     self, BUNDLE_KEY, CA_CERT_KEY, CERT_KEY, KEY_KEY, Policy, SecretData,
 };
 use rustls::pki_types::CertificateDer;
@@ -74,7 +74,7 @@ fn secret_versions() -> Vec<SecretData> {
 }
 
 fn plan_data(current: &SecretData, policy: &Policy) -> SecretData {
-    rotation::plan(current, policy)
+    secret_plan::plan(current, policy)
         .expect("plan")
         .data
         .expect("a change")

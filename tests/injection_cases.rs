@@ -698,7 +698,7 @@ fn golden_13_0_stored_sidecarset() {
 #[test]
 fn golden_13_0_defaulting_gives_the_stored_sidecarset() {
     let mut set = ss(GOLDEN_USER);
-    kruise_webhook::inject::defaults::default_and_hash(&mut set);
+    kruise_webhook::defaults::sidecarset::default_and_hash(&mut set);
     let stored = ss(GOLDEN_STORED);
     assert_eq!(
         set.metadata.annotations, stored.metadata.annotations,

@@ -5,7 +5,7 @@
 use super::patch::defaulting_patch;
 use super::review::{AdmissionResponse, RequestEnvelope, decode_object};
 use crate::api::{SidecarSet, keys};
-use crate::inject::defaults::default_and_hash;
+use crate::defaults::sidecarset::default_and_hash;
 use crate::validate::field::aggregate;
 use crate::validate::sidecarset::validate_sidecarset;
 

@@ -16,7 +16,7 @@ use crate::api::cloneset::CloneSet;
 use crate::api::daemonset::DaemonSet;
 use crate::api::keys;
 use crate::api::statefulset::{self, v1alpha1};
-use crate::defaults::{
+use crate::defaults::workload::{
     default_cloneset, default_daemonset, default_statefulset, default_statefulset_v1alpha1,
 };
 use crate::validate::cloneset::{
@@ -83,8 +83,8 @@ impl Workload {
     }
 }
 
-/// `/mutate-apps-kruise-io-<kind>`: the defaults of [`crate::defaults`] as a JSON patch, on
-/// CREATE and UPDATE. No I/O.
+/// `/mutate-apps-kruise-io-<kind>`: the defaults of [`crate::defaults::workload`] as a JSON
+/// patch, on CREATE and UPDATE. No I/O.
 pub fn mutate_workload(workload: Workload, request: &RequestEnvelope<'_>) -> AdmissionResponse {
     if let Some(denial) = workload.refuse_other_kinds(request) {
         return denial;

@@ -1,7 +1,6 @@
-//! The pure core: SidecarSet defaults and hashes, sidecar injection, container launch priority.
+//! The pure core: SidecarSet hashes, sidecar injection, container launch priority.
 //! Nothing in here performs I/O.
 
-pub mod defaults;
 pub mod gojson;
 pub mod hash;
 pub mod launch_priority;

@@ -26,7 +26,7 @@ use x509_parser::certificate::X509Certificate;
 use x509_parser::extensions::GeneralName;
 use x509_parser::time::ASN1Time;
 
-use super::resolver::{certified_key, unix_seconds_to_system_time};
+use super::reloader::{certified_key, unix_seconds_to_system_time};
 
 pub const CA_CERT_FILE: &str = "ca.crt";
 pub const CA_KEY_FILE: &str = "ca.key";

@@ -45,7 +45,7 @@ pub fn bundle_trusts(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tls::rotation::{self, CA_CERT_KEY, CERT_KEY, Policy, SecretData};
+    use crate::tls::secret_plan::{self, CA_CERT_KEY, CERT_KEY, Policy, SecretData};
     use std::time::Duration;
 
     fn issued() -> SecretData {
@@ -61,7 +61,7 @@ mod tests {
             force_renew: false,
             force_rotate_ca: false,
         };
-        rotation::plan(&SecretData::new(), &policy)
+        secret_plan::plan(&SecretData::new(), &policy)
             .unwrap()
             .data
             .unwrap()

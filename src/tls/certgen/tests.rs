@@ -1,5 +1,5 @@
 use super::*;
-use crate::tls::resolver::ReloadableCert;
+use crate::tls::reloader::ReloadableCert;
 
 const DAY: Duration = Duration::from_secs(24 * 60 * 60);
 
@@ -97,9 +97,9 @@ fn generates_ca_and_serving_cert_with_requested_sans() {
 
     assert_chains_to_ca(&files, "webhook.kruise-system.svc");
     assert_chains_to_ca(&files, "127.0.0.1");
-    // The written pair loads into the TLS resolver with the same expiry.
-    let resolver = ReloadableCert::from_files(&files.cert, &files.key).unwrap();
-    assert_eq!(resolver.not_after(), files.not_after);
+    // The written pair loads as the served certificate with the same expiry.
+    let serving = ReloadableCert::from_files(&files.cert, &files.key).unwrap();
+    assert_eq!(serving.not_after(), files.not_after);
 
     #[cfg(unix)]
     {

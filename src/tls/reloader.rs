@@ -70,7 +70,7 @@ impl fmt::Debug for ReloadableCert {
 }
 
 impl ReloadableCert {
-    /// Builds the resolver from a PEM certificate chain (leaf first) and a PEM private key.
+    /// Builds the certificate to serve from a PEM certificate chain (leaf first) and a PEM key.
     pub fn from_pem(cert_pem: &[u8], key_pem: &[u8]) -> Result<Self, LoadError> {
         let serving = parse_pair(cert_pem, key_pem, SystemTime::now())?;
         Ok(Self {
@@ -142,7 +142,7 @@ pub fn server_config(resolver: Arc<ReloadableCert>) -> Arc<ServerConfig> {
     Arc::new(config)
 }
 
-/// Polls `cert_path`/`key_path` every `interval` and swaps the certificate in `resolver` when their
+/// Polls `cert_path`/`key_path` every `interval` and swaps the certificate `serving` holds when their
 /// contents change. Swaps are logged at info, refusals at warn; `on_reload` is for metrics.
 ///
 /// Polling with a content compare is deliberate: Kubernetes updates Secret volumes by swapping a
@@ -152,7 +152,7 @@ pub fn server_config(resolver: Arc<ReloadableCert>) -> Arc<ServerConfig> {
 /// briefly leaves a mismatched pair), and only once per distinct content. A zero `interval`
 /// disables polling; the task then only waits for `shutdown`.
 pub fn spawn_reloader<F>(
-    resolver: Arc<ReloadableCert>,
+    serving: Arc<ReloadableCert>,
     cert_path: PathBuf,
     key_path: PathBuf,
     interval: Duration,
@@ -178,7 +178,7 @@ where
             let files = tokio::join!(tokio::fs::read(&cert_path), tokio::fs::read(&key_path));
             let outcome = match files {
                 (Ok(cert_pem), Ok(key_pem)) => {
-                    try_reload(&resolver, &cert_pem, &key_pem, &mut last_failure)
+                    try_reload(&serving, &cert_pem, &key_pem, &mut last_failure)
                 }
                 (Err(source), _) => {
                     note_failure(&mut last_failure, None, read_error(&cert_path, source))
@@ -213,16 +213,16 @@ struct Failure {
 }
 
 fn try_reload(
-    resolver: &ReloadableCert,
+    serving: &ReloadableCert,
     cert_pem: &[u8],
     key_pem: &[u8],
     last_failure: &mut Option<Failure>,
 ) -> Option<Result<SystemTime, LoadError>> {
-    if resolver.is_serving(cert_pem, key_pem) {
+    if serving.is_serving(cert_pem, key_pem) {
         *last_failure = None;
         return None;
     }
-    match resolver.reload_from_pem(cert_pem, key_pem) {
+    match serving.reload_from_pem(cert_pem, key_pem) {
         Ok(not_after) => {
             *last_failure = None;
             Some(Ok(not_after))

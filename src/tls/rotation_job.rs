@@ -1,4 +1,4 @@
-//! `kruise-webhook certs`: the thin kube shell around [`crate::tls::rotation`]. Reads the
+//! `kruise-webhook certs`: the thin kube shell around [`crate::tls::secret_plan`]. Reads the
 //! certificate Secret, asks the pure planner what it must hold, publishes the CA bundle in the
 //! webhook configurations, then writes the Secret — each write only when something differs, so
 //! a run with nothing to do makes no write at all.
@@ -37,8 +37,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::CertsArgs;
 use crate::metrics::Metrics;
-use crate::tls::resolver::ReloadableCert;
-use crate::tls::rotation::{self, Policy, SecretData};
+use crate::tls::reloader::ReloadableCert;
+use crate::tls::secret_plan::{self, Policy, SecretData};
 use crate::tls::trust::bundle_trusts;
 
 /// Attempts when another writer changed an object between our read and our write.
@@ -56,7 +56,7 @@ pub enum CertsError {
         source: kube::Error,
     },
     #[error(transparent)]
-    Rotation(#[from] rotation::RotationError),
+    Rotation(#[from] secret_plan::RotationError),
     #[error("{what} kept changing under us; gave up after {ATTEMPTS} attempts")]
     Contended { what: String },
     #[error("webhook configurations not found (their caBundle cannot be set): {0}")]
@@ -96,7 +96,7 @@ pub async fn run(args: &CertsArgs) -> Result<(), CertsError> {
             force_renew: args.force_renew,
             force_rotate_ca: args.force_rotate_ca,
         };
-        let plan = rotation::plan(&current, &policy)?;
+        let plan = secret_plan::plan(&current, &policy)?;
         for action in &plan.actions {
             tracing::info!(secret = %what, "{action}");
         }
@@ -246,12 +246,12 @@ pub struct CheckedConfigurations {
 }
 
 /// Every `interval`, checks that each webhook of the configured configurations has a `caBundle`
-/// that trusts the certificate `resolver` serves; logs each mismatch and publishes their count.
+/// that trusts the certificate `serving` holds; logs each mismatch and publishes their count.
 /// Read-only: whoever injects the bundle (cert-manager's cainjector, the `certs` job) owns it.
 pub fn spawn_bundle_check(
     client: Client,
     configurations: CheckedConfigurations,
-    resolver: Arc<ReloadableCert>,
+    serving: Arc<ReloadableCert>,
     metrics: Arc<Metrics>,
     interval: Duration,
     shutdown: CancellationToken,
@@ -266,7 +266,7 @@ pub fn spawn_bundle_check(
                 () = shutdown.cancelled() => return,
                 _ = ticker.tick() => {}
             }
-            let chain = resolver.current().cert.clone();
+            let chain = serving.current().cert.clone();
             let mut mismatches = 0;
             let mut complete = true;
             for name in &configurations.mutating {

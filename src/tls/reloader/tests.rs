@@ -24,21 +24,21 @@ fn self_signed(name: &str, valid_for_days: i64) -> TestPair {
     }
 }
 
-fn leaf_der(resolver: &ReloadableCert) -> Vec<u8> {
-    resolver.current().cert[0].to_vec()
+fn leaf_der(serving: &ReloadableCert) -> Vec<u8> {
+    serving.current().cert[0].to_vec()
 }
 
 #[test]
 fn loads_a_pair_and_reports_expiry() {
     let pair = self_signed("a.example", 10);
-    let resolver =
+    let serving =
         ReloadableCert::from_pem(pair.cert_pem.as_bytes(), pair.key_pem.as_bytes()).unwrap();
-    let left = resolver
+    let left = serving
         .not_after()
         .duration_since(SystemTime::now())
         .unwrap();
     assert!(left > Duration::from_secs(9 * 86_400) && left <= Duration::from_secs(10 * 86_400));
-    assert!(resolver.is_serving(pair.cert_pem.as_bytes(), pair.key_pem.as_bytes()));
+    assert!(serving.is_serving(pair.cert_pem.as_bytes(), pair.key_pem.as_bytes()));
 }
 
 #[test]
@@ -46,60 +46,60 @@ fn refuses_bad_pairs_and_keeps_serving_the_old_one() {
     let old = self_signed("old.example", 10);
     let new = self_signed("new.example", 10);
     let expired = self_signed("expired.example", -1);
-    let resolver =
+    let serving =
         ReloadableCert::from_pem(old.cert_pem.as_bytes(), old.key_pem.as_bytes()).unwrap();
-    let served_before = leaf_der(&resolver);
+    let served_before = leaf_der(&serving);
 
-    let mismatched = resolver.reload_from_pem(new.cert_pem.as_bytes(), old.key_pem.as_bytes());
+    let mismatched = serving.reload_from_pem(new.cert_pem.as_bytes(), old.key_pem.as_bytes());
     assert!(
         matches!(mismatched, Err(LoadError::KeyMismatch(_))),
         "{mismatched:?}"
     );
 
-    let garbage = resolver.reload_from_pem(b"not a pem", old.key_pem.as_bytes());
+    let garbage = serving.reload_from_pem(b"not a pem", old.key_pem.as_bytes());
     assert!(
         matches!(garbage, Err(LoadError::NoCertificate)),
         "{garbage:?}"
     );
 
-    let no_key = resolver.reload_from_pem(new.cert_pem.as_bytes(), b"");
+    let no_key = serving.reload_from_pem(new.cert_pem.as_bytes(), b"");
     assert!(matches!(no_key, Err(LoadError::KeyPem(_))), "{no_key:?}");
 
     let truncated = &new.cert_pem[..new.cert_pem.len() / 2];
-    let broken = resolver.reload_from_pem(truncated.as_bytes(), new.key_pem.as_bytes());
+    let broken = serving.reload_from_pem(truncated.as_bytes(), new.key_pem.as_bytes());
     assert!(broken.is_err(), "{broken:?}");
 
-    let stale = resolver.reload_from_pem(expired.cert_pem.as_bytes(), expired.key_pem.as_bytes());
+    let stale = serving.reload_from_pem(expired.cert_pem.as_bytes(), expired.key_pem.as_bytes());
     assert!(matches!(stale, Err(LoadError::Expired { .. })), "{stale:?}");
 
-    assert_eq!(leaf_der(&resolver), served_before);
-    assert!(resolver.is_serving(old.cert_pem.as_bytes(), old.key_pem.as_bytes()));
+    assert_eq!(leaf_der(&serving), served_before);
+    assert!(serving.is_serving(old.cert_pem.as_bytes(), old.key_pem.as_bytes()));
 
-    resolver
+    serving
         .reload_from_pem(new.cert_pem.as_bytes(), new.key_pem.as_bytes())
         .unwrap();
-    assert_ne!(leaf_der(&resolver), served_before);
-    assert!(resolver.is_serving(new.cert_pem.as_bytes(), new.key_pem.as_bytes()));
+    assert_ne!(leaf_der(&serving), served_before);
+    assert!(serving.is_serving(new.cert_pem.as_bytes(), new.key_pem.as_bytes()));
 }
 
 #[test]
 fn reload_from_missing_files_keeps_the_old_pair() {
     let pair = self_signed("a.example", 10);
-    let resolver =
+    let serving =
         ReloadableCert::from_pem(pair.cert_pem.as_bytes(), pair.key_pem.as_bytes()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let result =
-        resolver.reload_from_files(&dir.path().join("tls.crt"), &dir.path().join("tls.key"));
+        serving.reload_from_files(&dir.path().join("tls.crt"), &dir.path().join("tls.key"));
     assert!(matches!(result, Err(LoadError::Read { .. })), "{result:?}");
-    assert!(resolver.is_serving(pair.cert_pem.as_bytes(), pair.key_pem.as_bytes()));
+    assert!(serving.is_serving(pair.cert_pem.as_bytes(), pair.key_pem.as_bytes()));
 }
 
 #[test]
 fn server_config_offers_h2_and_http11() {
     let pair = self_signed("a.example", 10);
-    let resolver =
+    let serving =
         ReloadableCert::from_pem(pair.cert_pem.as_bytes(), pair.key_pem.as_bytes()).unwrap();
-    let config = server_config(Arc::new(resolver));
+    let config = server_config(Arc::new(serving));
     assert_eq!(
         config.alpn_protocols,
         vec![b"h2".to_vec(), b"http/1.1".to_vec()]
@@ -137,12 +137,12 @@ async fn wait_for<T>(outcomes: &Mutex<Vec<T>>, count: usize) {
 #[tokio::test]
 async fn zero_interval_disables_polling() {
     let pair = self_signed("a.example", 10);
-    let resolver = Arc::new(
+    let serving = Arc::new(
         ReloadableCert::from_pem(pair.cert_pem.as_bytes(), pair.key_pem.as_bytes()).unwrap(),
     );
     let shutdown = CancellationToken::new();
     let task = spawn_reloader(
-        resolver,
+        serving,
         PathBuf::from("/nonexistent/tls.crt"),
         PathBuf::from("/nonexistent/tls.key"),
         Duration::ZERO,
@@ -166,13 +166,13 @@ async fn reloader_follows_secret_symlink_swaps_and_reports_refusals_once() {
     );
     let cert_path = dir.path().join("tls.crt");
     let key_path = dir.path().join("tls.key");
-    let resolver = Arc::new(ReloadableCert::from_files(&cert_path, &key_path).unwrap());
+    let serving = Arc::new(ReloadableCert::from_files(&cert_path, &key_path).unwrap());
 
     let outcomes = Arc::new(Mutex::new(Vec::<Result<SystemTime, String>>::new()));
     let shutdown = CancellationToken::new();
     let recorded = outcomes.clone();
     let task = spawn_reloader(
-        resolver.clone(),
+        serving.clone(),
         cert_path,
         key_path,
         Duration::from_millis(10),
@@ -196,7 +196,7 @@ async fn reloader_follows_secret_symlink_swaps_and_reports_refusals_once() {
     );
     wait_for(&outcomes, 1).await;
     assert!(outcomes.lock().unwrap()[0].is_ok());
-    assert!(resolver.is_serving(second.cert_pem.as_bytes(), second.key_pem.as_bytes()));
+    assert!(serving.is_serving(second.cert_pem.as_bytes(), second.key_pem.as_bytes()));
 
     // A mismatched pair is refused, reported once, and the second pair stays in service.
     publish_secret_version(
@@ -212,7 +212,7 @@ async fn reloader_follows_secret_symlink_swaps_and_reports_refusals_once() {
         let error = outcomes[1].as_ref().unwrap_err();
         assert!(error.contains("does not belong"), "{error}");
     }
-    assert!(resolver.is_serving(second.cert_pem.as_bytes(), second.key_pem.as_bytes()));
+    assert!(serving.is_serving(second.cert_pem.as_bytes(), second.key_pem.as_bytes()));
 
     shutdown.cancel();
     task.await.unwrap();

@@ -21,8 +21,8 @@ use serde_json::Value;
 use crate::api::keys;
 use crate::api::{SidecarContainer, SidecarSet, SidecarSetUpdateStrategy};
 
-use super::hash::{sidecarset_hash, sidecarset_hash_without_image};
-use super::quantity;
+use crate::inject::hash::{sidecarset_hash, sidecarset_hash_without_image};
+use crate::inject::quantity;
 
 /// `injectionStrategy.revision.policy` default.
 const INJECT_REVISION_POLICY_ALWAYS: &str = "Always";

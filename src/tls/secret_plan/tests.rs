@@ -1,5 +1,5 @@
 use super::*;
-use crate::tls::resolver::ReloadableCert;
+use crate::tls::reloader::ReloadableCert;
 use rcgen::{KeyPair, PKCS_ECDSA_P256_SHA256};
 use rustls::RootCertStore;
 use rustls::client::WebPkiServerVerifier;
