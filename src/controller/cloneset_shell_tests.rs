@@ -63,6 +63,12 @@ fn context(client: kube::Client, pods: Store<Pod>) -> Arc<Context> {
     })
 }
 
+/// The shell around `context`, with no PVCs cached (these CloneSets have no volumeClaimTemplates).
+fn shell(context: Arc<Context>) -> Arc<Shell> {
+    let (claims, _writer) = store_of::<ClaimMeta>([]);
+    Arc::new(Shell { context, claims })
+}
+
 /// One reconcile of `set` against `scenario`. The context (every client) is dropped before the
 /// scenario is checked, so a request in excess fails the test.
 async fn reconcile_once(
@@ -72,8 +78,10 @@ async fn reconcile_once(
 ) -> (Result<Requeue, CloneSetError>, Expectations) {
     let (client, server) = scenario.start();
     let context = context(client, pods);
-    let result = reconcile(Arc::new(set.clone()), context.clone()).await;
-    let mut context = Arc::into_inner(context).expect("the reconcile kept no context");
+    let shell = shell(context);
+    let result = reconcile(Arc::new(set.clone()), shell.clone()).await;
+    let shell = Arc::into_inner(shell).expect("the reconcile kept no shell");
+    let mut context = Arc::into_inner(shell.context).expect("the reconcile kept no context");
     let expectations = std::mem::take(context.expectations.get_mut().unwrap());
     drop(context);
     server.finish().await;
@@ -218,8 +226,7 @@ async fn a_reconcile_before_the_cache_shows_its_creates_sends_nothing() {
         .lock()
         .unwrap()
         .expect_create("default/web", "web-abcde", Instant::now());
-    let action = reconcile(Arc::new(set), context.clone()).await.unwrap();
-    drop(context);
+    let action = reconcile(Arc::new(set), shell(context)).await.unwrap();
     server.finish().await;
     assert!(action != Requeue::await_change(), "{action:?}");
 }

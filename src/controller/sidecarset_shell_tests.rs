@@ -13,7 +13,7 @@ use crate::controller::fake_apiserver::{
     patch_value, patched, store_of,
 };
 use crate::controller::pod_cache;
-use crate::inject::defaults::default_and_hash;
+use crate::defaults::sidecarset::default_and_hash;
 use crate::inject::sidecar::{InjectionContext, inject_sidecars};
 
 const POD: &str = "/api/v1/namespaces/default/pods/web-0";
