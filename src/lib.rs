@@ -16,6 +16,7 @@ pub mod crds;
 pub mod defaults;
 pub mod inject;
 pub mod inplace;
+pub mod k8s;
 pub mod metrics;
 pub mod nodeagent;
 pub mod rollout;

@@ -13,8 +13,14 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("wire types and keys", &["api"]),
     ("Kubernetes and Go compatibility", &["k8s"]),
     ("what Kruise writes on a pod", &["podmarks"]),
-    ("pure cores", &["inject", "rollout", "validate", "metrics", "tls"]),
-    ("pure cores built on cores", &["inplace", "cloneset", "defaults", "crds"]),
+    (
+        "pure cores",
+        &["inject", "rollout", "validate", "metrics", "tls"],
+    ),
+    (
+        "pure cores built on cores",
+        &["inplace", "cloneset", "defaults", "crds"],
+    ),
     ("I/O adapters", &["source", "admission", "cli", "nodeagent"]),
     ("shells", &["controller", "server", "admin", "certs"]),
     ("the process", &["app"]),
@@ -226,7 +232,10 @@ fn test_modules(path: &Path, code: &str) -> (Vec<(usize, usize)>, Vec<PathBuf>) 
             let open = code.len() - after_name.len();
             ranges.push((start, matching_brace(code, open)));
         } else if after_name.starts_with(';') {
-            let dir = if path.file_name().is_some_and(|f| f == "mod.rs" || f == "lib.rs") {
+            let dir = if path
+                .file_name()
+                .is_some_and(|f| f == "mod.rs" || f == "lib.rs")
+            {
                 path.parent().unwrap().to_path_buf()
             } else {
                 path.with_extension("")
@@ -254,7 +263,12 @@ fn sources() -> Vec<Source> {
     for path in paths {
         let text = std::fs::read_to_string(&path).unwrap();
         let code = blank_comments_and_literals(&text);
-        assert_eq!(code.len(), text.len(), "{}: blanking kept offsets", path.display());
+        assert_eq!(
+            code.len(),
+            text.len(),
+            "{}: blanking kept offsets",
+            path.display()
+        );
         let (test_ranges, files) = test_modules(&path, &code);
         test_files.extend(files);
         let Some(module) = top_module(&src, &path) else {
@@ -271,7 +285,8 @@ fn sources() -> Vec<Source> {
     // A file below a test-only file is test-only too.
     for source in &mut sources {
         source.is_test_file = test_files.iter().any(|t| {
-            source.path == *t || t.with_extension("").is_dir() && source.path.starts_with(t.with_extension(""))
+            source.path == *t
+                || t.with_extension("").is_dir() && source.path.starts_with(t.with_extension(""))
         });
     }
     sources
@@ -339,9 +354,21 @@ fn graph(sources: &[Source]) -> Graph {
                 continue;
             }
             let in_test = source.is_test_file
-                || source.test_ranges.iter().any(|&(a, b)| (a..b).contains(&offset));
-            let map = if in_test { &mut graph.tests } else { &mut graph.code };
-            let shown = source.path.strip_prefix(&src).unwrap().display().to_string();
+                || source
+                    .test_ranges
+                    .iter()
+                    .any(|&(a, b)| (a..b).contains(&offset));
+            let map = if in_test {
+                &mut graph.tests
+            } else {
+                &mut graph.code
+            };
+            let shown = source
+                .path
+                .strip_prefix(&src)
+                .unwrap()
+                .display()
+                .to_string();
             map.entry(source.module.clone())
                 .or_default()
                 .entry(target)
@@ -384,9 +411,7 @@ fn circles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
 }
 
 fn floor_of(module: &str) -> Option<usize> {
-    FLOORS
-        .iter()
-        .position(|(_, rooms)| rooms.contains(&module))
+    FLOORS.iter().position(|(_, rooms)| rooms.contains(&module))
 }
 
 fn print_map(graph: &Graph) {
@@ -454,7 +479,11 @@ fn no_import_circle_and_none_upward() {
         }
     }
     assert!(circles.is_empty(), "import circles: {circles:?}");
-    assert!(problems.is_empty(), "imports against the floors:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "imports against the floors:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
@@ -478,7 +507,11 @@ fn no_file_holds_more_than_max_code_lines() {
             ));
         }
     }
-    assert!(too_long.is_empty(), "split by concern:\n{}", too_long.join("\n"));
+    assert!(
+        too_long.is_empty(),
+        "split by concern:\n{}",
+        too_long.join("\n")
+    );
 }
 
 #[test]
@@ -487,22 +520,28 @@ fn the_scanner_sees_through_comments_literals_and_groups() {
         "// crate::a::x\nuse crate::{b::y, c};\nlet s = \"crate::d\"; let r = r#\"crate::e\"#;\n\
          let ch = '{'; fn f<'a>() {} /* crate::f */ crate::g::h();",
     );
-    let names: Vec<String> = crate_references(&code).into_iter().map(|(_, n)| n).collect();
+    let names: Vec<String> = crate_references(&code)
+        .into_iter()
+        .map(|(_, n)| n)
+        .collect();
     assert_eq!(names, ["b", "c", "g"]);
     let (ranges, _) = test_modules(
         Path::new("src/x.rs"),
-        &blank_comments_and_literals("fn a() {}\n#[cfg(test)]\nmod tests {\n fn b() { '}'; }\n}\nfn c() {}"),
+        &blank_comments_and_literals(
+            "fn a() {}\n#[cfg(test)]\nmod tests {\n fn b() { '}'; }\n}\nfn c() {}",
+        ),
     );
     assert_eq!(ranges.len(), 1);
 }
 
 #[test]
 fn a_circle_is_found() {
-    let edges: BTreeMap<String, BTreeSet<String>> = [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")]
-        .into_iter()
-        .fold(BTreeMap::new(), |mut m, (a, b)| {
-            m.entry(a.to_string()).or_default().insert(b.to_string());
-            m
-        });
+    let edges: BTreeMap<String, BTreeSet<String>> =
+        [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")]
+            .into_iter()
+            .fold(BTreeMap::new(), |mut m, (a, b)| {
+                m.entry(a.to_string()).or_default().insert(b.to_string());
+                m
+            });
     assert_eq!(circles(&edges), [["a", "b", "c"]]);
 }

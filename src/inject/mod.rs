@@ -2,9 +2,6 @@
 //! Nothing in here performs I/O.
 
 pub mod defaults;
-pub mod gojson;
 pub mod hash;
 pub mod launch_priority;
-pub mod quantity;
-pub mod selector;
 pub mod sidecar;

@@ -10,8 +10,8 @@ use super::pod_state::{PodFacts, SidecarSetView, carries_sidecars, is_injected, 
 use super::pod_view::PodView;
 use super::scatter::{expand_terms, scatter};
 use crate::api::{SidecarSet, SidecarSetStatus, SidecarSetUpdateStrategy, keys};
-use crate::inject::selector::{self, Labels, SelectorError};
 use crate::inject::sidecar::{InjectError, namespace_matches};
+use crate::k8s::selector::{self, Labels, SelectorError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RolloutError {

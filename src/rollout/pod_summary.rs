@@ -21,8 +21,8 @@ use super::pod_view::{
     StatusView,
 };
 use crate::api::keys;
-use crate::inject::selector::Labels;
 use crate::inject::sidecar::parse_upgrade_specs;
+use crate::k8s::selector::Labels;
 
 /// A string inside [`PodSummary::text`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use k8s_openapi::jiff::Timestamp;
 use super::pod_state::{SidecarState, annotation, recorded_upgrade_hash};
 use super::pod_summary::HashEntries;
 use crate::api::keys;
-use crate::inject::selector::Labels;
+use crate::k8s::selector::Labels;
 
 /// The annotations the planner reads as text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
