@@ -14,14 +14,18 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("Kubernetes and Go compatibility", &["k8s"]),
     ("what Kruise writes on a pod", &["podmarks"]),
     (
-        "pure cores",
-        &["inject", "rollout", "validate", "metrics", "tls"],
+        "pure cores and leaf plumbing",
+        &["inject", "validate", "metrics", "tls", "cli", "signal"],
     ),
     (
-        "pure cores built on cores",
-        &["inplace", "cloneset", "defaults", "crds"],
+        "pure cores built on injection",
+        &["rollout", "inplace", "defaults", "crds"],
     ),
-    ("I/O adapters", &["source", "admission", "cli", "nodeagent"]),
+    (
+        "CloneSet planner, SidecarSet sources",
+        &["cloneset", "source"],
+    ),
+    ("request and node handlers", &["admission", "nodeagent"]),
     ("shells", &["controller", "server", "admin", "certs"]),
     ("the process", &["app"]),
 ];

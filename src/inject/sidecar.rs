@@ -13,11 +13,12 @@ use k8s_openapi::api::core::v1::{
     VolumeDevice, VolumeMount,
 };
 use regex::Regex;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::api::{SidecarContainer, SidecarSet, TransferEnvVar, keys};
 use crate::k8s::names::{is_qualified_name, parse_subscripted_field_path};
 use crate::k8s::selector::{self, Labels, SelectorError};
+use crate::podmarks::sidecarset::{UpgradeSpec, parse_upgrade_specs};
 
 /// Everything injection needs besides the pod. Borrowed, so a request never copies the catalogue.
 pub struct InjectionContext<'a> {
@@ -63,50 +64,9 @@ pub enum InjectError {
     },
 }
 
-/// One entry of the `kruise.io/sidecarset-hash[-without-image]` annotations. Field order is the
-/// wire order OpenKruise writes.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct UpgradeSpec {
-    #[serde(rename = "updateTimestamp", default)]
-    pub update_timestamp: Option<String>,
-    #[serde(default)]
-    pub hash: String,
-    #[serde(rename = "sidecarSetName", default)]
-    pub sidecar_set_name: String,
-    #[serde(rename = "sidecarList", default)]
-    pub sidecar_list: Option<Vec<String>>,
-    #[serde(
-        rename = "controllerRevision",
-        default,
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub controller_revision: String,
-}
-
-/// Parses a hash annotation in the current object format or the legacy `{"<set>":"<hash>"}` one.
-pub fn parse_upgrade_specs(value: &str) -> Result<BTreeMap<String, UpgradeSpec>, String> {
-    match serde_json::from_str::<BTreeMap<String, UpgradeSpec>>(value) {
-        Ok(specs) => Ok(specs),
-        Err(object_error) => match serde_json::from_str::<BTreeMap<String, String>>(value) {
-            Ok(legacy) => Ok(legacy
-                .into_iter()
-                .map(|(name, hash)| {
-                    let spec = UpgradeSpec {
-                        hash,
-                        sidecar_set_name: name.clone(),
-                        ..Default::default()
-                    };
-                    (name, spec)
-                })
-                .collect()),
-            Err(_) => Err(object_error.to_string()),
-        },
-    }
-}
-
 /// Is the pod still running or about to run? Finished and terminating pods are left alone.
 pub fn is_active(pod: &Pod) -> bool {
-    crate::rollout::pod_view::PodView::is_active(pod)
+    crate::podmarks::PodView::is_active(pod)
 }
 
 /// Namespace used for matching: the pod's, or `default` when the request left it empty.
@@ -320,7 +280,7 @@ fn plan_injection(
         let name = name.or(pod.metadata.generate_name.as_deref()).unwrap_or("");
         format!("{}/{name}", pod_namespace(pod))
     };
-    let annotation = |key: &str| crate::rollout::pod_state::annotation(pod, key);
+    let annotation = |key: &str| crate::podmarks::sidecarset::annotation(pod, key);
     let parse_hashes = |key: &'static str| match annotation(key) {
         None => Ok(BTreeMap::new()),
         Some(value) => {
