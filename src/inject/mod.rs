@@ -1,6 +1,7 @@
 //! The pure core: SidecarSet defaults and hashes, sidecar injection, container launch priority.
 //! Nothing in here performs I/O.
 
+mod build;
 pub mod defaults;
 pub mod hash;
 pub mod launch_priority;
