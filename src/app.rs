@@ -13,6 +13,7 @@ use crate::admin::{Readiness, admin_router};
 use crate::admission::{AdmissionState, router};
 use crate::cli::{CrdsArgs, InjectArgs, ServeArgs, SourceKind};
 use crate::metrics::Metrics;
+use crate::signal::wait_for_signal;
 use crate::source::cluster::Snapshot;
 use crate::source::dir::{self, EMBEDDED_EXAMPLES, LoadError};
 use crate::source::{self, Catalogue, SharedCatalogue, watch};
@@ -368,30 +369,6 @@ fn report_snapshot(metrics: &Metrics, snapshot: &Snapshot) {
         skipped = snapshot.refused,
         "SidecarSet catalogue updated from the cluster"
     );
-}
-
-/// Resolves on SIGINT or SIGTERM.
-pub async fn wait_for_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut terminate =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(signal) => signal,
-                Err(_) => {
-                    let _ = ctrl_c.await;
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = terminate.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = ctrl_c.await;
-    }
 }
 
 /// `kruise-webhook inject`: the pod webhook on one file, offline; prints the patched pod.

@@ -31,5 +31,4 @@ pub fn to_string<T: Serialize>(value: &T) -> Result<String, SerializeError> {
 }
 
 #[cfg(test)]
-#[path = "yaml_tests.rs"]
 mod tests;

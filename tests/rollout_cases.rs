@@ -8,7 +8,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kruise_webhook::api::{SidecarSet, UpdateScatterTerm, keys};
-use kruise_webhook::inject::selector::Labels;
+use kruise_webhook::k8s::selector::Labels;
 use kruise_webhook::rollout::order::default_order;
 use kruise_webhook::rollout::scatter::expand_terms;
 use kruise_webhook::rollout::{

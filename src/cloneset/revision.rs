@@ -17,7 +17,7 @@ use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use serde_json::Value;
 
 use crate::api::cloneset::CloneSet;
-use crate::inject::gojson;
+use crate::k8s::gojson;
 
 /// Label on every ControllerRevision: its first hash (kept when a collision renames it).
 pub const HASH_LABEL: &str = "controller.kubernetes.io/hash";

@@ -42,6 +42,12 @@ use crate::cloneset::pvc::{ClaimPlan, HandOver};
 use crate::cloneset::{self as core, Action, Plan, PodWrite, Purpose, pod, revision, status};
 use crate::metrics::Metrics;
 
+mod claims;
+mod history;
+
+use claims::{clean_up_claims, create_claims, delete_claims, owned_claims};
+use history::{ensure_update_revision, list_history};
+
 #[derive(Debug, thiserror::Error)]
 pub enum CloneSetError {
     #[error("{what}: {source}")]
@@ -198,28 +204,6 @@ fn owned_pods(context: &Context, set: &CloneSet) -> Vec<Arc<Pod>> {
     pods
 }
 
-/// The PVCs (metadata) whose ownerReferences name this CloneSet (by uid), from the cache,
-/// terminating ones included.
-fn owned_claims(shell: &Shell, set: &CloneSet) -> Vec<Arc<ClaimMeta>> {
-    let namespace = set.metadata.namespace.as_deref();
-    let uid = set.metadata.uid.as_deref();
-    let mut claims: Vec<Arc<ClaimMeta>> = shell
-        .claims
-        .state()
-        .into_iter()
-        .filter(|c| c.metadata.namespace.as_deref() == namespace)
-        .filter(|c| {
-            c.metadata
-                .owner_references
-                .iter()
-                .flatten()
-                .any(|o| Some(o.uid.as_str()) == uid)
-        })
-        .collect();
-    claims.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
-    claims
-}
-
 fn seen_in(meta: Option<&ObjectMeta>) -> Seen {
     match meta {
         None => Seen::Absent,
@@ -330,106 +314,6 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
         None if unfinished => Requeue::requeue(IN_FLIGHT_REQUEUE),
         None => Requeue::await_change(),
     })
-}
-
-/// The CloneSet's revisions: selected by its selector, not controlled by anyone else, in
-/// history order.
-async fn list_history(
-    context: &Context,
-    set: &CloneSet,
-) -> Result<Vec<ControllerRevision>, CloneSetError> {
-    let namespace = set.metadata.namespace.as_deref().unwrap_or("");
-    let api: Api<ControllerRevision> = Api::namespaced(context.client.clone(), namespace);
-    let selector = set
-        .spec
-        .selector
-        .as_ref()
-        .map(status::selector_string)
-        .unwrap_or_default();
-    let listed = api
-        .list(&ListParams::default().labels(&selector))
-        .await
-        .map_err(api_error(format!(
-            "controllerrevisions of {}",
-            set_key(set)
-        )))?;
-    let uid = set.metadata.uid.as_deref();
-    let mut history: Vec<ControllerRevision> = listed
-        .items
-        .into_iter()
-        .filter(|r| {
-            r.metadata
-                .owner_references
-                .iter()
-                .flatten()
-                .find(|o| o.controller == Some(true))
-                .is_none_or(|o| Some(o.uid.as_str()) == uid)
-        })
-        .collect();
-    revision::sort_history(&mut history);
-    Ok(history)
-}
-
-/// Makes the update revision exist (§3.3): reuse, renumber or create, bumping the collision
-/// count when another revision holds the name. Returns its name and the collision count.
-async fn ensure_update_revision(
-    context: &Context,
-    set: &CloneSet,
-    history: &mut Vec<ControllerRevision>,
-) -> Result<(String, i32), CloneSetError> {
-    let namespace = set.metadata.namespace.as_deref().unwrap_or("");
-    let api: Api<ControllerRevision> = Api::namespaced(context.client.clone(), namespace);
-    let mut collisions = set
-        .status
-        .as_ref()
-        .and_then(|s| s.collision_count)
-        .unwrap_or(0);
-    for _ in 0..MAX_COLLISIONS {
-        match revision::update_revision(set, history, collisions)? {
-            revision::UpdateRevision::Latest { name } => return Ok((name, collisions)),
-            revision::UpdateRevision::Renumber { name, revision } => {
-                let updated = api
-                    .patch(
-                        &name,
-                        &PatchParams::default(),
-                        &Patch::Merge(json!({ "revision": revision })),
-                    )
-                    .await
-                    .map_err(api_error(format!("controllerrevision {name}")))?;
-                history.retain(|r| r.metadata.name.as_deref() != Some(name.as_str()));
-                history.push(updated);
-                revision::sort_history(history);
-                return Ok((name, collisions));
-            }
-            revision::UpdateRevision::Create(wanted) => {
-                let name = wanted.metadata.name.clone().unwrap_or_default();
-                match api.create(&PostParams::default(), &wanted).await {
-                    Ok(created) => {
-                        history.push(created);
-                        revision::sort_history(history);
-                        return Ok((name, collisions));
-                    }
-                    Err(error) if status_code(&error) == Some(409) => {
-                        let existing = api
-                            .get(&name)
-                            .await
-                            .map_err(api_error(format!("controllerrevision {name}")))?;
-                        if revision::stored_data(&existing) == revision::stored_data(&wanted) {
-                            history.retain(|r| r.metadata.name.as_deref() != Some(name.as_str()));
-                            history.push(existing);
-                            revision::sort_history(history);
-                            return Ok((name, collisions));
-                        }
-                        collisions += 1;
-                    }
-                    Err(error) => {
-                        return Err(api_error(format!("controllerrevision {name}"))(error));
-                    }
-                }
-            }
-        }
-    }
-    Err(CloneSetError::Collisions(set_key(set), collisions))
 }
 
 /// Sends the plan's pod actions. Returns whether some write met a newer pod (409).
@@ -575,171 +459,6 @@ async fn create_slow_start(
         }
         start = end;
         batch *= 2;
-    }
-}
-
-/// Creates PVCs one by one (AlreadyExists counts as created). `false` when one was refused.
-async fn create_claims(
-    context: &Context,
-    set: &CloneSet,
-    key: &str,
-    api: &Api<PersistentVolumeClaim>,
-    claims: &[PersistentVolumeClaim],
-) -> bool {
-    for claim in claims {
-        let name = claim.name_any();
-        let expected = claim_key(&name);
-        context
-            .expectations
-            .lock()
-            .expect("expectations lock")
-            .expect_create(key, &expected, Instant::now());
-        match api.create(&PostParams::default(), claim).await {
-            Ok(_) => {}
-            Err(error) => {
-                // Nothing new will show up (on 409 the PVC was there already, perhaps without
-                // the label this cache watches).
-                context
-                    .expectations
-                    .lock()
-                    .expect("expectations lock")
-                    .forget(key, &expected);
-                if status_code(&error) != Some(409) {
-                    publish(
-                        context,
-                        set,
-                        EventType::Warning,
-                        "FailedCreate",
-                        format!("failed to create pvc: {error}, pvc: {name}"),
-                    )
-                    .await;
-                    return false;
-                }
-            }
-        }
-    }
-    true
-}
-
-/// Deletes PVCs (gone already is fine); failures are reported, the rest still tried.
-async fn delete_claims(
-    context: &Context,
-    set: &CloneSet,
-    key: &str,
-    api: &Api<PersistentVolumeClaim>,
-    names: &[String],
-    failure: &str,
-) {
-    for name in names {
-        let expected = claim_key(name);
-        context
-            .expectations
-            .lock()
-            .expect("expectations lock")
-            .expect_delete(key, &expected, Instant::now());
-        if let Err(error) = api.delete(name, &DeleteParams::default()).await {
-            context
-                .expectations
-                .lock()
-                .expect("expectations lock")
-                .forget(key, &expected);
-            if status_code(&error) != Some(404) {
-                publish(
-                    context,
-                    set,
-                    EventType::Warning,
-                    "FailedDelete",
-                    format!("{failure} {name}: {error}"),
-                )
-                .await;
-            }
-        }
-    }
-}
-
-/// `disablePVCReuse` (before any pod action, as OpenKruise): PVCs of no pod are deleted, those of
-/// an inactive pod handed to it so that garbage collection removes them with it.
-async fn clean_up_claims(
-    context: &Context,
-    set: &CloneSet,
-    key: &str,
-    claims: &ClaimPlan,
-) -> Result<(), CloneSetError> {
-    if claims.delete.is_empty() && claims.hand_over.is_empty() {
-        return Ok(());
-    }
-    let namespace = set.metadata.namespace.as_deref().unwrap_or("");
-    let api: Api<PersistentVolumeClaim> = Api::namespaced(context.client.clone(), namespace);
-    for hand_over in &claims.hand_over {
-        hand_claim_over(context, set, key, &api, hand_over).await?;
-    }
-    delete_claims(
-        context,
-        set,
-        key,
-        &api,
-        &claims.delete,
-        "failed to clean up PVC",
-    )
-    .await;
-    Ok(())
-}
-
-/// Replaces the PVC's ownerReferences, guarded by the version the decision was made on (a PVC
-/// that changed or went meanwhile is left to the next round).
-async fn hand_claim_over(
-    context: &Context,
-    set: &CloneSet,
-    key: &str,
-    api: &Api<PersistentVolumeClaim>,
-    hand_over: &HandOver,
-) -> Result<(), CloneSetError> {
-    let name = &hand_over.claim;
-    let mut operations = Vec::new();
-    if let Some(version) = &hand_over.resource_version {
-        operations
-            .push(json!({"op": "replace", "path": "/metadata/resourceVersion", "value": version}));
-    }
-    operations.push(json!({
-        "op": "replace",
-        "path": "/metadata/ownerReferences",
-        "value": hand_over.owner_references,
-    }));
-    let patch: json_patch::Patch = serde_json::from_value(serde_json::Value::Array(operations))
-        .map_err(|e| CloneSetError::Api {
-            what: format!("pvc {name}"),
-            source: kube::Error::SerdeError(e),
-        })?;
-    match api
-        .patch_metadata(name, &PatchParams::default(), &Patch::<()>::Json(patch))
-        .await
-    {
-        Ok(answer) => {
-            context
-                .expectations
-                .lock()
-                .expect("expectations lock")
-                .expect_version(
-                    key,
-                    &claim_key(name),
-                    answer.metadata.resource_version.as_deref(),
-                    Instant::now(),
-                );
-            tracing::info!(cloneset = key, pvc = %name, pod = %hand_over.pod, "PVC handed to its pod");
-            Ok(())
-        }
-        Err(error) if matches!(status_code(&error), Some(404 | 409)) => Ok(()),
-        Err(error) => {
-            publish(
-                context,
-                set,
-                EventType::Warning,
-                "FailedUpdate",
-                format!("failed to update PVC {name}: {error}"),
-            )
-            .await;
-            Err(api_error(format!("pvc {name}"))(error))
-        }
     }
 }
 

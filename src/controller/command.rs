@@ -29,7 +29,7 @@ pub async fn controller(args: ControllerArgs) -> Result<(), CommandError> {
     let shutdown = CancellationToken::new();
     let on_signal = shutdown.clone();
     tokio::spawn(async move {
-        crate::app::wait_for_signal().await;
+        crate::signal::wait_for_signal().await;
         tracing::info!("shutting down");
         on_signal.cancel();
     });

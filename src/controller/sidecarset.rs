@@ -27,8 +27,8 @@ use super::guarded_watch::{self, UndecodableReporter};
 use super::pod_write;
 use super::retry::{Attempt, again_on_conflict, is_conflict, retry_on_conflict};
 use crate::api::{SidecarSet, keys};
-use crate::inject::selector;
 use crate::inplace::{self, EngineOptions, Step, UpdateSpec, Write};
+use crate::k8s::selector;
 use crate::rollout::{self, PodSummary, PodUpgrade, PodView};
 
 #[derive(Debug, thiserror::Error)]

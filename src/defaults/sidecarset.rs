@@ -22,7 +22,7 @@ use crate::api::keys;
 use crate::api::{SidecarContainer, SidecarSet, SidecarSetUpdateStrategy};
 
 use crate::inject::hash::{sidecarset_hash, sidecarset_hash_without_image};
-use crate::inject::quantity;
+use crate::k8s::quantity;
 
 /// `injectionStrategy.revision.policy` default.
 const INJECT_REVISION_POLICY_ALWAYS: &str = "Always";

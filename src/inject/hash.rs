@@ -3,13 +3,13 @@
 //! Pods record these hashes in annotations and the SidecarSet controller compares them, so they
 //! must equal what OpenKruise computes: SHA-256 of Go's JSON for `{"containers": [...]}` (plus
 //! `"initContainers"` when a native sidecar exists), hex digits then mapped onto Kubernetes'
-//! "safe" alphabet. The JSON comes from [`super::gojson`].
+//! "safe" alphabet. The JSON comes from [`crate::k8s::gojson`].
 
 use sha2::{Digest, Sha256};
 
 use crate::api::{SidecarContainer, SidecarSetSpec};
 
-use super::gojson;
+use crate::k8s::gojson;
 
 /// Kubernetes' `rand.SafeEncodeString` alphabet (no vowels, no look-alike digits).
 const SAFE_ALPHABET: &[u8; 27] = b"bcdfghjklmnpqrstvwxz2456789";

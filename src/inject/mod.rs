@@ -1,9 +1,7 @@
 //! The pure core: SidecarSet hashes, sidecar injection, container launch priority.
 //! Nothing in here performs I/O.
 
-pub mod gojson;
+mod build;
 pub mod hash;
 pub mod launch_priority;
-pub mod quantity;
-pub mod selector;
 pub mod sidecar;

@@ -17,7 +17,7 @@ use k8s_openapi::api::core::v1::{Container, Pod};
 
 use super::completion::{ContainerHasher, container_status, runtime_meta, spec_containers};
 use crate::api::keys;
-use crate::inject::gojson::write_go_string;
+use crate::k8s::gojson::write_go_string;
 
 /// One env variable whose value comes from `metadata.labels['k']` or `metadata.annotations['k']`.
 #[derive(Debug, Clone, PartialEq, Eq)]

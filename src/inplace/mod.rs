@@ -16,7 +16,8 @@ pub mod completion;
 pub mod conditions;
 pub mod env_hash;
 pub mod metadata_patch;
-pub mod state;
+/// The engine's state annotations live with the other pod marks.
+pub use crate::podmarks::inplace_state as state;
 pub mod step;
 
 pub use calculate::{CalculateOptions, EnvFromMetadata, NotInPlace, Revision, calculate_spec};

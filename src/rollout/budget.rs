@@ -3,7 +3,7 @@
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use crate::validate::workload::kruise_scaled_value;
+use crate::k8s::intstr::kruise_scaled_value;
 
 /// The number of waiting pods `partition` keeps on the old sidecars (HEAD semantics): an int as
 /// is; a percentage of `matched` rounded up, except that a percentage below 100% never keeps every

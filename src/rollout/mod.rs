@@ -9,18 +9,15 @@ pub mod budget;
 pub mod order;
 pub mod plan;
 pub mod pod_state;
-pub mod pod_summary;
-pub mod pod_view;
 pub mod scatter;
 pub mod upgrade;
 
+pub use crate::podmarks::{PodSummary, PodView};
 pub use plan::{
     Halt, RolloutError, RoundPlan, compute_status, facts_of, matched_pods, plan_round,
     upgrade_order,
 };
 pub use pod_state::{PodFacts, SidecarSetView, pod_facts};
-pub use pod_summary::PodSummary;
-pub use pod_view::PodView;
 pub use upgrade::{
     ImageChange, PodUpgrade, UpgradeError, reset_idle_copies, upgradable_condition, upgrade_pod,
 };

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::jiff::Timestamp;
 
-use super::pod_view::PodView;
 use crate::api::UpdatePriorityStrategy;
-use crate::inject::selector;
+use crate::k8s::selector;
+use crate::podmarks::PodView;
 
 /// Kubernetes' `ActivePods` order; pods that compare equal there are ordered by namespace and
 /// name, so that the result never depends on the order pods came out of the cache.

@@ -8,13 +8,12 @@ use k8s_openapi::api::core::v1::{Pod, PodCondition};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::{Map, Value, json};
 
-use super::pod_state::{
-    annotation, container_statuses, hot_upgrade_copies, idle_copy, working_containers,
-};
 use crate::api::{SidecarContainer, SidecarSet, keys};
 use crate::inject::launch_priority::barrier_priority;
-use crate::inject::sidecar::{
-    InjectError, UpgradeSpec, apply_patch_pod_metadata, parse_upgrade_specs,
+use crate::inject::sidecar::{InjectError, apply_patch_pod_metadata};
+use crate::podmarks::sidecarset::{
+    UpgradeSpec, annotation, container_statuses, hot_upgrade_copies, idle_copy,
+    parse_upgrade_specs, working_containers,
 };
 
 /// One sidecar container whose image the upgrade changes.

@@ -21,7 +21,7 @@ use kube::runtime::watcher::Event;
 use super::{Catalogue, accept_in_name_order};
 use crate::api::SidecarSet;
 use crate::defaults::sidecarset::default_and_hash;
-use crate::inject::selector::{self, Labels};
+use crate::k8s::selector::{self, Labels};
 
 /// The objects of one watch, by name, with the (re)list in progress.
 #[derive(Debug)]

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Catalogue, SharedCatalogue, accept_in_name_order};
 use crate::api::SidecarSet;
 use crate::defaults::sidecarset::default_and_hash;
-use crate::inject::selector::Labels;
+use crate::k8s::selector::Labels;
 
 /// The example SidecarSets compiled into the binary: what `serve` uses when it is given neither
 /// a directory nor a cluster.

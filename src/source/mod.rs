@@ -13,7 +13,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 
 use crate::api::{SidecarSet, keys};
-use crate::inject::selector::Labels;
+use crate::k8s::selector::Labels;
 use crate::validate::field::aggregate;
 use crate::validate::sidecarset::validate_sidecarset;
 

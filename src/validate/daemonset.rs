@@ -28,7 +28,7 @@ use crate::api::daemonset::{
     RollingUpdateDaemonSet, STANDARD, SURGING,
 };
 use crate::api::statefulset::{ON_DELETE, ROLLING_UPDATE};
-use crate::inject::selector::is_empty;
+use crate::k8s::selector::is_empty;
 
 /// Every reason to reject `new` (CREATE: `old` is `None`; UPDATE: the stored object).
 pub fn validate_daemonset(new: &DaemonSet, old: Option<&DaemonSet>) -> Vec<FieldError> {

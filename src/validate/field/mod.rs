@@ -12,7 +12,7 @@ use std::fmt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use crate::inject::sidecar::is_qualified_name;
+use crate::k8s::names::is_qualified_name;
 
 mod go_repr;
 mod selectors;

@@ -23,8 +23,8 @@ use super::field::{
     port_name_errors, port_number_errors, qualified_name_errors, validate_dns1123_label,
     validate_nonnegative, validate_qualified_name,
 };
-use crate::inject::quantity::Quantity;
-use crate::inject::sidecar::parse_subscripted_field_path;
+use crate::k8s::names::parse_subscripted_field_path;
+use crate::k8s::quantity::Quantity;
 
 mod containers;
 mod env;

@@ -34,7 +34,7 @@ use super::pod::{split_subscripted_path, validate_pod_containers_and_volumes};
 use super::workload::rollout_order_errors;
 use crate::api::keys;
 use crate::api::{ResourcesPolicy, SidecarSet, SidecarSetInjectRevision, SidecarSetUpdateStrategy};
-use crate::inject::selector::is_empty;
+use crate::k8s::selector::is_empty;
 
 mod conflicts;
 mod containers;

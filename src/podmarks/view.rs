@@ -1,6 +1,6 @@
 //! What the rollout planner reads off a pod, as one trait: the same decisions run on a full
 //! [`Pod`] (fresh reads, tests) and on the controller's compact
-//! [`PodSummary`](super::pod_summary::PodSummary), which holds only these parts, laid out so that
+//! [`PodSummary`](super::summary::PodSummary), which holds only these parts, laid out so that
 //! a pass over 10,000 pods stays in the CPU caches.
 
 use std::borrow::Cow;
@@ -8,10 +8,10 @@ use std::borrow::Cow;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 
-use super::pod_state::{SidecarState, annotation, recorded_upgrade_hash};
-use super::pod_summary::HashEntries;
+use super::sidecarset::{SidecarState, annotation, recorded_upgrade_hash};
+use super::summary::HashEntries;
 use crate::api::keys;
-use crate::inject::selector::Labels;
+use crate::k8s::selector::Labels;
 
 /// The annotations the planner reads as text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,10 +31,10 @@ pub struct EngineProgress<'a> {
 }
 
 impl EngineProgress<'_> {
-    /// As the engine reads it ([`crate::inplace::state::read_state`]): the current key, else the
+    /// As the engine reads it ([`super::inplace_state::read_state`]): the current key, else the
     /// legacy one; `None` when neither is set or the state is unreadable.
     pub fn of(pod: &Pod) -> Option<EngineProgress<'static>> {
-        let state = crate::inplace::state::read_state(pod)?.ok()?;
+        let state = super::inplace_state::read_state(pod)?.ok()?;
         Some(EngineProgress {
             has_next_batch: state.has_next_batch(),
             revision: Cow::Owned(state.revision),

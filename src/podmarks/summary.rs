@@ -15,14 +15,14 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
-use super::pod_state::{SidecarState, annotation};
-use super::pod_view::{
+use super::sidecarset::parse_upgrade_specs;
+use super::sidecarset::{SidecarState, annotation};
+use super::view::{
     ContainerView, EngineProgress, HashAnnotation, PlannerAnnotation, PodView, RecordedHashes,
     StatusView,
 };
 use crate::api::keys;
-use crate::inject::selector::Labels;
-use crate::inject::sidecar::parse_upgrade_specs;
+use crate::k8s::selector::Labels;
 
 /// A string inside [`PodSummary::text`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,10 @@
+//! The ground floor: Kubernetes and Go-compatibility helpers that every other module may use.
+//! Nothing here knows about injection, rollouts, validation or I/O; it imports only the wire
+//! types and keys of [`crate::api`].
+
+pub mod go_text;
+pub mod gojson;
+pub mod intstr;
+pub mod names;
+pub mod quantity;
+pub mod selector;

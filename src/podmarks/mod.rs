@@ -1,0 +1,15 @@
+//! What Kruise writes on a pod, in one room: the SidecarSet hash, injected-list and hot-upgrade
+//! annotations ([`sidecarset`]), the workload in-place update state ([`inplace_state`]), and the
+//! one way every planner reads them ([`PodView`], on a full pod or on the compact [`PodSummary`]).
+//! Pure: no I/O, no clock. Imports only [`crate::api`] and [`crate::k8s`].
+
+pub mod inplace_state;
+pub mod sidecarset;
+pub mod summary;
+pub mod view;
+
+pub use summary::PodSummary;
+pub use view::{
+    ContainerView, EngineProgress, HashAnnotation, PlannerAnnotation, PodView, RecordedHashes,
+    StatusView,
+};

@@ -1,0 +1,537 @@
+//! What a SidecarSet writes on a pod, read and written in one place: the hash annotations
+//! (`kruise.io/sidecarset-hash[-without-image]`, [`UpgradeSpec`]), the injected list, the
+//! hot-upgrade working copies, and one SidecarSet's entry of
+//! `kruise.io/sidecarset-inplace-update-state` ([`SidecarState`]). The injection writes them, the
+//! rollout planner reads them, pod by pod and in place.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
+use serde::de::DeserializeSeed;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::view::{PlannerAnnotation, PodView};
+
+/// One entry of the `kruise.io/sidecarset-hash[-without-image]` annotations. Field order is the
+/// wire order OpenKruise writes.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct UpgradeSpec {
+    #[serde(rename = "updateTimestamp", default)]
+    pub update_timestamp: Option<String>,
+    #[serde(default)]
+    pub hash: String,
+    #[serde(rename = "sidecarSetName", default)]
+    pub sidecar_set_name: String,
+    #[serde(rename = "sidecarList", default)]
+    pub sidecar_list: Option<Vec<String>>,
+    #[serde(
+        rename = "controllerRevision",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub controller_revision: String,
+}
+
+/// Parses a hash annotation in the current object format or the legacy `{"<set>":"<hash>"}` one.
+pub fn parse_upgrade_specs(value: &str) -> Result<BTreeMap<String, UpgradeSpec>, String> {
+    match serde_json::from_str::<BTreeMap<String, UpgradeSpec>>(value) {
+        Ok(specs) => Ok(specs),
+        Err(object_error) => match serde_json::from_str::<BTreeMap<String, String>>(value) {
+            Ok(legacy) => Ok(legacy
+                .into_iter()
+                .map(|(name, hash)| {
+                    let spec = UpgradeSpec {
+                        hash,
+                        sidecar_set_name: name.clone(),
+                        ..Default::default()
+                    };
+                    (name, spec)
+                })
+                .collect()),
+            Err(_) => Err(object_error.to_string()),
+        },
+    }
+}
+
+/// The copy of a hot-upgrade sidecar that is not the working one.
+pub fn idle_copy(sidecar: &str, working: &BTreeMap<String, String>) -> String {
+    let (first, second) = hot_upgrade_copies(sidecar);
+    if working.get(sidecar) == Some(&first) {
+        second
+    } else {
+        first
+    }
+}
+
+/// The two pod containers a hot-upgrade sidecar becomes.
+pub fn hot_upgrade_copies(name: &str) -> (String, String) {
+    (format!("{name}-1"), format!("{name}-2"))
+}
+
+/// Was the SidecarSet injected into the pod (`kruise.io/sidecarset-injected-list`)?
+pub fn is_injected(pod: &impl PodView, sidecarset: &str) -> bool {
+    pod.annotation(PlannerAnnotation::InjectedList)
+        .is_some_and(|list| list.split(',').any(|name| name == sidecarset))
+}
+
+/// `kruise.io/sidecarset-working-hotupgrade-container`: sidecar name → working copy.
+pub fn working_containers(pod: &impl PodView) -> BTreeMap<String, String> {
+    pod.annotation(PlannerAnnotation::WorkingHotUpgrade)
+        .and_then(|value| serde_json::from_str(value).ok())
+        .unwrap_or_default()
+}
+
+pub fn annotation<'p>(pod: &'p Pod, key: &str) -> Option<&'p str> {
+    pod.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(key))
+        .map(String::as_str)
+}
+
+pub fn container_statuses(pod: &Pod) -> &[ContainerStatus] {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_deref())
+        .unwrap_or(&[])
+}
+
+/// One SidecarSet's hash in a `kruise.io/sidecarset-hash[-without-image]` value, read in place:
+/// the same answer as looking the SidecarSet up in
+/// [`parse_upgrade_specs`], without building the
+/// map (this runs for every matched pod, twice, every round).
+pub fn recorded_upgrade_hash<'v>(value: &'v str, sidecarset: &str) -> Option<Cow<'v, str>> {
+    /// [`UpgradeSpec`] with the same fields and types, so that exactly
+    /// the same values are accepted; only `hash` is kept.
+    #[derive(Deserialize)]
+    struct BorrowedSpec<'a> {
+        #[serde(rename = "updateTimestamp", default)]
+        _update_timestamp: Option<AnyString>,
+        #[serde(default, borrow)]
+        hash: Cow<'a, str>,
+        #[serde(rename = "sidecarSetName", default)]
+        _sidecar_set_name: AnyString,
+        #[serde(rename = "sidecarList", default)]
+        _sidecar_list: Option<Vec<AnyString>>,
+        #[serde(rename = "controllerRevision", default)]
+        _controller_revision: AnyString,
+    }
+    let mut reader = serde_json::Deserializer::from_str(value);
+    if let Ok(spec) = EntryOf::<BorrowedSpec<'v>>::named(sidecarset).deserialize(&mut reader)
+        && reader.end().is_ok()
+    {
+        return spec.map(|spec| spec.hash);
+    }
+    // The legacy `{"<set>":"<hash>"}` format.
+    let mut reader = serde_json::Deserializer::from_str(value);
+    let legacy = EntryOf::<Key<'v>>::named(sidecarset)
+        .deserialize(&mut reader)
+        .ok()?;
+    reader.end().ok()?;
+    legacy.map(|hash| hash.0)
+}
+
+/// A JSON string borrowed from the input unless it carries escapes.
+#[derive(Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
+
+/// Any JSON string, checked and dropped: accepts what a Rust `String` accepts (`null` is
+/// refused), keeps nothing.
+#[derive(Default)]
+struct AnyString;
+
+impl<'de> Deserialize<'de> for AnyString {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = AnyString;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<AnyString, E> {
+                Ok(AnyString)
+            }
+        }
+        deserializer.deserialize_str(Visitor)
+    }
+}
+
+/// Reads a JSON object whose values must all be `V`, keeping only the value under one name (the
+/// last one when the name repeats, as a map would).
+struct EntryOf<'n, V> {
+    name: &'n str,
+    value: std::marker::PhantomData<V>,
+}
+
+impl<'n, V> EntryOf<'n, V> {
+    fn named(name: &'n str) -> Self {
+        Self {
+            name,
+            value: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<'de, V: Deserialize<'de>> DeserializeSeed<'de> for EntryOf<'_, V> {
+    type Value = Option<V>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Option<V>, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for EntryOf<'_, V> {
+    type Value = Option<V>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Option<V>, A::Error> {
+        let mut found = None;
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            let value = map.next_value::<V>()?;
+            if key.0 == self.name {
+                found = Some(value);
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// The pod's `kruise.io/sidecarset-inplace-update-state`, as far as one SidecarSet is concerned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SidecarState {
+    /// No annotation: the sidecars were only injected, never updated in place.
+    Absent,
+    /// Not JSON of the expected shape: nothing can be trusted.
+    Unreadable,
+    /// (container name, imageID) recorded before this SidecarSet's last in-place update, one
+    /// entry per container. A few entries, searched in order: a map would cost more memory in
+    /// every cached pod summary than it saves.
+    Recorded(Vec<(String, String)>),
+}
+
+impl SidecarState {
+    /// One SidecarSet's entry of a `kruise.io/sidecarset-inplace-update-state` value (`None`:
+    /// no annotation).
+    pub fn read(value: Option<&str>, sidecarset: &str) -> Self {
+        let Some(value) = value else {
+            return Self::Absent;
+        };
+        // Only this SidecarSet's entry is decoded; the others need only be valid JSON.
+        let mut reader = serde_json::Deserializer::from_str(value);
+        let Ok(entry) = EntryOf::<&RawValue>::named(sidecarset).deserialize(&mut reader) else {
+            return Self::Unreadable;
+        };
+        if reader.end().is_err() {
+            return Self::Unreadable;
+        }
+        match entry.map(|raw| serde_json::from_str::<Value>(raw.get())) {
+            None => Self::from_entry(None),
+            Some(Ok(state)) => Self::from_entry(Some(&state)),
+            Some(Err(_)) => Self::Unreadable,
+        }
+    }
+
+    /// The state recorded in the SidecarSet's entry of the annotation (`None`: no entry).
+    pub fn from_entry(state: Option<&Value>) -> Self {
+        let mut recorded = Vec::new();
+        if let Some(state) = state {
+            if !state.is_object() && !state.is_null() {
+                return Self::Unreadable;
+            }
+            let statuses = state
+                .get("lastContainerStatuses")
+                .and_then(Value::as_object);
+            for (name, status) in statuses.into_iter().flatten() {
+                let image_id = status.get("imageID").and_then(Value::as_str).unwrap_or("");
+                // Names are unique: they are the keys of one JSON object.
+                recorded.push((name.clone(), image_id.to_string()));
+            }
+        }
+        Self::Recorded(recorded)
+    }
+
+    /// Upstream's `IsSidecarContainerUpdateCompleted` over the named containers (§2.9).
+    pub fn consistent<N: AsRef<str>>(&self, pod: &impl PodView, names: &[N]) -> bool {
+        let named = |name: &str| names.iter().any(|n| n.as_ref() == name);
+        // Statuses missing: containers are still being created.
+        if pod.containers().len() != pod.container_statuses().len() {
+            return false;
+        }
+        let checked = || pod.containers().filter(|c| named(c.name));
+        let all_digests = checked().all(|c| is_digest_reference(c.image));
+        if all_digests {
+            return pod
+                .container_statuses()
+                .filter(|s| named(s.name))
+                .all(|status| {
+                    let spec_image = checked()
+                        .find(|c| c.name == status.name)
+                        .map_or("", |c| c.image);
+                    digest_images_equal(spec_image, status.image_id)
+                });
+        }
+        let recorded = match self {
+            Self::Absent => return true,
+            Self::Unreadable => return false,
+            Self::Recorded(recorded) => recorded,
+        };
+        pod.container_statuses()
+            .filter(|s| named(s.name))
+            .all(|status| {
+                let Some((_, old_image_id)) = recorded.iter().find(|(name, _)| name == status.name)
+                else {
+                    return true;
+                };
+                let spec_image = pod
+                    .containers()
+                    .find(|c| c.name == status.name)
+                    .map_or("", |c| c.image);
+                // Same image ID as before the update while the spec asks for another image: the
+                // runtime has not switched yet.
+                !(*old_image_id == status.image_id && spec_image != status.image)
+            })
+    }
+}
+
+/// `repo@sha256:…` (optionally with a tag before the `@`).
+pub fn is_digest_reference(image: &str) -> bool {
+    split_digest(image).is_some()
+}
+
+fn split_digest(image: &str) -> Option<(String, &str)> {
+    let (name, digest) = image.rsplit_once('@')?;
+    let (algorithm, hex) = digest.split_once(':')?;
+    if algorithm.is_empty() || hex.is_empty() || name.is_empty() {
+        return None;
+    }
+    Some((normalized_repository(name), digest))
+}
+
+/// Docker's name normalisation: `nginx` is `docker.io/library/nginx`, tags are dropped.
+fn normalized_repository(name: &str) -> String {
+    let last_slash = name.rfind('/').map_or(0, |i| i + 1);
+    let without_tag = match name[last_slash..].find(':') {
+        Some(colon) => &name[..last_slash + colon],
+        None => name,
+    };
+    let (first, rest) = match without_tag.split_once('/') {
+        Some((first, rest)) => (first, Some(rest)),
+        None => (without_tag, None),
+    };
+    let first_is_registry =
+        rest.is_some() && (first.contains('.') || first.contains(':') || first == "localhost");
+    match (first_is_registry, rest) {
+        (true, _) => without_tag.to_string(),
+        (false, Some(_)) => format!("docker.io/{without_tag}"),
+        (false, None) => format!("docker.io/library/{without_tag}"),
+    }
+}
+
+/// Upstream's `IsContainerImageEqual` for a digest spec image against a status imageID (which
+/// may carry a `docker-pullable://` style scheme).
+fn digest_images_equal(spec_image: &str, image_id: &str) -> bool {
+    let image_id = image_id
+        .split_once("://")
+        .map_or(image_id, |(_, rest)| rest);
+    match (split_digest(spec_image), split_digest(image_id)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::keys;
+    use crate::podmarks::PodSummary;
+    use proptest::prelude::*;
+
+    /// What a hash annotation value holds, as the injection's full parse reads it.
+    fn parsed_hash(value: &str, sidecarset: &str) -> Option<String> {
+        parse_upgrade_specs(value)
+            .ok()
+            .and_then(|mut specs| specs.remove(sidecarset))
+            .map(|spec| spec.hash)
+    }
+
+    /// SidecarSet names as annotation keys: two plain, one spelled with an escape.
+    fn sidecarset_name() -> impl Strategy<Value = String> + Clone {
+        prop_oneof![
+            Just("mesh".to_string()),
+            Just("log".to_string()),
+            Just("me\\u0073h".to_string()),
+        ]
+    }
+
+    /// Annotation values near the accepted shapes: object and legacy entries, wrong types,
+    /// escapes, duplicates, and junk.
+    fn hash_annotation() -> impl Strategy<Value = String> {
+        let name = sidecarset_name();
+        let string = prop_oneof![
+            Just("\"abc\"".to_string()),
+            Just("\"a\\\"b\"".to_string()),
+            Just("\"\"".to_string())
+        ];
+        let field_value = prop_oneof![
+            string.clone(),
+            Just("null".to_string()),
+            Just("7".to_string()),
+            Just("[\"x\"]".to_string()),
+            Just("{}".to_string()),
+        ];
+        let field = prop_oneof![
+            Just("hash"),
+            Just("sidecarSetName"),
+            Just("sidecarList"),
+            Just("updateTimestamp"),
+            Just("controllerRevision"),
+            Just("other"),
+        ];
+        let spec = prop::collection::vec((field, field_value), 0..4)
+            .prop_map(|fields| json_object(&fields));
+        let entry_value = prop_oneof![spec, string, Just("null".to_string())];
+        let entries = prop::collection::vec((name, entry_value), 0..4)
+            .prop_map(|entries| json_object(&entries));
+        prop_oneof![
+            8 => entries,
+            1 => Just("[]".to_string()),
+            1 => Just("not json".to_string()),
+            1 => Just("null".to_string()),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn in_place_hash_reading_agrees_with_the_full_parse(value in hash_annotation()) {
+            for sidecarset in ["mesh", "log", "absent"] {
+                prop_assert_eq!(
+                    recorded_upgrade_hash(&value, sidecarset).map(Cow::into_owned),
+                    parsed_hash(&value, sidecarset),
+                    "{}", value
+                );
+            }
+        }
+    }
+
+    /// The in-place state as a full parse finds its entry: the whole annotation into a map.
+    fn state_by_full_parse(value: &str, sidecarset: &str) -> SidecarState {
+        let Ok(states) = serde_json::from_str::<BTreeMap<String, Value>>(value) else {
+            return SidecarState::Unreadable;
+        };
+        SidecarState::from_entry(states.get(sidecarset))
+    }
+
+    /// `{"<key>":<value>,…}` from already encoded keys and values.
+    fn json_object(entries: &[(impl std::fmt::Display, String)]) -> String {
+        let body: Vec<String> = entries
+            .iter()
+            .map(|(k, v)| format!("\"{k}\":{v}"))
+            .collect();
+        format!("{{{}}}", body.join(","))
+    }
+
+    fn pod_with_state(value: &str) -> Pod {
+        let mut pod = Pod::default();
+        pod.metadata.annotations = Some(
+            [(
+                keys::SIDECARSET_INPLACE_UPDATE_STATE.to_string(),
+                value.to_string(),
+            )]
+            .into(),
+        );
+        pod
+    }
+
+    fn state_annotation() -> impl Strategy<Value = String> {
+        let name = sidecarset_name();
+        let status = prop_oneof![
+            Just(r#"{"imageID":"docker://a"}"#.to_string()),
+            Just(r#"{"imageID":7}"#.to_string()),
+            Just("{}".to_string()),
+            Just("null".to_string()),
+        ];
+        let entry = prop_oneof![
+            prop::collection::vec((name.clone(), status), 0..3).prop_map(|statuses| {
+                format!(r#"{{"lastContainerStatuses":{}}}"#, json_object(&statuses))
+            }),
+            Just("null".to_string()),
+            Just("[1]".to_string()),
+            Just("\"text\"".to_string()),
+        ];
+        let object =
+            prop::collection::vec((name, entry), 0..4).prop_map(|entries| json_object(&entries));
+        prop_oneof![
+            8 => object.clone(),
+            1 => object.prop_map(|o| format!("{o} trailing")),
+            1 => Just("[]".to_string()),
+            1 => Just("not json".to_string()),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn in_place_state_reading_agrees_with_the_full_parse(value in state_annotation()) {
+            let pod = pod_with_state(&value);
+            let summary = PodSummary::of(&pod);
+            for sidecarset in ["mesh", "log", "absent"] {
+                let full_parse = state_by_full_parse(&value, sidecarset);
+                prop_assert_eq!(
+                    &SidecarState::read(Some(&value), sidecarset),
+                    &full_parse,
+                    "{}", value
+                );
+                prop_assert_eq!(pod.sidecar_state(sidecarset).into_owned(), full_parse.clone());
+                prop_assert_eq!(summary.sidecar_state(sidecarset).into_owned(), full_parse);
+            }
+        }
+    }
+
+    #[test]
+    fn hash_reading_handles_both_formats_and_escapes() {
+        let current = r#"{"mesh":{"hash":"h1","sidecarSetName":"mesh","sidecarList":["proxy"]},"log":{"hash":"h\u0032"}}"#;
+        assert_eq!(
+            recorded_upgrade_hash(current, "mesh").as_deref(),
+            Some("h1")
+        );
+        assert_eq!(recorded_upgrade_hash(current, "log").as_deref(), Some("h2"));
+        assert_eq!(
+            recorded_upgrade_hash(r#"{"mesh":"legacy"}"#, "mesh").as_deref(),
+            Some("legacy")
+        );
+        assert_eq!(
+            recorded_upgrade_hash(r#"{"mesh":{"hash":7}}"#, "mesh"),
+            None
+        );
+        assert_eq!(recorded_upgrade_hash("garbage", "mesh"), None);
+    }
+
+    #[test]
+    fn digest_comparison_normalises_repositories() {
+        assert!(digest_images_equal(
+            "nginx@sha256:abc",
+            "docker-pullable://docker.io/library/nginx@sha256:abc"
+        ));
+        assert!(digest_images_equal(
+            "reg.io:5000/team/app:v1@sha256:abc",
+            "reg.io:5000/team/app@sha256:abc"
+        ));
+        assert!(!digest_images_equal(
+            "nginx@sha256:abc",
+            "docker.io/library/nginx@sha256:abd"
+        ));
+        assert!(!digest_images_equal(
+            "team/app@sha256:abc",
+            "app@sha256:abc"
+        ));
+        assert!(!is_digest_reference("nginx:1.25"));
+    }
+}
