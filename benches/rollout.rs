@@ -19,7 +19,8 @@ use kruise_webhook::api::keys;
 use kruise_webhook::controller::pod_cache;
 use kruise_webhook::defaults::sidecarset::default_and_hash;
 use kruise_webhook::inject::sidecar::{InjectionContext, inject_sidecars};
-use kruise_webhook::rollout::{PodSummary, matched_pods, plan_round, upgrade_pod};
+use kruise_webhook::podmarks::PodSummary;
+use kruise_webhook::rollout::{matched_pods, plan_round, upgrade_pod};
 use kruise_webhook::source::dir::{self, EMBEDDED_EXAMPLES};
 use kube::ResourceExt;
 

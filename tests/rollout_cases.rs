@@ -9,11 +9,12 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kruise_webhook::api::{SidecarSet, UpdateScatterTerm, keys};
 use kruise_webhook::k8s::selector::Labels;
+use kruise_webhook::podmarks::{PodSummary, PodView};
 use kruise_webhook::rollout::order::default_order;
 use kruise_webhook::rollout::scatter::expand_terms;
 use kruise_webhook::rollout::{
-    self, Halt, PodFacts, PodSummary, PodView, RolloutError, RoundPlan, reset_idle_copies,
-    upgradable_condition, upgrade_order, upgrade_pod,
+    self, Halt, PodFacts, RolloutError, RoundPlan, reset_idle_copies, upgradable_condition,
+    upgrade_order, upgrade_pod,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};

@@ -6,7 +6,7 @@
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use crate::validate::workload::kruise_scaled_value;
+use crate::k8s::intstr::kruise_scaled_value;
 
 /// The CloneSet's knobs as pod counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -30,7 +30,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::metrics::Metrics;
-use crate::rollout::PodSummary;
+use crate::podmarks::PodSummary;
 use leader::{Elector, LeaseConfig};
 
 /// Name of the Lease and of the event reporter.

@@ -22,7 +22,7 @@ use kube::runtime::reflector::Lookup;
 use kube::runtime::watcher::Event;
 
 use crate::api::keys;
-use crate::rollout::PodSummary;
+use crate::podmarks::PodSummary;
 
 /// Stored by `namespace/name` like the pod it summarises.
 impl Lookup for PodSummary {
@@ -164,7 +164,8 @@ mod tests {
     use crate::controller::sidecarset;
     use crate::inject::launch_priority::apply_launch_priority;
     use crate::inject::sidecar::{InjectionContext, inject_sidecars};
-    use crate::rollout::{self, PodSummary};
+    use crate::podmarks::PodSummary;
+    use crate::rollout;
     use crate::source::Catalogue;
     use crate::source::dir::{self, EMBEDDED_EXAMPLES};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;

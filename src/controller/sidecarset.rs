@@ -29,7 +29,8 @@ use super::retry::{Attempt, again_on_conflict, is_conflict, retry_on_conflict};
 use crate::api::{SidecarSet, keys};
 use crate::inplace::{self, EngineOptions, Step, UpdateSpec, Write};
 use crate::k8s::selector;
-use crate::rollout::{self, PodSummary, PodUpgrade, PodView};
+use crate::podmarks::{PodSummary, PodView};
+use crate::rollout::{self, PodUpgrade};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SidecarSetError {

@@ -12,7 +12,6 @@ pub mod pod_state;
 pub mod scatter;
 pub mod upgrade;
 
-pub use crate::podmarks::{PodSummary, PodView};
 pub use plan::{
     Halt, RolloutError, RoundPlan, compute_status, facts_of, matched_pods, plan_round,
     upgrade_order,
