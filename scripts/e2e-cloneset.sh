@@ -83,7 +83,7 @@ check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; f
 # start_controller IDENTITY: a controller process for the namespace (its log: $tmp/ctl-N.log).
 start_controller() {
   ctl_runs=$((ctl_runs + 1))
-  RUST_LOG=info "$BIN" controller --namespace "$NS" --identity "$1" --no-sidecarsets --no-barriers \
+  RUST_LOG=${E2E_CLONESET_RUST_LOG:-info} "$BIN" controller --namespace "$NS" --identity "$1" --no-sidecarsets --no-barriers \
     > "$tmp/ctl-$ctl_runs.log" 2>&1 &
   ctl_pid=$!
 }
@@ -218,6 +218,9 @@ check "scale: one ControllerRevision ($revisions)" test "$revisions" = 1
 # Expectations: a cache slower than the writes never makes the controller create or delete twice.
 made="$(event_count web SuccessfulCreate) $(event_count web SuccessfulDelete)"
 check "scale: 5 creates and 3 deletes in all ($made)" test "$made" = "5 3"
+# One event per pod, naming it in the note and as the event's related object.
+named=$(kubectl get events -n "$NS" -o json | jq -c '[.items[] | select(.involvedObject.name == "web" and (.reason == "SuccessfulCreate" or .reason == "SuccessfulDelete")) | select(.related.kind == "Pod" and (.related.name as $n | .message | endswith(" " + $n)))] | [(map(select(.reason == "SuccessfulCreate") | .related.name) | unique | length), (map(select(.reason == "SuccessfulDelete") | .related.name) | unique | length)]')
+check "scale: the events name 5 created and 3 deleted pods, one event each ($named)" test "$named" = "[5,3]"
 columns=$(kubectl get clonesets -n "$NS" web --no-headers | awk '{print $1, $2, $3, $4, $5, $6}')
 header=$(kubectl get clonesets -n "$NS" web | awk 'NR == 1 {print $1, $2, $3, $4, $5, $6, $7}')
 check "scale: kubectl get clonesets: '$header' / '$columns'" \

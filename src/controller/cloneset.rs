@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use futures::{FutureExt, StreamExt};
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, ListParams, PartialObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action as Requeue, Controller};
@@ -427,9 +427,10 @@ async fn create_slow_start(
                         .forget(key, &name);
                 }
                 Some(Ok(_)) => {
-                    publish(
+                    publish_about(
                         context,
                         set,
+                        related(set, "Pod", &name),
                         EventType::Normal,
                         "SuccessfulCreate",
                         format!("succeed to create pod {name}"),
@@ -443,9 +444,10 @@ async fn create_slow_start(
                         .lock()
                         .expect("expectations lock")
                         .forget(key, &name);
-                    publish(
+                    publish_about(
                         context,
                         set,
+                        related(set, "Pod", &name),
                         EventType::Warning,
                         "FailedCreate",
                         format!("failed to create pod: {error}, pod: {name}"),
@@ -477,9 +479,10 @@ async fn delete_pod(
         .expect_delete(key, name, Instant::now());
     match api.delete(name, &DeleteParams::default()).await {
         Ok(_) => {
-            publish(
+            publish_about(
                 context,
                 set,
+                related(set, "Pod", name),
                 EventType::Normal,
                 "SuccessfulDelete",
                 format!("succeed to delete pod {name}"),
@@ -494,9 +497,10 @@ async fn delete_pod(
                 .expect("expectations lock")
                 .forget(key, name);
             if status_code(&error) != Some(404) {
-                publish(
+                publish_about(
                     context,
                     set,
+                    related(set, "Pod", name),
                     EventType::Warning,
                     "FailedDelete",
                     format!("failed to delete pod {name}: {error}"),
@@ -555,9 +559,10 @@ async fn write_pod(
             Err(error) if matches!(status_code(&error), Some(409 | 404)) => return Ok(true),
             Err(error) => {
                 if let Purpose::InPlace { revision } = purpose {
-                    publish(
+                    publish_about(
                         context,
                         set,
+                        related(set, "Pod", &name),
                         EventType::Warning,
                         "FailedUpdatePodInPlace",
                         format!(
@@ -567,9 +572,10 @@ async fn write_pod(
                     .await;
                 }
                 if let Purpose::Recreate { revision } = purpose {
-                    publish(
+                    publish_about(
                         context,
                         set,
+                        related(set, "Pod", &name),
                         EventType::Warning,
                         "FailedUpdatePodReCreate",
                         format!("failed to patch pod specified-delete {name} for update(revision {revision}): {error}"),
@@ -582,9 +588,10 @@ async fn write_pod(
     }
     match purpose {
         Purpose::InPlace { revision } => {
-            publish(
+            publish_about(
                 context,
                 set,
+                related(set, "Pod", &name),
                 EventType::Normal,
                 "SuccessfulUpdatePodInPlace",
                 format!("successfully update pod {name} in-place(revision {revision})"),
@@ -592,9 +599,10 @@ async fn write_pod(
             .await;
         }
         Purpose::Recreate { revision } => {
-            publish(
+            publish_about(
                 context,
                 set,
+                related(set, "Pod", &name),
                 EventType::Normal,
                 "SuccessfulUpdatePodReCreate",
                 format!(
@@ -622,12 +630,48 @@ async fn write_status(context: &Context, set: &CloneSet, plan: &Plan) -> Result<
 }
 
 async fn publish(context: &Context, set: &CloneSet, type_: EventType, reason: &str, note: String) {
+    send_event(context, set, None, type_, reason, note).await;
+}
+
+/// An event about the CloneSet that concerns one of its objects (a pod, a PVC). The object goes in
+/// `related`: the recorder merges repeats of one (reason, related object) into a series, and
+/// without it every pod's `SuccessfulCreate` would be folded into the first one's.
+pub(super) async fn publish_about(
+    context: &Context,
+    set: &CloneSet,
+    related: ObjectReference,
+    type_: EventType,
+    reason: &str,
+    note: String,
+) {
+    send_event(context, set, Some(related), type_, reason, note).await;
+}
+
+/// A reference to the CloneSet's pod or PVC `name`, for an event's `related`.
+pub(super) fn related(set: &CloneSet, kind: &str, name: &str) -> ObjectReference {
+    ObjectReference {
+        api_version: Some("v1".into()),
+        kind: Some(kind.into()),
+        namespace: set.metadata.namespace.clone(),
+        name: Some(name.into()),
+        ..ObjectReference::default()
+    }
+}
+
+async fn send_event(
+    context: &Context,
+    set: &CloneSet,
+    related: Option<ObjectReference>,
+    type_: EventType,
+    reason: &str,
+    note: String,
+) {
     let event = KubeEvent {
         type_,
         reason: reason.into(),
         note: Some(note),
         action: "Reconcile".into(),
-        secondary: None,
+        secondary: related,
     };
     if let Err(error) = context.recorder.publish(&event, &set.object_ref(&())).await {
         tracing::debug!(%error, "event not recorded");

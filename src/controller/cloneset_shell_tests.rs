@@ -132,7 +132,11 @@ fn created_event_note(
         let wanted = format!("succeed to create pod {name}");
         check(body["note"] == wanted.as_str(), || {
             format!("note {}, expected {wanted}", body["note"])
-        })
+        })?;
+        check(
+            body["related"]["kind"] == "Pod" && body["related"]["name"] == name.as_str(),
+            || format!("related {}, expected the pod {name}", body["related"]),
+        )
     }
 }
 
@@ -181,17 +185,14 @@ async fn a_new_cloneset_gets_its_revision_two_pods_and_a_status() {
             .body_includes(new_pod.clone())
             .body_satisfies("a fresh <set>-<id> name", new_pod_name(names.clone()))
             .reply_with(created(version));
-        let event = if index == 0 {
-            scenario.event("default", REGARDING, "Normal", "SuccessfulCreate")
-        } else {
-            // The same reason on the same object: kube's recorder counts it in the first
-            // event's series, which keeps the first note.
-            scenario.event_repeat("default", REGARDING, "SuccessfulCreate", 2)
-        };
-        event.body_satisfies(
-            "names the first created pod",
-            created_event_note(names.clone(), 0),
-        );
+        // One event per pod: the pod is the event's `related` object, so the recorder does not
+        // fold the second create into the first one's series.
+        scenario
+            .event("default", REGARDING, "Normal", "SuccessfulCreate")
+            .body_satisfies(
+                "names the created pod, in the note and as related",
+                created_event_note(names.clone(), index),
+            );
     }
     // The status the cache showed (no pod yet), through the status subresource.
     scenario

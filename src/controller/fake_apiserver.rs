@@ -218,38 +218,6 @@ impl Scenario {
         exchange
     }
 
-    /// Expects the `count`th occurrence of an event already sent by this recorder: kube's
-    /// `Recorder` keys events by type, reason, action, reporter and object (not by note), so a
-    /// repeat is a merge patch of the first event's series.
-    pub fn event_repeat(
-        &mut self,
-        namespace: &str,
-        regarding: (&str, &str),
-        reason: &str,
-        count: u64,
-    ) -> &mut Exchange {
-        let exchange = self.expect(
-            Method::PATCH,
-            format!("/apis/events.k8s.io/v1/namespaces/{namespace}/events/*"),
-        );
-        exchange
-            .content_type(MERGE_PATCH)
-            .body_includes(json!({
-                "reason": reason,
-                "regarding": {"kind": regarding.0, "name": regarding.1, "namespace": namespace},
-                "series": {"count": count},
-            }))
-            .body_satisfies(
-                "the first event's name",
-                |body| match body["metadata"]["name"].as_str() {
-                    Some(name) if !name.is_empty() => Ok(()),
-                    _ => Err(format!("no name in {body}")),
-                },
-            );
-        exchange.reply_with(|received| (StatusCode::OK, received.body.clone()));
-        exchange
-    }
-
     /// A client whose requests this scenario answers.
     pub fn start(self) -> (kube::Client, FakeApiServer) {
         let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();

@@ -52,9 +52,10 @@ pub(super) async fn create_claims(
                     .expect("expectations lock")
                     .forget(key, &expected);
                 if status_code(&error) != Some(409) {
-                    publish(
+                    publish_about(
                         context,
                         set,
+                        related(set, "PersistentVolumeClaim", &name),
                         EventType::Warning,
                         "FailedCreate",
                         format!("failed to create pvc: {error}, pvc: {name}"),
@@ -91,9 +92,10 @@ pub(super) async fn delete_claims(
                 .expect("expectations lock")
                 .forget(key, &expected);
             if status_code(&error) != Some(404) {
-                publish(
+                publish_about(
                     context,
                     set,
+                    related(set, "PersistentVolumeClaim", name),
                     EventType::Warning,
                     "FailedDelete",
                     format!("{failure} {name}: {error}"),
@@ -177,9 +179,10 @@ async fn hand_claim_over(
         }
         Err(error) if matches!(status_code(&error), Some(404 | 409)) => Ok(()),
         Err(error) => {
-            publish(
+            publish_about(
                 context,
                 set,
+                related(set, "PersistentVolumeClaim", name),
                 EventType::Warning,
                 "FailedUpdate",
                 format!("failed to update PVC {name}: {error}"),
