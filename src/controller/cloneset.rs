@@ -76,6 +76,13 @@ pub struct Context {
     pub metrics: Arc<Metrics>,
 }
 
+impl Context {
+    /// The expectations, locked (a poisoned lock means a reconcile panicked: nothing sane is left).
+    fn lock_expectations(&self) -> std::sync::MutexGuard<'_, Expectations> {
+        self.expectations.lock().expect("expectations lock")
+    }
+}
+
 /// What the cache keeps of a PVC.
 type ClaimMeta = PartialObjectMeta<PersistentVolumeClaim>;
 
@@ -244,9 +251,7 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
     let key = set_key(&set);
     let namespace = set.metadata.namespace.clone().unwrap_or_default();
     let waiting = context
-        .expectations
-        .lock()
-        .expect("expectations lock")
+        .lock_expectations()
         .unsatisfied(&key, Instant::now(), |name| seen(&shell, &namespace, name));
     if let Some(left) = waiting {
         // The pod events that satisfy them trigger a reconcile; this is the fallback.
@@ -401,9 +406,7 @@ async fn create_slow_start(
         let results = futures::future::join_all(pods[start..end].iter().map(|(pod, _)| {
             let name = pod.name_any();
             context
-                .expectations
-                .lock()
-                .expect("expectations lock")
+                .lock_expectations()
                 .expect_create(key, &name, Instant::now());
             let pod_claims = claims.create.get(&name).map_or(&[][..], Vec::as_slice);
             async move {
@@ -420,11 +423,7 @@ async fn create_slow_start(
                 None => {
                     // A PVC was refused (and reported): the pod was not sent.
                     failed = true;
-                    context
-                        .expectations
-                        .lock()
-                        .expect("expectations lock")
-                        .forget(key, &name);
+                    context.lock_expectations().forget(key, &name);
                 }
                 Some(Ok(_)) => {
                     publish_about(
@@ -439,11 +438,7 @@ async fn create_slow_start(
                 }
                 Some(Err(error)) => {
                     failed = true;
-                    context
-                        .expectations
-                        .lock()
-                        .expect("expectations lock")
-                        .forget(key, &name);
+                    context.lock_expectations().forget(key, &name);
                     publish_about(
                         context,
                         set,
@@ -473,9 +468,7 @@ async fn delete_pod(
     name: &str,
 ) -> bool {
     context
-        .expectations
-        .lock()
-        .expect("expectations lock")
+        .lock_expectations()
         .expect_delete(key, name, Instant::now());
     match api.delete(name, &DeleteParams::default()).await {
         Ok(_) => {
@@ -491,11 +484,7 @@ async fn delete_pod(
             true
         }
         Err(error) => {
-            context
-                .expectations
-                .lock()
-                .expect("expectations lock")
-                .forget(key, name);
+            context.lock_expectations().forget(key, name);
             if status_code(&error) != Some(404) {
                 publish_about(
                     context,
@@ -543,16 +532,12 @@ async fn write_pod(
         };
         match sent {
             Ok(answer) => {
-                context
-                    .expectations
-                    .lock()
-                    .expect("expectations lock")
-                    .expect_version(
-                        key,
-                        &name,
-                        answer.metadata.resource_version.as_deref(),
-                        Instant::now(),
-                    );
+                context.lock_expectations().expect_version(
+                    key,
+                    &name,
+                    answer.metadata.resource_version.as_deref(),
+                    Instant::now(),
+                );
                 base = write.pod.clone();
                 base.metadata.resource_version = answer.metadata.resource_version;
             }

@@ -37,20 +37,14 @@ pub(super) async fn create_claims(
         let name = claim.name_any();
         let expected = claim_key(&name);
         context
-            .expectations
-            .lock()
-            .expect("expectations lock")
+            .lock_expectations()
             .expect_create(key, &expected, Instant::now());
         match api.create(&PostParams::default(), claim).await {
             Ok(_) => {}
             Err(error) => {
                 // Nothing new will show up (on 409 the PVC was there already, perhaps without
                 // the label this cache watches).
-                context
-                    .expectations
-                    .lock()
-                    .expect("expectations lock")
-                    .forget(key, &expected);
+                context.lock_expectations().forget(key, &expected);
                 if status_code(&error) != Some(409) {
                     publish_about(
                         context,
@@ -81,16 +75,10 @@ pub(super) async fn delete_claims(
     for name in names {
         let expected = claim_key(name);
         context
-            .expectations
-            .lock()
-            .expect("expectations lock")
+            .lock_expectations()
             .expect_delete(key, &expected, Instant::now());
         if let Err(error) = api.delete(name, &DeleteParams::default()).await {
-            context
-                .expectations
-                .lock()
-                .expect("expectations lock")
-                .forget(key, &expected);
+            context.lock_expectations().forget(key, &expected);
             if status_code(&error) != Some(404) {
                 publish_about(
                     context,
@@ -164,16 +152,12 @@ async fn hand_claim_over(
         .await
     {
         Ok(answer) => {
-            context
-                .expectations
-                .lock()
-                .expect("expectations lock")
-                .expect_version(
-                    key,
-                    &claim_key(name),
-                    answer.metadata.resource_version.as_deref(),
-                    Instant::now(),
-                );
+            context.lock_expectations().expect_version(
+                key,
+                &claim_key(name),
+                answer.metadata.resource_version.as_deref(),
+                Instant::now(),
+            );
             tracing::info!(cloneset = key, pvc = %name, pod = %hand_over.pod, "PVC handed to its pod");
             Ok(())
         }
