@@ -1,0 +1,177 @@
+use super::*;
+use serde_json::json;
+
+/// k8s-openapi writes `apiVersion`/`kind` into every PersistentVolumeClaim (Go leaves an
+/// empty TypeMeta out); harmless, but not what the manifest said.
+fn strip_claim_type_meta(object: &mut serde_json::Value) {
+    if let Some(claims) = object["spec"]["volumeClaimTemplates"].as_array_mut() {
+        for claim in claims.iter_mut().filter_map(|c| c.as_object_mut()) {
+            claim.remove("apiVersion");
+            claim.remove("kind");
+        }
+    }
+}
+
+fn manifest(api_version: &str) -> serde_json::Value {
+    json!({
+        "apiVersion": api_version,
+        "kind": "StatefulSet",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": 3,
+            "serviceName": "web",
+            "podManagementPolicy": "Parallel",
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {
+                    "readinessGates": [{"conditionType": "InPlaceUpdateReady"}],
+                    "containers": [{"name": "nginx", "image": "nginx:1.25", "volumeMounts": [{"name": "www", "mountPath": "/usr/share/nginx/html"}]}]
+                }
+            },
+            "volumeClaimTemplates": [{
+                "metadata": {"name": "www"},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+            }],
+            "updateStrategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {
+                    "partition": 1,
+                    "maxUnavailable": "50%",
+                    "podUpdatePolicy": "InPlaceIfPossible",
+                    "paused": false,
+                    "unorderedUpdate": {"priorityStrategy": {"orderPriority": [{"orderedKey": "rank"}]}},
+                    "inPlaceUpdateStrategy": {"gracePeriodSeconds": 10},
+                    "minReadySeconds": 5
+                }
+            },
+            "revisionHistoryLimit": 10
+        },
+        "status": {
+            "observedGeneration": 1, "replicas": 3, "readyReplicas": 3, "availableReplicas": 3,
+            "currentReplicas": 3, "updatedReplicas": 3, "currentRevision": "web-1", "updateRevision": "web-1",
+            "labelSelector": "app=web"
+        }
+    })
+}
+
+fn beta_manifest() -> serde_json::Value {
+    let mut value = manifest("apps.kruise.io/v1beta1");
+    let spec = value["spec"].as_object_mut().unwrap();
+    spec.insert("reserveOrdinals".into(), json!([1, "3-5"]));
+    spec.insert(
+        "lifecycle".into(),
+        json!({"preDelete": {"finalizersHandler": ["example.com/hold"]}}),
+    );
+    spec.insert("scaleStrategy".into(), json!({"maxUnavailable": 2}));
+    spec.insert(
+        "persistentVolumeClaimRetentionPolicy".into(),
+        json!({"whenDeleted": "Delete", "whenScaled": "Retain"}),
+    );
+    spec.insert("ordinals".into(), json!({"start": 1}));
+    spec.insert(
+        "volumeClaimUpdateStrategy".into(),
+        json!({"type": "OnPodRollingUpdate"}),
+    );
+    value
+}
+
+#[test]
+fn v1beta1_round_trips_with_upstream_json_names() {
+    let original = beta_manifest();
+    let set: StatefulSet = serde_json::from_value(original.clone()).unwrap();
+    assert_eq!(set.pod_management_policy(), PARALLEL);
+    assert_eq!(set.pod_update_policy(), "InPlaceIfPossible");
+    assert_eq!(
+        set.spec.reserve_ordinals,
+        Some(vec![IntOrString::Int(1), IntOrString::String("3-5".into())])
+    );
+    let mut back = serde_json::to_value(&set).unwrap();
+    strip_claim_type_meta(&mut back);
+    assert_eq!(
+        serde_json::from_value::<StatefulSet>(back.clone()).unwrap(),
+        set
+    );
+    for (key, value) in original["spec"].as_object().unwrap() {
+        assert_eq!(&back["spec"][key], value, "spec.{key}");
+    }
+    assert_eq!(back["status"], original["status"]);
+}
+
+#[test]
+fn v1alpha1_converts_field_for_field() {
+    let alpha: v1alpha1::StatefulSet =
+        serde_json::from_value(manifest("apps.kruise.io/v1alpha1")).unwrap();
+    let converted = StatefulSet::from(alpha.clone());
+    let mut expected: StatefulSet =
+        serde_json::from_value(manifest("apps.kruise.io/v1beta1")).unwrap();
+    assert_eq!(converted, expected);
+    // Fields v1beta1 added stay unset.
+    expected.spec.reserve_ordinals = Some(vec![IntOrString::Int(1)]);
+    assert_ne!(converted, expected);
+    let mut back = serde_json::to_value(&alpha).unwrap();
+    strip_claim_type_meta(&mut back);
+    assert_eq!(back["spec"], manifest("apps.kruise.io/v1alpha1")["spec"]);
+}
+
+#[test]
+fn wrong_types_are_decode_errors() {
+    for (pointer, bad) in [
+        ("/spec/podManagementPolicy", json!(1)),
+        ("/spec/updateStrategy/rollingUpdate/partition", json!("1")),
+        ("/spec/template", json!([1, 2])),
+        ("/spec/reserveOrdinals", json!({"a": 1})),
+    ] {
+        let mut value = beta_manifest();
+        *value.pointer_mut(pointer).unwrap() = bad;
+        assert!(
+            serde_json::from_value::<StatefulSet>(value).is_err(),
+            "{pointer} should not decode"
+        );
+    }
+}
+
+#[test]
+fn crd_merges_both_versions_with_v1beta1_stored() {
+    let crd = statefulset_crd();
+    assert_eq!(
+        crd.metadata.name.as_deref(),
+        Some("statefulsets.apps.kruise.io")
+    );
+    assert_eq!(
+        crd.spec.names.short_names,
+        Some(vec!["sts".to_string(), "asts".to_string()])
+    );
+    let versions: Vec<_> = crd
+        .spec
+        .versions
+        .iter()
+        .map(|v| (v.name.as_str(), v.storage, v.served))
+        .collect();
+    assert_eq!(
+        versions,
+        [("v1beta1", true, true), ("v1alpha1", false, true)]
+    );
+    for version in &crd.spec.versions {
+        let subresources = version.subresources.as_ref().unwrap();
+        assert!(subresources.status.is_some() && subresources.scale.is_some());
+        let columns: Vec<_> = version
+            .additional_printer_columns
+            .iter()
+            .flatten()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(
+            columns,
+            [
+                "DESIRED",
+                "CURRENT",
+                "UPDATED",
+                "READY",
+                "AGE",
+                "CONTAINERS",
+                "IMAGES"
+            ]
+        );
+    }
+}

@@ -1,0 +1,217 @@
+use super::*;
+use crate::api::keys;
+use kube::core::ObjectMeta;
+use kube::core::PartialObjectMetaExt;
+
+fn sidecarset(name: &str, container: &str, app: &str) -> DynamicObject {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "SidecarSet",
+        "metadata": {"name": name, "resourceVersion": "1"},
+        "spec": {
+            "selector": {"matchLabels": {"app": app}},
+            "containers": [{"name": container, "image": "busybox:1"}]
+        }
+    }))
+    .unwrap()
+}
+
+fn malformed(name: &str) -> DynamicObject {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "SidecarSet",
+        "metadata": {"name": name},
+        "spec": {"selector": {"matchLabels": {"app": "x"}}, "containers": "not-a-list"}
+    }))
+    .unwrap()
+}
+
+fn namespace(name: &str, labels: &[(&str, &str)]) -> PartialObjectMeta<Namespace> {
+    ObjectMeta {
+        name: Some(name.to_string()),
+        labels: Some(
+            labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        ),
+        ..ObjectMeta::default()
+    }
+    .into_response_partial()
+}
+
+fn names(snapshot: &Snapshot) -> Vec<&str> {
+    snapshot
+        .catalogue
+        .sidecarsets()
+        .iter()
+        .map(|s| s.name())
+        .collect()
+}
+
+/// Lists `sets` and `namespaces` as the initial sync of both watches.
+fn synced(sets: Vec<DynamicObject>, namespaces: Vec<PartialObjectMeta<Namespace>>) -> ClusterState {
+    let mut state = ClusterState::default();
+    state.sidecarset_event(Event::Init);
+    for set in sets {
+        state.sidecarset_event(Event::InitApply(set));
+    }
+    state.sidecarset_event(Event::InitDone);
+    state.namespace_event(Event::Init);
+    for namespace in namespaces {
+        state.namespace_event(Event::InitApply(namespace));
+    }
+    state.namespace_event(Event::InitDone);
+    state
+}
+
+#[test]
+fn no_snapshot_until_both_watches_have_listed() {
+    let mut state = ClusterState::default();
+    assert!(!state.sidecarset_event(Event::Init));
+    assert!(!state.sidecarset_event(Event::InitApply(sidecarset("a", "s", "x"))));
+    assert!(state.snapshot().is_none());
+    assert!(state.sidecarset_event(Event::InitDone));
+    assert!(state.snapshot().is_none(), "namespaces not listed yet");
+    state.namespace_event(Event::Init);
+    assert!(state.namespace_event(Event::InitDone));
+    assert!(state.is_synced());
+    let snapshot = state.snapshot().unwrap();
+    assert_eq!(names(&snapshot), vec!["a"]);
+}
+
+#[test]
+fn sidecarsets_are_defaulted_and_hashed_like_the_webhook_does() {
+    let mut state = synced(vec![sidecarset("a", "s", "x")], vec![]);
+    let snapshot = state.snapshot().unwrap();
+    let set = &snapshot.catalogue.sidecarsets()[0];
+    assert_eq!(
+        set.annotation(keys::SIDECARSET_HASH).map(str::len),
+        Some(64)
+    );
+    assert_eq!(
+        set.annotation(keys::SIDECARSET_HASH_WITHOUT_IMAGE)
+            .map(str::len),
+        Some(64)
+    );
+    assert_eq!(
+        set.containers()[0].pod_inject_policy.as_deref(),
+        Some(keys::BEFORE_APP_CONTAINER)
+    );
+}
+
+#[test]
+fn malformed_and_conflicting_sidecarsets_are_refused_the_rest_kept() {
+    let mut state = synced(
+        vec![
+            sidecarset("b-conflict", "same", "x"),
+            malformed("broken"),
+            sidecarset("a-first", "same", "x"),
+            sidecarset("c-other", "other", "y"),
+        ],
+        vec![],
+    );
+    let snapshot = state.snapshot().unwrap();
+    assert_eq!(names(&snapshot), vec!["a-first", "c-other"]);
+    assert_eq!(snapshot.refused, 2);
+    let refused: BTreeMap<_, _> = snapshot.newly_refused.into_iter().collect();
+    assert!(
+        refused["broken"].starts_with("spec.containers: invalid type"),
+        "{refused:?}"
+    );
+    assert!(refused["b-conflict"].contains("a-first"), "{refused:?}");
+
+    // Unrelated changes do not report the same refusals again.
+    assert!(state.sidecarset_event(Event::Apply(sidecarset("d", "d", "z"))));
+    let snapshot = state.snapshot().unwrap();
+    assert!(
+        snapshot.newly_refused.is_empty(),
+        "{:?}",
+        snapshot.newly_refused
+    );
+    assert_eq!(snapshot.refused, 2);
+
+    // Fixing the malformed one brings it in.
+    state.sidecarset_event(Event::Apply(sidecarset("broken", "fixed", "q")));
+    let snapshot = state.snapshot().unwrap();
+    assert_eq!(names(&snapshot), vec!["a-first", "broken", "c-other", "d"]);
+    assert_eq!(snapshot.refused, 1);
+}
+
+#[test]
+fn apply_and_delete_update_the_view() {
+    let mut state = synced(vec![sidecarset("a", "s", "x")], vec![]);
+    assert!(state.sidecarset_event(Event::Apply(sidecarset("b", "t", "x"))));
+    assert_eq!(names(&state.snapshot().unwrap()), vec!["a", "b"]);
+    assert!(state.sidecarset_event(Event::Delete(sidecarset("a", "s", "x"))));
+    assert_eq!(names(&state.snapshot().unwrap()), vec!["b"]);
+    // Deleting what is not there changes nothing.
+    assert!(!state.sidecarset_event(Event::Delete(sidecarset("a", "s", "x"))));
+}
+
+#[test]
+fn a_relist_keeps_the_last_view_until_complete_then_replaces_it() {
+    let mut state = synced(
+        vec![sidecarset("a", "s", "x"), sidecarset("b", "t", "x")],
+        vec![namespace("shop", &[("env", "prod")])],
+    );
+    // The watch restarted (e.g. after a lost connection and an expired resourceVersion).
+    assert!(!state.sidecarset_event(Event::Init));
+    assert!(!state.sidecarset_event(Event::InitApply(sidecarset("b", "t", "x"))));
+    assert_eq!(names(&state.snapshot().unwrap()), vec!["a", "b"]);
+    // "a" was deleted while disconnected: gone once the relist completes.
+    assert!(state.sidecarset_event(Event::InitDone));
+    assert_eq!(names(&state.snapshot().unwrap()), vec!["b"]);
+    assert_eq!(
+        state
+            .snapshot()
+            .unwrap()
+            .catalogue
+            .namespace_labels("shop")
+            .unwrap()["env"],
+        "prod"
+    );
+}
+
+#[test]
+fn namespace_labels_feed_the_catalogue() {
+    let mut state = synced(
+        vec![],
+        vec![
+            namespace("shop", &[("env", "prod")]),
+            namespace("other", &[(keys::NAMESPACE_NAME_LABEL, "other")]),
+        ],
+    );
+    let snapshot = state.snapshot().unwrap();
+    let shop = snapshot.catalogue.namespace_labels("shop").unwrap();
+    assert_eq!(shop["env"], "prod");
+    // Added for apiservers older than 1.21.
+    assert_eq!(shop[keys::NAMESPACE_NAME_LABEL], "shop");
+    assert_eq!(snapshot.catalogue.namespace_count(), 2);
+
+    assert!(state.namespace_event(Event::Apply(namespace("shop", &[("env", "dev")]))));
+    let snapshot = state.snapshot().unwrap();
+    assert_eq!(
+        snapshot.catalogue.namespace_labels("shop").unwrap()["env"],
+        "dev"
+    );
+    assert!(state.namespace_event(Event::Delete(namespace("shop", &[]))));
+    let snapshot = state.snapshot().unwrap();
+    assert_eq!(snapshot.catalogue.namespace_count(), 1);
+    // Not (yet) watched: assumed to exist with only its name label.
+    let assumed = snapshot.catalogue.namespace_labels("shop").unwrap();
+    assert_eq!(assumed.len(), 1);
+    assert_eq!(assumed[keys::NAMESPACE_NAME_LABEL], "shop");
+}
+
+#[test]
+fn namespace_only_changes_reuse_the_accepted_sidecarsets() {
+    let mut state = synced(vec![sidecarset("a", "s", "x")], vec![]);
+    let first = state.snapshot().unwrap();
+    state.namespace_event(Event::Apply(namespace("shop", &[])));
+    let second = state.snapshot().unwrap();
+    assert!(Arc::ptr_eq(
+        &first.catalogue.sidecarsets()[0],
+        &second.catalogue.sidecarsets()[0]
+    ));
+}
