@@ -12,7 +12,7 @@
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::sidecarset::{default_container, default_probe, default_volume};
+use super::pod::{default_container, default_probe, default_volume, set_if_empty};
 use crate::api::cloneset::{CloneSet, IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY, RECREATE};
 use crate::api::daemonset::{self, DaemonSet, RollingUpdateDaemonSet};
 use crate::api::statefulset::{
@@ -176,13 +176,6 @@ fn default_daemonset_rolling_update(rolling: &mut RollingUpdateDaemonSet) {
     if rolling.max_unavailable.is_none() && rolling.max_surge.is_none() {
         rolling.max_unavailable = Some(IntOrString::Int(1));
         rolling.max_surge = Some(IntOrString::Int(0));
-    }
-}
-
-/// Go defaults a string field when it is `""`; for us that is absent or empty.
-fn set_if_empty(field: &mut Option<String>, default: &str) {
-    if field.as_deref().is_none_or(str::is_empty) {
-        *field = Some(default.to_string());
     }
 }
 
