@@ -7,3 +7,8 @@ pub mod sidecarset;
 pub mod statefulset;
 
 pub use sidecarset::*;
+
+#[cfg(test)]
+mod sidecarset_builder;
+#[cfg(test)]
+pub use sidecarset_builder::{SidecarSetBuilder, match_labels};

@@ -1,19 +1,15 @@
 use super::*;
-use crate::api::keys;
+use crate::api::{SidecarSetBuilder, keys};
 use kube::core::ObjectMeta;
 use kube::core::PartialObjectMetaExt;
 
 fn sidecarset(name: &str, container: &str, app: &str) -> DynamicObject {
-    serde_json::from_value(serde_json::json!({
-        "apiVersion": "apps.kruise.io/v1alpha1",
-        "kind": "SidecarSet",
-        "metadata": {"name": name, "resourceVersion": "1"},
-        "spec": {
-            "selector": {"matchLabels": {"app": app}},
-            "containers": [{"name": container, "image": "busybox:1"}]
-        }
-    }))
-    .unwrap()
+    let set = SidecarSetBuilder::new(name)
+        .resource_version("1")
+        .selector(&[("app", app)])
+        .container(container, "busybox:1")
+        .build();
+    serde_json::from_value(serde_json::to_value(set).unwrap()).unwrap()
 }
 
 fn malformed(name: &str) -> DynamicObject {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::api::keys;
+use crate::api::{SidecarSetBuilder, keys};
 
 fn file(name: &str, content: &str) -> (String, String) {
     (name.to_string(), content.to_string())
@@ -103,10 +103,11 @@ metadata: {name: shop, labels: {env: prod}}
 #[test]
 fn conflicting_sidecarsets_keep_the_first_by_name() {
     let set = |name: &str| {
-        format!(
-            "{{\"apiVersion\":\"apps.kruise.io/v1alpha1\",\"kind\":\"SidecarSet\",\"metadata\":{{\"name\":\"{name}\"}},\
-                 \"spec\":{{\"selector\":{{\"matchLabels\":{{\"app\":\"x\"}}}},\"containers\":[{{\"name\":\"same\",\"image\":\"i\"}}]}}}}"
-        )
+        let set = SidecarSetBuilder::new(name)
+            .selector(&[("app", "x")])
+            .container("same", "i")
+            .build();
+        serde_json::to_string(&set).unwrap()
     };
     let loaded = load(&[file("b.json", &set("zeta")), file("a.json", &set("alpha"))]);
     let names: Vec<_> = loaded.sidecarsets.iter().map(|s| s.name()).collect();
@@ -121,10 +122,19 @@ fn conflicting_sidecarsets_keep_the_first_by_name() {
     );
 }
 
+/// One YAML document (JSON is YAML): SidecarSet `name` with one container, selector `a=b`.
+fn document(name: &str, container: &str) -> String {
+    let set = SidecarSetBuilder::new(name)
+        .selector(&[("a", "b")])
+        .container(container, "i")
+        .build();
+    format!("{}\n", serde_json::to_string(&set).unwrap())
+}
+
 #[test]
 fn duplicate_names_are_refused() {
-    let doc = "apiVersion: apps.kruise.io/v1alpha1\nkind: SidecarSet\nmetadata: {name: one}\nspec: {selector: {matchLabels: {a: b}}, containers: [{name: c, image: i}]}\n";
-    let loaded = load(&[file("1.yaml", doc), file("2.yaml", doc)]);
+    let doc = document("one", "c");
+    let loaded = load(&[file("1.yaml", &doc), file("2.yaml", &doc)]);
     assert_eq!(loaded.sidecarsets.len(), 1);
     assert!(
         loaded.errors[0]
@@ -139,17 +149,14 @@ fn duplicate_names_are_refused() {
 /// broken one are not served either.
 #[test]
 fn a_syntax_error_refuses_the_whole_file() {
-    let doc = "apiVersion: apps.kruise.io/v1alpha1\nkind: SidecarSet\nmetadata: {name: one}\nspec: {selector: {matchLabels: {a: b}}, containers: [{name: c, image: i}]}\n";
+    let doc = document("one", "c");
     let loaded = load(&[file("1.yaml", &format!("{doc}---\na: [unclosed\n"))]);
     assert!(loaded.sidecarsets.is_empty());
     assert_eq!(loaded.errors.len(), 1);
     assert!(loaded.errors[0].message.starts_with("invalid YAML"));
     let loaded = load(&[file(
         "1.yaml",
-        &format!(
-            "{doc}---\n{}",
-            doc.replace("one", "two").replace("name: c", "name: d")
-        ),
+        &format!("{doc}---\n{}", document("two", "d")),
     )]);
     assert_eq!(loaded.sidecarsets.len(), 2, "{:?}", loaded.errors);
 }

@@ -1,9 +1,9 @@
 use super::*;
 use crate::api::{
     ResourceExprPair, ResourcesExpr, ShareVolumePolicy, SidecarContainer,
-    SidecarContainerUpgradeStrategy, SidecarSetInjectionStrategy, SidecarSetPatchPodMetadata,
-    SidecarSetSpec, SourceContainerNameSource, TransferEnvVar, UpdatePriorityOrderTerm,
-    UpdatePriorityStrategy, UpdatePriorityWeightTerm, UpdateScatterTerm,
+    SidecarContainerUpgradeStrategy, SidecarSetBuilder, SidecarSetInjectionStrategy,
+    SidecarSetPatchPodMetadata, SourceContainerNameSource, TransferEnvVar, UpdatePriorityOrderTerm,
+    UpdatePriorityStrategy, UpdatePriorityWeightTerm, UpdateScatterTerm, match_labels,
 };
 use crate::validate::field::aggregate;
 use k8s_openapi::api::core::v1::{
@@ -21,13 +21,6 @@ fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
-}
-
-fn match_labels(pairs: &[(&str, &str)]) -> LabelSelector {
-    LabelSelector {
-        match_labels: Some(labels(pairs)),
-        match_expressions: None,
-    }
 }
 
 fn expression(key: &str, operator: &str, values: &[&str]) -> LabelSelectorRequirement {
@@ -83,28 +76,20 @@ fn strategy(type_: &str) -> Option<SidecarSetUpdateStrategy> {
 
 /// The "valid base" of the V table: name `test-sidecarset`, selector `a=b`, one container
 /// `test-sidecar`/`test-image`, updateStrategy `NotUpdate`.
-fn base() -> SidecarSet {
+fn base() -> SidecarSetBuilder {
     named("test-sidecarset")
 }
 
-fn named(name: &str) -> SidecarSet {
-    SidecarSet::new(
-        name,
-        SidecarSetSpec {
-            selector: Some(match_labels(&[("a", "b")])),
-            containers: Some(vec![sidecar("test-sidecar")]),
-            update_strategy: strategy(keys::NOT_UPDATE),
-            ..Default::default()
-        },
-    )
+fn named(name: &str) -> SidecarSetBuilder {
+    SidecarSetBuilder::new(name)
+        .selector(&[("a", "b")])
+        .sidecar(sidecar("test-sidecar"))
+        .update_strategy(strategy(keys::NOT_UPDATE))
 }
 
-fn canary(mut set: SidecarSet, base_name: &str) -> SidecarSet {
-    set.metadata.annotations = Some(labels(&[
-        (keys::SIDECARSET_CANARY, "true"),
-        (keys::SIDECARSET_BASE, base_name),
-    ]));
-    set
+fn canary(set: SidecarSetBuilder, base_name: &str) -> SidecarSetBuilder {
+    set.annotation(keys::SIDECARSET_CANARY, "true")
+        .annotation(keys::SIDECARSET_BASE, base_name)
 }
 
 fn empty_dir(name: &str) -> Volume {
@@ -191,10 +176,8 @@ fn others(sets: Vec<SidecarSet>) -> Vec<Arc<SidecarSet>> {
 }
 
 /// The other SidecarSet of the conflict cases: `sidecarset1`, selector `a=b`.
-fn other() -> SidecarSet {
-    let mut set = named("sidecarset1");
-    set.spec.containers = Some(vec![sidecar("other-sidecar")]);
-    set
+fn other() -> SidecarSetBuilder {
+    named("sidecarset1").containers(vec![sidecar("other-sidecar")])
 }
 
 // ----- the V table ----------------------------------------------------------------------
@@ -217,33 +200,27 @@ fn v_table() -> Vec<Case> {
     vec![
         Case {
             id: "V1 no selector",
-            build: || {
-                let mut set = base();
-                set.spec.selector = None;
-                create(set)
-            },
+            build: || create(base().label_selector(None).build()),
             errors: 1,
             contains: "spec.selector: Required value: no selector defined for SidecarSet",
         },
         Case {
             id: "V2 empty selector",
-            build: || {
-                let mut set = base();
-                set.spec.selector = Some(LabelSelector::default());
-                create(set)
-            },
+            build: || create(base().label_selector(LabelSelector::default()).build()),
             errors: 1,
             contains: "empty selector is not valid for sidecarset.",
         },
         Case {
             id: "V3 invalid selector value",
             build: || {
-                let mut set = base();
-                set.spec.selector = Some(with_expressions(
-                    match_labels(&[("a", "b")]),
-                    vec![expression("app-name", "NotIn", &["app-group", "app-risk-"])],
-                ));
-                create(set)
+                create(
+                    base()
+                        .label_selector(with_expressions(
+                            match_labels(&[("a", "b")]),
+                            vec![expression("app-name", "NotIn", &["app-group", "app-risk-"])],
+                        ))
+                        .build(),
+                )
             },
             errors: 2,
             contains: "spec.selector.selector: Invalid value: v1.LabelSelector{",
@@ -251,16 +228,18 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V4 invalid namespaceSelector",
             build: || {
-                let mut set = base();
-                set.spec.selector = Some(with_expressions(
-                    match_labels(&[("a", "b")]),
-                    vec![expression("app-name", "NotIn", &["app-group", "app-risk"])],
-                ));
-                set.spec.namespace_selector = Some(with_expressions(
-                    match_labels(&[("a", "b")]),
-                    vec![expression("app-name", "NotIn", &["app-group", "app-risk-"])],
-                ));
-                create(set)
+                create(
+                    base()
+                        .label_selector(with_expressions(
+                            match_labels(&[("a", "b")]),
+                            vec![expression("app-name", "NotIn", &["app-group", "app-risk"])],
+                        ))
+                        .namespace_selector(with_expressions(
+                            match_labels(&[("a", "b")]),
+                            vec![expression("app-name", "NotIn", &["app-group", "app-risk-"])],
+                        ))
+                        .build(),
+                )
             },
             errors: 2,
             contains: "spec.namespaceSelector.matchExpressions[0].values[1]: Invalid value: \"app-risk-\"",
@@ -268,9 +247,11 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V5 valid namespaceSelector",
             build: || {
-                let mut set = base();
-                set.spec.namespace_selector = Some(match_labels(&[("a", "b")]));
-                create(set)
+                create(
+                    base()
+                        .namespace_selector(match_labels(&[("a", "b")]))
+                        .build(),
+                )
             },
             errors: 0,
             contains: "",
@@ -278,17 +259,19 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V6 duplicated scatter term",
             build: || {
-                let mut set = base();
                 let term = || UpdateScatterTerm {
                     key: "key-1".into(),
                     value: "value-1".into(),
                 };
-                set.spec.update_strategy = Some(SidecarSetUpdateStrategy {
-                    type_: Some(keys::ROLLING_UPDATE.into()),
-                    scatter_strategy: Some(vec![term(), term()]),
-                    ..Default::default()
-                });
-                create(set)
+                create(
+                    base()
+                        .update_strategy(SidecarSetUpdateStrategy {
+                            type_: Some(keys::ROLLING_UPDATE.into()),
+                            scatter_strategy: Some(vec![term(), term()]),
+                            ..Default::default()
+                        })
+                        .build(),
+                )
             },
             errors: 1,
             contains: "spec.updateStrategy.scatterStrategy: Required value: duplicated key=key-1 value=value-1",
@@ -296,37 +279,32 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V7 init container without image",
             build: || {
-                let mut set = base();
                 let mut init = SidecarContainer::default();
                 init.container.name = "test-sidecar".into();
                 init.container.image_pull_policy = Some("IfNotPresent".into());
                 init.container.termination_message_policy = Some("File".into());
-                set.spec.init_containers = Some(vec![init]);
-                set.spec.containers = None;
-                create(set)
+                create(base().init_containers(vec![init]).containers(None).build())
             },
             errors: 1,
             contains: "spec.initContainers[0].image: Required value",
         },
         Case {
             id: "V8 no containers",
-            build: || {
-                let mut set = base();
-                set.spec.containers = None;
-                create(set)
-            },
+            build: || create(base().containers(None).build()),
             errors: 1,
             contains: "spec: Required value: no initContainer or container defined for SidecarSet",
         },
         Case {
             id: "V9 empty shareVolumePolicy",
             build: || {
-                let mut set = base();
-                set.spec.containers = Some(vec![SidecarContainer {
-                    share_volume_policy: None,
-                    ..sidecar("test-sidecar")
-                }]);
-                create(set)
+                create(
+                    base()
+                        .containers(vec![SidecarContainer {
+                            share_volume_policy: None,
+                            ..sidecar("test-sidecar")
+                        }])
+                        .build(),
+                )
             },
             errors: 1,
             contains: "spec.container.shareVolumePolicy: Invalid value: v1alpha1.ShareVolumePolicy{Type:\"\"}: unsupported share volume policy",
@@ -334,12 +312,14 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V10 unknown podInjectPolicy",
             build: || {
-                let mut set = base();
-                set.spec.containers = Some(vec![SidecarContainer {
-                    pod_inject_policy: Some("Middle".into()),
-                    ..sidecar("test-sidecar")
-                }]);
-                create(set)
+                create(
+                    base()
+                        .containers(vec![SidecarContainer {
+                            pod_inject_policy: Some("Middle".into()),
+                            ..sidecar("test-sidecar")
+                        }])
+                        .build(),
+                )
             },
             errors: 1,
             contains: "spec.container.podInjectPolicy: Invalid value: \"Middle\": unsupported pod inject policy",
@@ -347,7 +327,6 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V11 volume without source (not defaulted)",
             build: || {
-                let mut set = base();
                 let token = Volume {
                     name: "istio-token".into(),
                     projected: Some(ProjectedVolumeSource {
@@ -363,14 +342,17 @@ fn v_table() -> Vec<Case> {
                     }),
                     ..Default::default()
                 };
-                set.spec.volumes = Some(vec![
-                    Volume {
-                        name: "test-volume".into(),
-                        ..Default::default()
-                    },
-                    token,
-                ]);
-                create(set)
+                create(
+                    base()
+                        .volumes(vec![
+                            Volume {
+                                name: "test-volume".into(),
+                                ..Default::default()
+                            },
+                            token,
+                        ])
+                        .build(),
+                )
             },
             errors: 1,
             contains: "spec.volumes[0]: Required value: must specify a volume type",
@@ -378,14 +360,12 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V12 volumeDevice without volume",
             build: || {
-                let mut set = base();
                 let mut container = sidecar("test-sidecar");
                 container.container.volume_devices = Some(vec![VolumeDevice {
                     name: "disk0".into(),
                     device_path: "/dev/nvme1".into(),
                 }]);
-                set.spec.containers = Some(vec![container]);
-                create(set)
+                create(base().containers(vec![container]).build())
             },
             errors: 1,
             contains: "spec.containers[0].volumeDevices[0].name: Not found: \"disk0\"",
@@ -393,15 +373,17 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V13 volumeDevice with PVC volume",
             build: || {
-                let mut set = base();
                 let mut container = sidecar("test-sidecar");
                 container.container.volume_devices = Some(vec![VolumeDevice {
                     name: "disk0".into(),
                     device_path: "/dev/nvme1".into(),
                 }]);
-                set.spec.containers = Some(vec![container]);
-                set.spec.volumes = Some(vec![pvc("disk0", "pvc-0")]);
-                create(set)
+                create(
+                    base()
+                        .containers(vec![container])
+                        .volumes(vec![pvc("disk0", "pvc-0")])
+                        .build(),
+                )
             },
             errors: 0,
             contains: "",
@@ -409,7 +391,6 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V14 device path equals mount path",
             build: || {
-                let mut set = base();
                 let mut container = sidecar("test-sidecar");
                 container.container.volume_devices = Some(vec![VolumeDevice {
                     name: "disk0".into(),
@@ -420,9 +401,12 @@ fn v_table() -> Vec<Case> {
                     mount_path: "/home/admin/log".into(),
                     ..Default::default()
                 }]);
-                set.spec.containers = Some(vec![container]);
-                set.spec.volumes = Some(vec![pvc("disk0", "pvc-0"), empty_dir("log")]);
-                create(set)
+                create(
+                    base()
+                        .containers(vec![container])
+                        .volumes(vec![pvc("disk0", "pvc-0"), empty_dir("log")])
+                        .build(),
+                )
             },
             errors: 2,
             contains: "must not already exist as a path in volumeMounts",
@@ -430,12 +414,14 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V15 duplicate patch annotation",
             build: || {
-                let mut set = base();
-                set.spec.patch_pod_metadata = Some(vec![
-                    patch(keys::PATCH_POLICY_MERGE_PATCH_JSON, &[("key1", "value1")]),
-                    patch(keys::PATCH_POLICY_OVERWRITE, &[("key1", "value1")]),
-                ]);
-                create(set)
+                create(
+                    base()
+                        .patch_pod_metadata(vec![
+                            patch(keys::PATCH_POLICY_MERGE_PATCH_JSON, &[("key1", "value1")]),
+                            patch(keys::PATCH_POLICY_OVERWRITE, &[("key1", "value1")]),
+                        ])
+                        .build(),
+                )
             },
             errors: 1,
             contains: "spec.patchPodMetadata: Required value: patch annotation[key1] already exist",
@@ -443,10 +429,15 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V16 customVersion without revision",
             build: || {
-                let mut set = base();
-                set.spec.injection_strategy =
-                    revision(Some("normal-sidecarset-01234"), None, "Always");
-                create(set)
+                create(
+                    base()
+                        .injection_strategy(revision(
+                            Some("normal-sidecarset-01234"),
+                            None,
+                            "Always",
+                        ))
+                        .build(),
+                )
             },
             errors: 1,
             contains: "revision: Invalid value: \"null\": Cannot find specific ControllerRevision, err: ControllerRevision.apps \"test-sidecarset\" not found",
@@ -454,10 +445,15 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V17 revisionName without revision",
             build: || {
-                let mut set = base();
-                set.spec.injection_strategy =
-                    revision(None, Some("test-sidecarset-678235"), "Always");
-                create(set)
+                create(
+                    base()
+                        .injection_strategy(revision(
+                            None,
+                            Some("test-sidecarset-678235"),
+                            "Always",
+                        ))
+                        .build(),
+                )
             },
             errors: 1,
             contains: "Cannot find specific ControllerRevision, err: controllerrevisions.apps \"test-sidecarset-678235\" not found",
@@ -465,9 +461,11 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V18 revision without name or version",
             build: || {
-                let mut set = base();
-                set.spec.injection_strategy = revision(None, None, "Always");
-                create(set)
+                create(
+                    base()
+                        .injection_strategy(revision(None, None, "Always"))
+                        .build(),
+                )
             },
             errors: 1,
             contains: "revisionName and customVersion cannot be empty simultaneously",
@@ -475,10 +473,12 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V19 native init container with RollingUpdate",
             build: || {
-                let mut set = base();
-                set.spec.update_strategy = strategy(keys::ROLLING_UPDATE);
-                set.spec.init_containers = Some(vec![native_sidecar("test-init")]);
-                create(set)
+                create(
+                    base()
+                        .update_strategy(strategy(keys::ROLLING_UPDATE))
+                        .init_containers(vec![native_sidecar("test-init")])
+                        .build(),
+                )
             },
             errors: 1,
             contains: "spec.updateStrategy: Required value: The initContainer in-place upgrade is not currently supported.",
@@ -487,7 +487,6 @@ fn v_table() -> Vec<Case> {
             // + this server's Forbidden
             id: "V20 resourcesPolicy with resources",
             build: || {
-                let mut set = base();
                 let mut container = sidecar("test-sidecar");
                 container.container.resources = Some(ResourceRequirements {
                     limits: Some(BTreeMap::from([
@@ -497,8 +496,7 @@ fn v_table() -> Vec<Case> {
                     ..Default::default()
                 });
                 container.resources_policy = resources_policy("", Some("cpu*50%"));
-                set.spec.containers = Some(vec![container]);
-                create(set)
+                create(base().containers(vec![container]).build())
             },
             errors: 2,
             contains: "spec[0].resourcesPolicy: Invalid value: v1alpha1.ResourcesPolicy{TargetContainersMode:\"sum\", TargetContainersNameRegex:\"\"}: resourcesPolicy and resources cannot be configured together",
@@ -507,14 +505,12 @@ fn v_table() -> Vec<Case> {
             // + this server's Forbidden
             id: "V21 invalid mode and empty regex",
             build: || {
-                let mut set = base();
                 let mut container = sidecar("test-sidecar");
                 container.resources_policy = resources_policy("", Some("cpu*50%"));
                 if let Some(policy) = container.resources_policy.as_mut() {
                     policy.target_containers_mode = "invalid".into();
                 }
-                set.spec.containers = Some(vec![container]);
-                create(set)
+                create(base().containers(vec![container]).build())
             },
             errors: 2,
             contains: "spec[0].resourcesPolicy.targetContainersNameRegex: Required value: invalid empty regex",
@@ -523,12 +519,9 @@ fn v_table() -> Vec<Case> {
             // + this server's Forbidden
             id: "V22 plain init container with resourcesPolicy",
             build: || {
-                let mut set = base();
                 let mut init = sidecar("test-init");
                 init.resources_policy = resources_policy(".*", Some("cpu*50%"));
-                set.spec.init_containers = Some(vec![init]);
-                set.spec.containers = None;
-                create(set)
+                create(base().init_containers(vec![init]).containers(None).build())
             },
             errors: 2,
             contains: "spec[0].resourcesPolicy: Forbidden: resourcesPolicy is only supported for containers with RestartPolicy Always",
@@ -537,12 +530,9 @@ fn v_table() -> Vec<Case> {
             // upstream: 0 errors; here: only this server's Forbidden
             id: "V23 native init container with resourcesPolicy",
             build: || {
-                let mut set = base();
                 let mut init = native_sidecar("test-init");
                 init.resources_policy = resources_policy(".*", Some("cpu*50%"));
-                set.spec.init_containers = Some(vec![init]);
-                set.spec.containers = None;
-                create(set)
+                create(base().init_containers(vec![init]).containers(None).build())
             },
             errors: 1,
             contains: "spec[0].resourcesPolicy: Forbidden: resourcesPolicy is not supported by this server yet",
@@ -550,14 +540,16 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V24 partition with selector",
             build: || {
-                let mut set = base();
-                set.spec.update_strategy = Some(SidecarSetUpdateStrategy {
-                    type_: Some(keys::ROLLING_UPDATE.into()),
-                    partition: Some(IntOrString::Int(1)),
-                    selector: Some(match_labels(&[("canary", "true")])),
-                    ..Default::default()
-                });
-                create(set)
+                create(
+                    base()
+                        .update_strategy(SidecarSetUpdateStrategy {
+                            type_: Some(keys::ROLLING_UPDATE.into()),
+                            partition: Some(IntOrString::Int(1)),
+                            selector: Some(match_labels(&[("canary", "true")])),
+                            ..Default::default()
+                        })
+                        .build(),
+                )
             },
             errors: 1,
             contains: "updateStrategy: Invalid value: \"&{Type:RollingUpdate Paused:false Selector:v1.LabelSelector{",
@@ -565,14 +557,16 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V24 partition 0 with selector",
             build: || {
-                let mut set = base();
-                set.spec.update_strategy = Some(SidecarSetUpdateStrategy {
-                    type_: Some(keys::ROLLING_UPDATE.into()),
-                    partition: Some(IntOrString::Int(0)),
-                    selector: Some(match_labels(&[("canary", "true")])),
-                    ..Default::default()
-                });
-                create(set)
+                create(
+                    base()
+                        .update_strategy(SidecarSetUpdateStrategy {
+                            type_: Some(keys::ROLLING_UPDATE.into()),
+                            partition: Some(IntOrString::Int(0)),
+                            selector: Some(match_labels(&[("canary", "true")])),
+                            ..Default::default()
+                        })
+                        .build(),
+                )
             },
             errors: 0,
             contains: "",
@@ -580,13 +574,15 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V25 partition abc%",
             build: || {
-                let mut set = base();
-                set.spec.update_strategy = Some(SidecarSetUpdateStrategy {
-                    type_: Some(keys::ROLLING_UPDATE.into()),
-                    partition: Some(IntOrString::String("abc%".into())),
-                    ..Default::default()
-                });
-                create(set)
+                create(
+                    base()
+                        .update_strategy(SidecarSetUpdateStrategy {
+                            type_: Some(keys::ROLLING_UPDATE.into()),
+                            partition: Some(IntOrString::String("abc%".into())),
+                            ..Default::default()
+                        })
+                        .build(),
+                )
             },
             errors: 1,
             contains: "spec.updateStrategy.partition: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"abc%\"}: a valid percent string must be a numeric string followed by an ending '%'",
@@ -594,13 +590,15 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V25 maxUnavailable -1",
             build: || {
-                let mut set = base();
-                set.spec.update_strategy = Some(SidecarSetUpdateStrategy {
-                    type_: Some(keys::ROLLING_UPDATE.into()),
-                    max_unavailable: Some(IntOrString::Int(-1)),
-                    ..Default::default()
-                });
-                create(set)
+                create(
+                    base()
+                        .update_strategy(SidecarSetUpdateStrategy {
+                            type_: Some(keys::ROLLING_UPDATE.into()),
+                            max_unavailable: Some(IntOrString::Int(-1)),
+                            ..Default::default()
+                        })
+                        .build(),
+                )
             },
             errors: 1,
             contains: "spec.updateStrategy.maxUnavailable: Invalid value: -1: must be greater than or equal to 0",
@@ -608,14 +606,16 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V26 container and init container names taken",
             build: || {
-                let mut set = named("sidecarset2");
-                set.spec.containers = Some(vec![sidecar("container-name")]);
-                set.spec.init_containers = Some(vec![sidecar("init-name")]);
-                set.spec.volumes = Some(vec![empty_dir("volume-name")]);
-                let mut theirs = other();
-                theirs.spec.containers = Some(vec![sidecar("container-name")]);
-                theirs.spec.init_containers = Some(vec![sidecar("init-name")]);
-                theirs.spec.volumes = Some(vec![empty_dir("volume-name")]);
+                let set = named("sidecarset2")
+                    .containers(vec![sidecar("container-name")])
+                    .init_containers(vec![sidecar("init-name")])
+                    .volumes(vec![empty_dir("volume-name")])
+                    .build();
+                let theirs = other()
+                    .containers(vec![sidecar("container-name")])
+                    .init_containers(vec![sidecar("init-name")])
+                    .volumes(vec![empty_dir("volume-name")])
+                    .build();
                 (set, None, others(vec![theirs]))
             },
             errors: 2,
@@ -624,11 +624,13 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V27 same namespaceSelector, same container",
             build: || {
-                let mut set = base();
-                set.spec.namespace_selector = Some(match_labels(&[("app", "nginx")]));
-                let mut theirs = other();
-                theirs.spec.namespace_selector = Some(match_labels(&[("app", "nginx")]));
-                theirs.spec.containers = Some(vec![sidecar("test-sidecar")]);
+                let set = base()
+                    .namespace_selector(match_labels(&[("app", "nginx")]))
+                    .build();
+                let theirs = other()
+                    .namespace_selector(match_labels(&[("app", "nginx")]))
+                    .containers(vec![sidecar("test-sidecar")])
+                    .build();
                 (set, None, others(vec![theirs]))
             },
             errors: 1,
@@ -637,11 +639,13 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V28 disjoint namespaceSelectors",
             build: || {
-                let mut set = base();
-                set.spec.namespace_selector = Some(match_labels(&[("app", "nginx")]));
-                let mut theirs = other();
-                theirs.spec.namespace_selector = Some(match_labels(&[("app", "redis")]));
-                theirs.spec.containers = Some(vec![sidecar("test-sidecar")]);
+                let set = base()
+                    .namespace_selector(match_labels(&[("app", "nginx")]))
+                    .build();
+                let theirs = other()
+                    .namespace_selector(match_labels(&[("app", "redis")]))
+                    .containers(vec![sidecar("test-sidecar")])
+                    .build();
                 (set, None, others(vec![theirs]))
             },
             errors: 0,
@@ -650,16 +654,18 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V29 same volume name, different definition",
             build: || {
-                let mut set = base();
-                set.spec.volumes = Some(vec![
-                    empty_dir("volume-1"),
-                    host_path("volume-2", "/home/work-1"),
-                ]);
-                let mut theirs = other();
-                theirs.spec.volumes = Some(vec![
-                    host_path("volume-2", "/home/work-2"),
-                    empty_dir("volume-3"),
-                ]);
+                let set = base()
+                    .volumes(vec![
+                        empty_dir("volume-1"),
+                        host_path("volume-2", "/home/work-1"),
+                    ])
+                    .build();
+                let theirs = other()
+                    .volumes(vec![
+                        host_path("volume-2", "/home/work-2"),
+                        empty_dir("volume-3"),
+                    ])
+                    .build();
                 (set, None, others(vec![theirs]))
             },
             errors: 1,
@@ -668,16 +674,18 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V30 same volume, same definition",
             build: || {
-                let mut set = base();
-                set.spec.volumes = Some(vec![
-                    empty_dir("volume-1"),
-                    host_path("volume-2", "/home/work"),
-                ]);
-                let mut theirs = other();
-                theirs.spec.volumes = Some(vec![
-                    host_path("volume-2", "/home/work"),
-                    empty_dir("volume-3"),
-                ]);
+                let set = base()
+                    .volumes(vec![
+                        empty_dir("volume-1"),
+                        host_path("volume-2", "/home/work"),
+                    ])
+                    .build();
+                let theirs = other()
+                    .volumes(vec![
+                        host_path("volume-2", "/home/work"),
+                        empty_dir("volume-3"),
+                    ])
+                    .build();
                 (set, None, others(vec![theirs]))
             },
             errors: 0,
@@ -686,14 +694,15 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V31 Overwrite vs MergePatchJson",
             build: || {
-                let mut set = base();
-                set.spec.patch_pod_metadata =
-                    Some(vec![patch(keys::PATCH_POLICY_OVERWRITE, &[("key1", "v")])]);
-                let mut theirs = other();
-                theirs.spec.patch_pod_metadata = Some(vec![patch(
-                    keys::PATCH_POLICY_MERGE_PATCH_JSON,
-                    &[("key1", "v")],
-                )]);
+                let set = base()
+                    .patch_pod_metadata(vec![patch(keys::PATCH_POLICY_OVERWRITE, &[("key1", "v")])])
+                    .build();
+                let theirs = other()
+                    .patch_pod_metadata(vec![patch(
+                        keys::PATCH_POLICY_MERGE_PATCH_JSON,
+                        &[("key1", "v")],
+                    )])
+                    .build();
                 (set, None, others(vec![theirs]))
             },
             errors: 1,
@@ -702,12 +711,12 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V32 Retain vs Overwrite of another key",
             build: || {
-                let mut set = base();
-                set.spec.patch_pod_metadata =
-                    Some(vec![patch(keys::PATCH_POLICY_RETAIN, &[("key1", "v")])]);
-                let mut theirs = other();
-                theirs.spec.patch_pod_metadata =
-                    Some(vec![patch(keys::PATCH_POLICY_OVERWRITE, &[("key2", "v")])]);
+                let set = base()
+                    .patch_pod_metadata(vec![patch(keys::PATCH_POLICY_RETAIN, &[("key1", "v")])])
+                    .build();
+                let theirs = other()
+                    .patch_pod_metadata(vec![patch(keys::PATCH_POLICY_OVERWRITE, &[("key2", "v")])])
+                    .build();
                 (set, None, others(vec![theirs]))
             },
             errors: 0,
@@ -716,16 +725,18 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V33 MergePatchJson vs MergePatchJson",
             build: || {
-                let mut set = base();
-                set.spec.patch_pod_metadata = Some(vec![patch(
-                    keys::PATCH_POLICY_MERGE_PATCH_JSON,
-                    &[("oom-score", "{\"log-agent\": 1}")],
-                )]);
-                let mut theirs = other();
-                theirs.spec.patch_pod_metadata = Some(vec![patch(
-                    keys::PATCH_POLICY_MERGE_PATCH_JSON,
-                    &[("oom-score", "{\"envoy\": 1}")],
-                )]);
+                let set = base()
+                    .patch_pod_metadata(vec![patch(
+                        keys::PATCH_POLICY_MERGE_PATCH_JSON,
+                        &[("oom-score", "{\"log-agent\": 1}")],
+                    )])
+                    .build();
+                let theirs = other()
+                    .patch_pod_metadata(vec![patch(
+                        keys::PATCH_POLICY_MERGE_PATCH_JSON,
+                        &[("oom-score", "{\"envoy\": 1}")],
+                    )])
+                    .build();
                 (set, None, others(vec![theirs]))
             },
             errors: 0,
@@ -734,14 +745,15 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V34 upgradeType changed",
             build: || {
-                let old = base();
-                let mut set = base();
-                if let Some(containers) = set.spec.containers.as_mut() {
-                    containers[0].upgrade_strategy = Some(SidecarContainerUpgradeStrategy {
+                let old = base().build();
+                let hot = SidecarContainer {
+                    upgrade_strategy: Some(SidecarContainerUpgradeStrategy {
                         upgrade_type: Some(keys::HOT_UPGRADE.into()),
                         hot_upgrade_empty_image: Some("empty:1.0".into()),
-                    });
-                }
+                    }),
+                    ..sidecar("test-sidecar")
+                };
+                let set = base().containers(vec![hot]).build();
                 (set, Some(old), Vec::new())
             },
             errors: 1,
@@ -750,12 +762,8 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V35 container added on update",
             build: || {
-                let old = base();
-                let mut set = base();
-                set.spec
-                    .containers
-                    .get_or_insert_with(Vec::new)
-                    .push(sidecar("new"));
+                let old = base().build();
+                let set = base().sidecar(sidecar("new")).build();
                 (set, Some(old), Vec::new())
             },
             errors: 1,
@@ -764,8 +772,8 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V36 canary of itself",
             build: || {
-                let set = canary(base(), "test-sidecarset");
-                let stored = Arc::new(base());
+                let set = canary(base(), "test-sidecarset").build();
+                let stored = Arc::new(base().build());
                 (set, None, vec![stored])
             },
             errors: 1,
@@ -774,8 +782,8 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V37 base is a canary",
             build: || {
-                let set = canary(base(), "base1-sidecarset");
-                let base1 = canary(named("base1-sidecarset"), "other-base-sidecarset");
+                let set = canary(base(), "base1-sidecarset").build();
+                let base1 = canary(named("base1-sidecarset"), "other-base-sidecarset").build();
                 (set, None, others(vec![base1]))
             },
             errors: 1,
@@ -783,18 +791,18 @@ fn v_table() -> Vec<Case> {
         },
         Case {
             id: "V38 base does not exist",
-            build: || create(canary(base(), "nonexistent-sidecarset")),
+            build: || create(canary(base(), "nonexistent-sidecarset").build()),
             errors: 1,
             contains: "fetch base sidecarSet[nonexistent-sidecarset] failed: sidecarsets.apps.kruise.io \"nonexistent-sidecarset\" not found",
         },
         Case {
             id: "V39 base changed on update",
             build: || {
-                let old = canary(base(), "old-base-sidecarset");
-                let set = canary(base(), "new-base-sidecarset");
+                let old = canary(base(), "old-base-sidecarset").build();
+                let set = canary(base(), "new-base-sidecarset").build();
                 let bases = others(vec![
-                    named("old-base-sidecarset"),
-                    named("new-base-sidecarset"),
+                    named("old-base-sidecarset").build(),
+                    named("new-base-sidecarset").build(),
                 ]);
                 (set, Some(old), bases)
             },
@@ -804,22 +812,23 @@ fn v_table() -> Vec<Case> {
         Case {
             id: "V40 canary with RollingUpdate",
             build: || {
-                let mut set = canary(base(), "base-sidecarset");
-                set.spec.update_strategy = strategy(keys::ROLLING_UPDATE);
-                (set, None, others(vec![named("base-sidecarset")]))
+                let set = canary(base(), "base-sidecarset")
+                    .update_strategy(strategy(keys::ROLLING_UPDATE))
+                    .build();
+                (set, None, others(vec![named("base-sidecarset").build()]))
             },
             errors: 1,
             contains: "RollingUpdate is not supported for canary sidecarSet",
         },
         Case {
             id: "V41 invalid name",
-            build: || create(named("Bad_Name")),
+            build: || create(named("Bad_Name").build()),
             errors: 1,
             contains: "metadata.name: Invalid value: \"Bad_Name\": sidecarset name must consist of alphanumeric characters or '-' (e.g. 'example-com', regex used for validation is '^[a-zA-Z0-9\\-]+$')",
         },
         Case {
             id: "V41 name longer than 63",
-            build: || create(named(&"A".repeat(64))),
+            build: || create(named(&"A".repeat(64)).build()),
             errors: 1,
             contains: "must be no more than 63 characters",
         },
@@ -827,12 +836,14 @@ fn v_table() -> Vec<Case> {
             // No whitelist ConfigMap here: the DefaultsAllowed behaviour admits any valid key.
             id: "V42 key outside any whitelist",
             build: || {
-                let mut set = base();
-                set.spec.patch_pod_metadata = Some(vec![patch(
-                    keys::PATCH_POLICY_RETAIN,
-                    &[("not-whitelisted/key", "v")],
-                )]);
-                create(set)
+                create(
+                    base()
+                        .patch_pod_metadata(vec![patch(
+                            keys::PATCH_POLICY_RETAIN,
+                            &[("not-whitelisted/key", "v")],
+                        )])
+                        .build(),
+                )
             },
             errors: 0,
             contains: "",
@@ -872,14 +883,15 @@ fn check(set: &SidecarSet) -> Vec<String> {
 
 #[test]
 fn the_valid_base_passes() {
-    assert_eq!(check(&base()), Vec::<String>::new());
+    assert_eq!(check(&base().build()), Vec::<String>::new());
 }
 
 #[test]
 fn metadata_rules() {
-    let mut set = base();
-    set.metadata.annotations = Some(labels(&[("Example.com/Fine", "x")]));
-    set.metadata.labels = Some(labels(&[("app", "web")]));
+    let mut set = base()
+        .annotation("Example.com/Fine", "x")
+        .label("app", "web")
+        .build();
     assert!(check(&set).is_empty());
 
     set.metadata.labels = Some(labels(&[("app", "bad value!")]));
@@ -895,15 +907,17 @@ fn metadata_rules() {
 
 #[test]
 fn canary_with_a_valid_base_passes_and_skips_the_base_in_conflicts() {
-    let mut set = canary(base(), "base-sidecarset");
-    set.spec.volumes = Some(vec![host_path("shared", "/a")]);
-    let mut base_set = named("base-sidecarset");
-    base_set.spec.volumes = Some(vec![host_path("shared", "/b")]);
+    let set = canary(base(), "base-sidecarset")
+        .volumes(vec![host_path("shared", "/a")])
+        .build();
+    let base_set = named("base-sidecarset")
+        .volumes(vec![host_path("shared", "/b")])
+        .build();
     let stored = others(vec![base_set]);
     assert!(validate_sidecarset(&set, None, &stored).is_empty());
     // Any other SidecarSet does conflict with the base (here: the container name).
-    assert_eq!(validate_sidecarset(&base(), None, &stored).len(), 1);
-    let errors = validate_sidecarset(&named("x"), None, &stored);
+    assert_eq!(validate_sidecarset(&base().build(), None, &stored).len(), 1);
+    let errors = validate_sidecarset(&named("x").build(), None, &stored);
     assert_eq!(
         aggregate(&errors),
         "spec.containers: Invalid value: \"test-sidecar\": container test-sidecar already exist in base-sidecarset"
@@ -912,8 +926,7 @@ fn canary_with_a_valid_base_passes_and_skips_the_base_in_conflicts() {
 
 #[test]
 fn canary_marker_needs_both_annotations() {
-    let mut set = base();
-    set.metadata.annotations = Some(labels(&[(keys::SIDECARSET_CANARY, "true")]));
+    let mut set = base().annotation(keys::SIDECARSET_CANARY, "true").build();
     assert!(check(&set).is_empty());
     set.metadata.annotations = Some(labels(&[
         (keys::SIDECARSET_CANARY, "false"),
@@ -924,8 +937,7 @@ fn canary_marker_needs_both_annotations() {
 
 #[test]
 fn v1alpha1_namespace_acts_as_a_namespace_selector() {
-    let mut set = base();
-    set.spec.namespace = Some("default".into());
+    let mut set = base().namespace("default").build();
     assert!(check(&set).is_empty());
 
     set.spec.namespace = Some("Bad_NS!".into());
@@ -937,11 +949,11 @@ fn v1alpha1_namespace_acts_as_a_namespace_selector() {
     assert!(errors[1].starts_with("spec.namespaceSelector.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"kubernetes.io/metadata.name\":\"Bad_NS!\"}"));
 
     // Conflicts: different namespaces never overlap; the same one does, even against a selector.
-    let mut mine = base();
-    mine.spec.namespace = Some("ns-a".into());
-    let mut theirs = other();
-    theirs.spec.containers = Some(vec![sidecar("test-sidecar")]);
-    theirs.spec.namespace = Some("ns-b".into());
+    let mine = base().namespace("ns-a").build();
+    let mut theirs = other()
+        .containers(vec![sidecar("test-sidecar")])
+        .namespace("ns-b")
+        .build();
     assert!(validate_sidecarset(&mine, None, &others(vec![theirs.clone()])).is_empty());
     theirs.spec.namespace = None;
     theirs.spec.namespace_selector = Some(match_labels(&[(keys::NAMESPACE_NAME_LABEL, "ns-a")]));
@@ -957,13 +969,14 @@ fn update_strategy_selector_is_checked_only_for_rolling_update() {
         LabelSelector::default(),
         vec![expression("k", "In", &["bad-"])],
     );
-    let mut set = base();
-    set.spec.update_strategy = Some(SidecarSetUpdateStrategy {
-        type_: Some(keys::NOT_UPDATE.into()),
-        selector: Some(bad_selector.clone()),
-        partition: Some(IntOrString::String("x".into())),
-        ..Default::default()
-    });
+    let mut set = base()
+        .update_strategy(SidecarSetUpdateStrategy {
+            type_: Some(keys::NOT_UPDATE.into()),
+            selector: Some(bad_selector.clone()),
+            partition: Some(IntOrString::String("x".into())),
+            ..Default::default()
+        })
+        .build();
     assert!(check(&set).is_empty());
     if let Some(strategy) = set.spec.update_strategy.as_mut() {
         strategy.type_ = Some(keys::ROLLING_UPDATE.into());
@@ -979,8 +992,9 @@ fn update_strategy_selector_is_checked_only_for_rolling_update() {
 
 #[test]
 fn revision_policy_must_be_known() {
-    let mut set = base();
-    set.spec.injection_strategy = revision(None, Some("rev"), "Sometimes");
+    let mut set = base()
+        .injection_strategy(revision(None, Some("rev"), "Sometimes"))
+        .build();
     let errors = check(&set);
     assert_eq!(errors.len(), 2, "{errors:#?}");
     assert_eq!(
@@ -1061,12 +1075,13 @@ fn priority_strategy_rules() {
         ),
     ];
     for (priority, expected) in cases {
-        let mut set = base();
-        set.spec.update_strategy = Some(SidecarSetUpdateStrategy {
-            type_: Some(keys::ROLLING_UPDATE.into()),
-            priority_strategy: Some(priority),
-            ..Default::default()
-        });
+        let set = base()
+            .update_strategy(SidecarSetUpdateStrategy {
+                type_: Some(keys::ROLLING_UPDATE.into()),
+                priority_strategy: Some(priority),
+                ..Default::default()
+            })
+            .build();
         let message = aggregate(&validate_sidecarset(&set, None, &[]));
         match expected {
             None => assert_eq!(message, ""),
@@ -1080,16 +1095,17 @@ fn priority_strategy_rules() {
 
 #[test]
 fn scatter_terms_need_a_key() {
-    let mut set = base();
     let term = |key: &str, value: &str| UpdateScatterTerm {
         key: key.into(),
         value: value.into(),
     };
-    set.spec.update_strategy = Some(SidecarSetUpdateStrategy {
-        type_: Some(keys::ROLLING_UPDATE.into()),
-        scatter_strategy: Some(vec![term("zone", "a"), term("zone", "*")]),
-        ..Default::default()
-    });
+    let mut set = base()
+        .update_strategy(SidecarSetUpdateStrategy {
+            type_: Some(keys::ROLLING_UPDATE.into()),
+            scatter_strategy: Some(vec![term("zone", "a"), term("zone", "*")]),
+            ..Default::default()
+        })
+        .build();
     assert!(check(&set).is_empty());
     if let Some(strategy) = set.spec.update_strategy.as_mut() {
         strategy.scatter_strategy = Some(vec![term("", "a")]);
@@ -1103,11 +1119,11 @@ fn scatter_terms_need_a_key() {
 #[test]
 fn transfer_env_field_refs() {
     let run = |api_version: Option<&str>, field_path: &str| {
-        let mut set = base();
-        if let Some(containers) = set.spec.containers.as_mut() {
-            containers[0].transfer_env = transfer_env(api_version, field_path);
-        }
-        check(&set)
+        let proxy = SidecarContainer {
+            transfer_env: transfer_env(api_version, field_path),
+            ..sidecar("test-sidecar")
+        };
+        check(&base().containers(vec![proxy]).build())
     };
     assert!(run(Some("v1"), "metadata.labels['app.kubernetes.io/name']").is_empty());
     assert!(run(Some("v1"), "metadata.annotations['Example.com/Sidecar']").is_empty());
@@ -1147,11 +1163,11 @@ fn transfer_env_field_refs() {
 #[test]
 fn resources_policy_structure() {
     let run = |policy: Option<ResourcesPolicy>| {
-        let mut set = base();
-        if let Some(containers) = set.spec.containers.as_mut() {
-            containers[0].resources_policy = policy;
-        }
-        check(&set)
+        let sized = SidecarContainer {
+            resources_policy: policy,
+            ..sidecar("test-sidecar")
+        };
+        check(&base().containers(vec![sized]).build())
     };
     let forbidden =
         "spec[0].resourcesPolicy: Forbidden: resourcesPolicy is not supported by this server yet";
@@ -1181,7 +1197,6 @@ fn resources_policy_structure() {
 
 #[test]
 fn sidecars_are_validated_as_a_pod() {
-    let mut set = base();
     let mut a = sidecar("dup");
     a.container.env = Some(vec![EnvVar {
         name: "1BAD".into(),
@@ -1190,9 +1205,11 @@ fn sidecars_are_validated_as_a_pod() {
     }]);
     let b = sidecar("dup");
     let init = sidecar("dup");
-    set.spec.containers = Some(vec![a, b]);
-    set.spec.init_containers = Some(vec![init]);
-    set.spec.volumes = Some(vec![empty_dir("v"), empty_dir("v")]);
+    let set = base()
+        .containers(vec![a, b])
+        .init_containers(vec![init])
+        .volumes(vec![empty_dir("v"), empty_dir("v")])
+        .build();
     let errors = check(&set);
     assert_eq!(errors.len(), 4, "{errors:#?}");
     assert_eq!(errors[0], "spec.volumes[1].name: Duplicate value: \"v\"");
@@ -1207,21 +1224,20 @@ fn sidecars_are_validated_as_a_pod() {
     );
 
     // Init containers' own podInjectPolicy is not validated, and a lone init container is fine.
-    let mut set = base();
-    set.spec.containers = None;
     let mut init = sidecar("init");
     init.pod_inject_policy = Some("Sideways".into());
-    set.spec.init_containers = Some(vec![init]);
+    let set = base().containers(None).init_containers(vec![init]).build();
     assert!(check(&set).is_empty());
 }
 
 #[test]
 fn patch_pod_metadata_entries() {
-    let mut set = base();
-    set.spec.patch_pod_metadata = Some(vec![
-        patch(keys::PATCH_POLICY_RETAIN, &[("a", "1")]),
-        patch(keys::PATCH_POLICY_OVERWRITE, &[("b", "2")]),
-    ]);
+    let mut set = base()
+        .patch_pod_metadata(vec![
+            patch(keys::PATCH_POLICY_RETAIN, &[("a", "1")]),
+            patch(keys::PATCH_POLICY_OVERWRITE, &[("b", "2")]),
+        ])
+        .build();
     assert!(check(&set).is_empty());
 
     set.spec.patch_pod_metadata = Some(vec![
@@ -1250,44 +1266,38 @@ fn patch_pod_metadata_entries() {
 
 #[test]
 fn updates_may_remove_containers_and_change_init_containers() {
-    let mut old = base();
-    old.spec
-        .containers
-        .get_or_insert_with(Vec::new)
-        .push(sidecar("second"));
-    let mut set = base();
-    set.spec.init_containers = Some(vec![sidecar("added-init")]);
+    let old = base().sidecar(sidecar("second")).build();
+    let set = base().init_containers(vec![sidecar("added-init")]).build();
     assert!(validate_sidecarset(&set, Some(&old), &[]).is_empty());
 
     // An old container without an upgrade type may take one.
-    let mut old = base();
-    if let Some(containers) = old.spec.containers.as_mut() {
-        containers[0].upgrade_strategy = None;
-    }
-    assert!(validate_sidecarset(&base(), Some(&old), &[]).is_empty());
+    let untyped = SidecarContainer {
+        upgrade_strategy: None,
+        ..sidecar("test-sidecar")
+    };
+    let old = base().containers(vec![untyped]).build();
+    assert!(validate_sidecarset(&base().build(), Some(&old), &[]).is_empty());
 }
 
 #[test]
 fn conflicts_need_overlapping_pods_and_are_skipped_after_earlier_errors() {
-    let mut theirs = other();
-    theirs.spec.containers = Some(vec![sidecar("test-sidecar")]);
-    theirs.spec.selector = Some(match_labels(&[("a", "c")]));
-    assert!(validate_sidecarset(&base(), None, &others(vec![theirs.clone()])).is_empty());
+    let mut theirs = other()
+        .containers(vec![sidecar("test-sidecar")])
+        .label_selector(match_labels(&[("a", "c")]))
+        .build();
+    assert!(validate_sidecarset(&base().build(), None, &others(vec![theirs.clone()])).is_empty());
 
     theirs.spec.selector = Some(match_labels(&[("a", "b")]));
     let stored = others(vec![theirs]);
-    assert_eq!(validate_sidecarset(&base(), None, &stored).len(), 1);
+    assert_eq!(validate_sidecarset(&base().build(), None, &stored).len(), 1);
 
     // The SidecarSet being updated appears in the list itself and is ignored.
-    let mut same = base();
-    same.spec.volumes = Some(vec![host_path("v", "/other")]);
-    let mut set = base();
-    set.spec.volumes = Some(vec![host_path("v", "/mine")]);
-    assert!(validate_sidecarset(&set, Some(&base()), &others(vec![same])).is_empty());
+    let same = base().volumes(vec![host_path("v", "/other")]).build();
+    let set = base().volumes(vec![host_path("v", "/mine")]).build();
+    assert!(validate_sidecarset(&set, Some(&base().build()), &others(vec![same])).is_empty());
 
     // With a spec error, conflicts are not reported.
-    let mut broken = base();
-    broken.spec.selector = None;
+    let broken = base().label_selector(None).build();
     let errors = validate_sidecarset(&broken, None, &stored);
     assert_eq!(
         aggregate(&errors),
@@ -1297,23 +1307,22 @@ fn conflicts_need_overlapping_pods_and_are_skipped_after_earlier_errors() {
 
 #[test]
 fn init_container_names_only_clash_with_init_containers() {
-    let mut set = base();
-    set.spec.init_containers = Some(vec![sidecar("shared")]);
-    let mut theirs = other();
-    theirs.spec.containers = Some(vec![sidecar("shared")]);
+    let set = base().init_containers(vec![sidecar("shared")]).build();
+    let theirs = other().containers(vec![sidecar("shared")]).build();
     assert!(validate_sidecarset(&set, None, &others(vec![theirs])).is_empty());
 }
 
 #[test]
 fn the_last_overlapping_owner_of_a_name_is_reported() {
-    let mut set = base();
-    set.spec.volumes = Some(vec![host_path("v", "/a")]);
-    let mut first = named("first");
-    first.spec.containers = Some(vec![sidecar("c1")]);
-    first.spec.volumes = Some(vec![host_path("v", "/b")]);
-    let mut second = named("second");
-    second.spec.containers = Some(vec![sidecar("c2")]);
-    second.spec.volumes = Some(vec![host_path("v", "/a")]);
+    let set = base().volumes(vec![host_path("v", "/a")]).build();
+    let first = named("first")
+        .containers(vec![sidecar("c1")])
+        .volumes(vec![host_path("v", "/b")])
+        .build();
+    let second = named("second")
+        .containers(vec![sidecar("c2")])
+        .volumes(vec![host_path("v", "/a")])
+        .build();
     // `second` defines the volume identically and owns the name last: no conflict.
     assert!(
         validate_sidecarset(&set, None, &others(vec![first.clone(), second.clone()])).is_empty()
@@ -1562,63 +1571,62 @@ mod fuzz {
                     (injection, patches),
                     (base, canary_flag),
                 )| {
-                    let mut set = named(&name);
-                    set.spec.selector = pods;
-                    set.spec.namespace_selector = namespaces;
-                    set.spec.namespace = namespace;
-                    set.spec.containers = Some(containers);
-                    set.spec.init_containers = Some(inits);
-                    set.spec.volumes = Some(volumes);
-                    set.spec.update_strategy = Some(SidecarSetUpdateStrategy {
-                        type_: kind,
-                        partition,
-                        max_unavailable,
-                        selector: update_selector,
-                        scatter_strategy: Some(
-                            scatter
-                                .into_iter()
-                                .map(|(key, value)| UpdateScatterTerm { key, value })
-                                .collect(),
-                        ),
-                        priority_strategy: Some(UpdatePriorityStrategy {
-                            weight_priority: Some(vec![UpdatePriorityWeightTerm {
-                                weight: 50,
-                                match_selector: LabelSelector::default(),
-                            }]),
-                            order_priority: None,
-                        }),
-                        ..Default::default()
-                    });
-                    set.spec.injection_strategy =
-                        injection.map(|(custom_version, revision_name, policy)| {
-                            SidecarSetInjectionStrategy {
+                    let set = named(&name)
+                        .label_selector(pods)
+                        .namespace_selector(namespaces)
+                        .namespace(namespace.as_deref())
+                        .containers(containers)
+                        .init_containers(inits)
+                        .volumes(volumes)
+                        .update_strategy(SidecarSetUpdateStrategy {
+                            type_: kind,
+                            partition,
+                            max_unavailable,
+                            selector: update_selector,
+                            scatter_strategy: Some(
+                                scatter
+                                    .into_iter()
+                                    .map(|(key, value)| UpdateScatterTerm { key, value })
+                                    .collect(),
+                            ),
+                            priority_strategy: Some(UpdatePriorityStrategy {
+                                weight_priority: Some(vec![UpdatePriorityWeightTerm {
+                                    weight: 50,
+                                    match_selector: LabelSelector::default(),
+                                }]),
+                                order_priority: None,
+                            }),
+                            ..Default::default()
+                        })
+                        .injection_strategy(injection.map(
+                            |(custom_version, revision_name, policy)| SidecarSetInjectionStrategy {
                                 paused: None,
                                 revision: Some(SidecarSetInjectRevision {
                                     custom_version,
                                     revision_name,
                                     policy,
                                 }),
-                            }
-                        });
-                    set.spec.patch_pod_metadata = Some(
-                        patches
-                            .into_iter()
-                            .map(|(patch_policy, annotations)| SidecarSetPatchPodMetadata {
-                                annotations: Some(annotations),
-                                patch_policy,
-                            })
-                            .collect(),
-                    );
-                    if let Some(base) = base {
-                        set.metadata.annotations = Some(labels(&[
-                            (
+                            },
+                        ))
+                        .patch_pod_metadata(
+                            patches
+                                .into_iter()
+                                .map(|(patch_policy, annotations)| SidecarSetPatchPodMetadata {
+                                    annotations: Some(annotations),
+                                    patch_policy,
+                                })
+                                .collect::<Vec<_>>(),
+                        );
+                    match base {
+                        Some(base) => set
+                            .annotation(
                                 keys::SIDECARSET_CANARY,
                                 if canary_flag { "true" } else { "false" },
-                            ),
-                            (keys::SIDECARSET_BASE, &base),
-                        ]));
+                            )
+                            .annotation(keys::SIDECARSET_BASE, &base)
+                            .build(),
+                        None => set.build(),
                     }
-                    set
                 },
             )
     }
