@@ -10,12 +10,15 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Container, Pod};
+use k8s_openapi::api::core::v1::{Container, Pod, Volume};
 use kruise_webhook::admission::pod::{PodMutation, mutate_pod};
 use kruise_webhook::admission::review::{AdmissionResponse, decode_envelope};
-use kruise_webhook::api::SidecarSet;
+use kruise_webhook::api::{SidecarContainer, SidecarSet};
 use kruise_webhook::source::Catalogue;
 use serde_json::{Value, json};
+use support::SidecarSetBuilder;
+
+mod support;
 
 // ---------------------------------------------------------------------------------------------
 // Harness
@@ -537,11 +540,20 @@ fn pods() -> Value {
     pod
 }
 
+/// A SidecarSet selecting `app: demo`.
+fn demo(name: &str) -> SidecarSetBuilder {
+    SidecarSetBuilder::new(name).selector(&[("app", "demo")])
+}
+
+/// Sidecars from a YAML flow list, as written (no defaulting).
+fn sidecars(yaml: &str) -> Vec<SidecarContainer> {
+    kruise_webhook::yaml::from_str(yaml)
+        .unwrap_or_else(|e| panic!("sidecars do not parse: {e}\n{yaml}"))
+}
+
 /// A minimal SidecarSet selecting `app: demo` with the given containers (YAML flow list).
 fn demo_set(name: &str, containers: &str) -> SidecarSet {
-    ss(&format!(
-        "apiVersion: apps.kruise.io/v1alpha1\nkind: SidecarSet\nmetadata: {{name: {name}}}\nspec:\n  selector: {{matchLabels: {{app: demo}}}}\n  containers: {containers}\n"
-    ))
+    demo(name).containers(sidecars(containers)).build()
 }
 
 fn demo_pod(containers: Value) -> Value {
@@ -1004,9 +1016,7 @@ fn b2_merge_function_empty_pod() {
 }
 
 fn init_set(inits: &str) -> SidecarSet {
-    ss(&format!(
-        "apiVersion: apps.kruise.io/v1alpha1\nkind: SidecarSet\nmetadata: {{name: inits}}\nspec:\n  selector: {{matchLabels: {{app: demo}}}}\n  initContainers: {inits}\n"
-    ))
+    demo("inits").init_containers(sidecars(inits)).build()
 }
 
 fn init_pod(inits: &[&str]) -> Value {
@@ -1062,12 +1072,8 @@ fn b3_init_container_sort_and_placement() {
 
 #[test]
 fn b3_init_containers_sorted_across_sidecarsets() {
-    let first = ss(
-        "apiVersion: apps.kruise.io/v1alpha1\nkind: SidecarSet\nmetadata: {name: aaa}\nspec:\n  selector: {matchLabels: {app: demo}}\n  initContainers: [{name: z-init, image: i}]\n",
-    );
-    let second = ss(
-        "apiVersion: apps.kruise.io/v1alpha1\nkind: SidecarSet\nmetadata: {name: bbb}\nspec:\n  selector: {matchLabels: {app: demo}}\n  initContainers: [{name: m-init, image: i}]\n",
-    );
+    let first = demo("aaa").init_container("z-init", "i").build();
+    let second = demo("bbb").init_container("m-init", "i").build();
     let out = run(vec![first, second], &[], init_pod(&["app-init"]));
     assert_eq!(out.init_containers(), ["app-init", "m-init", "z-init"]);
     assert_eq!(out.annotation(INJECTED_LIST), Some("aaa,bbb"));
@@ -1240,9 +1246,16 @@ fn c1_only_referenced_volumes() {
 
 #[test]
 fn c2_pod_volume_wins() {
-    let set = ss(
-        "apiVersion: apps.kruise.io/v1alpha1\nkind: SidecarSet\nmetadata: {name: vols}\nspec:\n  selector: {matchLabels: {app: demo}}\n  containers: [{name: s, image: s, volumeMounts: [{name: volume-a, mountPath: /s}]}]\n  volumes: [{name: volume-a, emptyDir: {}}]\n",
-    );
+    let set = demo("vols")
+        .containers(sidecars(
+            "[{name: s, image: s, volumeMounts: [{name: volume-a, mountPath: /s}]}]",
+        ))
+        .volumes(vec![Volume {
+            name: "volume-a".into(),
+            empty_dir: Some(Default::default()),
+            ..Default::default()
+        }])
+        .build();
     let mut pod = demo_pod(json!([{"name": "app", "image": "app:1"}]));
     pod["spec"]["volumes"] = json!([{"name": "volume-a", "hostPath": {"path": "/x"}}]);
     let out = run(vec![set], &[], pod);
@@ -1941,16 +1954,12 @@ fn hot_upgrade_pair() {
 
 #[test]
 fn hot_upgrade_native_and_plain_init_containers() {
-    let set = ss(r#"
-apiVersion: apps.kruise.io/v1alpha1
-kind: SidecarSet
-metadata: {name: hot-init}
-spec:
-  selector: {matchLabels: {app: demo}}
-  initContainers:
-  - {name: native, image: "n:1", restartPolicy: Always, upgradeStrategy: {upgradeType: HotUpgrade, hotUpgradeEmptyImage: "e:1"}}
-  - {name: plain, image: "p:1", upgradeStrategy: {upgradeType: HotUpgrade, hotUpgradeEmptyImage: "e:1"}}
-"#);
+    let set = demo("hot-init")
+        .init_containers(sidecars(r#"
+- {name: native, image: "n:1", restartPolicy: Always, upgradeStrategy: {upgradeType: HotUpgrade, hotUpgradeEmptyImage: "e:1"}}
+- {name: plain, image: "p:1", upgradeStrategy: {upgradeType: HotUpgrade, hotUpgradeEmptyImage: "e:1"}}
+"#))
+        .build();
     let out = run(
         vec![set],
         &[],

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kruise_webhook::api::{SidecarSet, UpdateScatterTerm, keys};
+use kruise_webhook::api::{
+    SidecarSet, SidecarSetStatus, SidecarSetUpdateStrategy, UpdateScatterTerm, keys,
+};
 use kruise_webhook::k8s::selector::Labels;
 use kruise_webhook::podmarks::{PodSummary, PodView};
 use kruise_webhook::rollout::order::default_order;
@@ -18,6 +20,9 @@ use kruise_webhook::rollout::{
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use support::SidecarSetBuilder;
+
+mod support;
 
 // ---------------------------------------------------------------------------------------------
 // Fixture (§5.5): SidecarSet `test-sidecarset`, hash `bbb`, without-image `without-aaa`, one
@@ -31,26 +36,22 @@ const OLD_IMAGE_ID: &str = "docker-pullable://test-image@sha256:v1";
 const NEW_IMAGE_ID: &str = "docker-pullable://test-image@sha256:v2";
 
 fn sidecarset(strategy: Value) -> SidecarSet {
-    serde_json::from_value(json!({
-        "apiVersion": "apps.kruise.io/v1alpha1",
-        "kind": "SidecarSet",
-        "metadata": {
-            "name": SET,
-            "generation": 7,
-            "resourceVersion": "4242",
-            "annotations": {
-                keys::SIDECARSET_HASH: "bbb",
-                keys::SIDECARSET_HASH_WITHOUT_IMAGE: "without-aaa",
-            },
-        },
-        "spec": {
-            "selector": {"matchLabels": {"app": "nginx"}},
-            "containers": [{"name": "test-sidecar", "image": NEW_IMAGE}],
-            "updateStrategy": strategy,
-        },
-        "status": {"latestRevision": "test-sidecarset-rev2", "collisionCount": 0},
-    }))
-    .expect("fixture SidecarSet")
+    let strategy: SidecarSetUpdateStrategy =
+        serde_json::from_value(strategy).expect("fixture updateStrategy");
+    SidecarSetBuilder::new(SET)
+        .generation(7)
+        .resource_version("4242")
+        .annotation(keys::SIDECARSET_HASH, "bbb")
+        .annotation(keys::SIDECARSET_HASH_WITHOUT_IMAGE, "without-aaa")
+        .selector(&[("app", "nginx")])
+        .container("test-sidecar", NEW_IMAGE)
+        .update_strategy(strategy)
+        .status(SidecarSetStatus {
+            latest_revision: Some("test-sidecarset-rev2".into()),
+            collision_count: Some(0),
+            ..Default::default()
+        })
+        .build()
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
