@@ -632,6 +632,7 @@ mod tests {
     }
 }
 
+// The shell tests compare the action with the planner's requeue.
 #[cfg(test)]
 use crate::rollout::round::IN_FLIGHT_REQUEUE;
 
