@@ -8,6 +8,7 @@ pub mod admin;
 pub mod admission;
 pub mod api;
 pub mod app;
+pub mod barrier;
 pub mod cli;
 pub mod cloneset;
 pub mod controller;

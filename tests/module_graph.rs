@@ -19,7 +19,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     ),
     (
         "pure cores built on injection",
-        &["rollout", "inplace", "defaults", "crds", "tls"],
+        &["rollout", "inplace", "barrier", "defaults", "crds", "tls"],
     ),
     (
         "CloneSet planner, SidecarSet sources",

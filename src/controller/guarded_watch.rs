@@ -31,6 +31,7 @@ use kube::runtime::watcher::{self, Event, watcher};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
+use super::events;
 use crate::metrics::Metrics;
 
 /// Event reason of the Warning published on an object its controller cannot decode.
@@ -281,11 +282,7 @@ impl UndecodableReporter {
         };
         let recorder = self.recorder.clone();
         let reference = refused.reference.clone();
-        tokio::spawn(async move {
-            if let Err(error) = recorder.publish(&event, &reference).await {
-                tracing::debug!(%error, "event not recorded");
-            }
-        });
+        tokio::spawn(async move { events::record(&recorder, &reference, &event).await });
     }
 }
 

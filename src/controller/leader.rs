@@ -13,6 +13,8 @@ use kube::api::{Api, ObjectMeta, PostParams};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::k8s::retry::is_conflict;
+
 /// Timings, client-go's defaults scaled to the brief: 15 s lease, renew every 5 s.
 #[derive(Debug, Clone)]
 pub struct LeaseConfig {
@@ -217,7 +219,8 @@ impl Elector {
                 };
                 return match self.api.create(&PostParams::default(), &lease).await {
                     Ok(_) => Ok(true),
-                    Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+                    // Another replica wrote first: it holds the lease; the next round reads it.
+                    Err(error) if is_conflict(&error) => Ok(false),
                     Err(source) => Err(self.error(source)),
                 };
             }
@@ -239,7 +242,7 @@ impl Elector {
             .await
         {
             Ok(_) => Ok(true),
-            Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+            Err(error) if is_conflict(&error) => Ok(false),
             Err(source) => Err(self.error(source)),
         }
     }

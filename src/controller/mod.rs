@@ -9,6 +9,7 @@
 pub mod barrier;
 pub mod cloneset;
 pub mod command;
+pub mod events;
 pub mod expectations;
 #[cfg(test)]
 pub(crate) mod fake_apiserver;
@@ -16,7 +17,6 @@ pub mod guarded_watch;
 pub mod leader;
 pub mod pod_cache;
 pub mod pod_write;
-pub mod retry;
 pub mod sidecarset;
 
 use std::sync::Arc;

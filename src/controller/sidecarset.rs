@@ -1,14 +1,14 @@
 //! The SidecarSet controller: the I/O around [`crate::rollout`] and [`crate::inplace`].
 //!
 //! Each reconcile of a SidecarSet reads the shared pod and namespace stores (handles, never
-//! copies), plans one round, writes the status when it changed, moves in-flight multi-batch
-//! updates forward, and starts the upgrades the plan allows. All progress lives in pod
-//! annotations and the SidecarSet status, so a restarted controller carries on where it stopped.
+//! copies), asks the planner for the round's work ([`rollout::round_actions`]) and executes it:
+//! the status write, the in-flight multi-batch updates to move forward, the pods to mark, reset
+//! and upgrade, the events, and when to look again. All progress lives in pod annotations and the
+//! SidecarSet status, so a restarted controller carries on where it stopped.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::{FutureExt, StreamExt};
 use jiff::Timestamp;
@@ -16,21 +16,23 @@ use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::events::{Event, EventType, Recorder};
+use kube::runtime::events::{Event, Recorder};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::events;
 use super::guarded_watch::{self, UndecodableReporter};
 use super::pod_write;
-use super::retry::{Attempt, again_on_conflict, is_conflict, retry_on_conflict};
 use crate::api::{SidecarSet, keys};
-use crate::inplace::{self, EngineOptions, Step, UpdateSpec, Write};
+use crate::inplace::{self, EngineOptions, Step, Write};
+use crate::k8s::retry::{Attempt, again_on_conflict, is_conflict, retry_on_conflict};
 use crate::k8s::selector;
 use crate::podmarks::{PodSummary, PodView};
-use crate::rollout::{self, PodUpgrade};
+use crate::rollout::round::{self, FAILED_REQUEUE, NOT_SYNCED_REQUEUE};
+use crate::rollout::{self, PlannedEvent, Subject, UpgradeRoute};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SidecarSetError {
@@ -52,8 +54,6 @@ pub enum SidecarSetError {
     Conflicts { pod: String, attempts: usize },
 }
 
-/// How long to wait before looking again while a rollout is moving and no event arrives.
-const IN_FLIGHT_REQUEUE: Duration = Duration::from_secs(5);
 /// Conflict retries for one pod write, each from a fresh read.
 const CONFLICT_ATTEMPTS: usize = 5;
 
@@ -80,76 +80,6 @@ pub fn sidecarsets_for_pod(pod: &Pod, sets: &[Arc<SidecarSet>]) -> BTreeSet<Stri
         }
     }
     names
-}
-
-/// The in-place revision a SidecarSet's multi-batch upgrades record: unique per SidecarSet and
-/// per content.
-pub fn engine_revision(set: &SidecarSet) -> Option<String> {
-    let hash = set.annotation(keys::SIDECARSET_HASH)?;
-    Some(format!("{}-{hash}", set.name()))
-}
-
-/// The pod the engine starts from: every bookkeeping annotation of the upgrade written, but no
-/// image changed yet; the engine patches images batch by batch.
-pub fn engine_base(upgrade: &PodUpgrade) -> Pod {
-    let mut pod = upgrade.pod.clone();
-    if let Some(spec) = pod.spec.as_mut() {
-        for change in upgrade.batches.iter().flatten() {
-            if let Some(c) = spec
-                .containers
-                .iter_mut()
-                .find(|c| c.name == change.container)
-            {
-                c.image = change.previous_image.clone();
-            }
-        }
-    }
-    pod
-}
-
-/// The engine's target for an upgrade: every changed image.
-pub fn engine_target(upgrade: &PodUpgrade, revision: &str) -> UpdateSpec {
-    let images: BTreeMap<String, String> = upgrade
-        .batches
-        .iter()
-        .flatten()
-        .map(|c| (c.container.clone(), c.image.clone()))
-        .collect();
-    UpdateSpec::images(revision, images)
-}
-
-/// `plan_round` counts a pod between two batches as available (its later sidecars still run the
-/// old image, consistent and ready), yet the next batch takes it down again: such pods keep
-/// holding budget. Drops the last `held` ready candidates; not-ready candidates cost nothing.
-pub fn hold_budget_for_batches(
-    upgrade: &[usize],
-    ready: impl Fn(usize) -> bool,
-    held: usize,
-) -> Vec<usize> {
-    let ready_count = upgrade.iter().filter(|i| ready(**i)).count();
-    let mut allowance = ready_count.saturating_sub(held);
-    upgrade
-        .iter()
-        .copied()
-        .filter(|&i| {
-            if !ready(i) {
-                return true;
-            }
-            let take = allowance > 0;
-            allowance = allowance.saturating_sub(1);
-            take
-        })
-        .collect()
-}
-
-/// Whether the pod is between two batches of this revision's multi-batch update.
-fn between_batches(pod: &impl PodView, revision: &str) -> bool {
-    matches!(pod.engine_progress(), Some(p) if p.revision == revision && p.has_next_batch)
-}
-
-/// Whether the engine has an update of this SidecarSet's current revision on the pod.
-fn engine_in_flight(pod: &impl PodView, revision: &str) -> bool {
-    matches!(pod.engine_progress(), Some(p) if p.revision == revision)
 }
 
 /// SidecarSets do not own their pods' revision label.
@@ -213,7 +143,7 @@ pub async fn run(
 
 fn error_policy(set: Arc<SidecarSet>, error: &SidecarSetError, _context: Arc<Context>) -> Action {
     tracing::warn!(sidecarset = set.name(), %error, "reconcile failed");
-    Action::requeue(Duration::from_secs(10))
+    Action::requeue(FAILED_REQUEUE)
 }
 
 fn api_error(what: impl Into<String>) -> impl FnOnce(kube::Error) -> SidecarSetError {
@@ -239,76 +169,44 @@ async fn reconcile(set: Arc<SidecarSet>, context: Arc<Context>) -> Result<Action
             .now_or_never()
             .is_some();
     if !synced {
-        return Ok(Action::requeue(Duration::from_secs(1)));
+        return Ok(Action::requeue(NOT_SYNCED_REQUEUE));
     }
     let summaries = context.summaries.state();
     let namespaces = namespace_labels_by_name(&context.namespaces.state());
     let matched = rollout::matched_pods(&set, &summaries, |ns| namespaces.get(ns))?;
-    let plan = rollout::plan_round(&set, &matched);
-    write_status(&context, &set, &plan.status).await?;
-
-    let revision = engine_revision(&set);
-    let mut in_flight = false;
-    if let Some(revision) = revision.as_deref() {
-        for summary in matched
-            .iter()
-            .filter(|p| engine_in_flight(p.as_ref(), revision))
-        {
-            if let Some(pod) = cached_pod(&context, summary) {
-                in_flight |= drive_engine(&context, &pod, revision).await?;
-            }
+    let round = rollout::round_actions(&set, &matched, rollout::plan_round(&set, &matched));
+    if let Some(status) = &round.status {
+        write_status(&context, &set, status).await?;
+    }
+    let revision = round.revision.as_deref();
+    let mut engine_going = false;
+    if let Some(revision) = revision {
+        for pod in cached_pods(&context, &matched, &round.drive) {
+            engine_going |= drive_engine(&context, &pod, revision).await?;
         }
     }
-    for pod in plan
-        .not_upgradable
-        .iter()
-        .filter_map(|&i| cached_pod(&context, &matched[i]))
-    {
+    for pod in cached_pods(&context, &matched, &round.not_upgradable) {
         mark_not_upgradable(&context, &set, &pod).await?;
     }
     let now = rfc3339(Timestamp::now());
-    for pod in plan
-        .reset_idle
-        .iter()
-        .filter_map(|&i| cached_pod(&context, &matched[i]))
-    {
+    for pod in cached_pods(&context, &matched, &round.reset_idle) {
         reset_idle(&context, &set, &pod, &now).await?;
     }
-    let facts = &plan.facts;
-    let held = revision.as_deref().map_or(0, |revision| {
-        matched
-            .iter()
-            .zip(facts)
-            .filter(|(pod, f)| f.available() && between_batches(pod.as_ref(), revision))
-            .count()
-    });
-    let to_upgrade = hold_budget_for_batches(&plan.upgrade, |i| facts[i].ready, held);
-    for pod in to_upgrade
-        .iter()
-        .filter_map(|&i| cached_pod(&context, &matched[i]))
-    {
-        upgrade(&context, &set, &pod, revision.as_deref()).await?;
+    for pod in cached_pods(&context, &matched, &round.upgrade) {
+        upgrade(&context, &set, &pod, revision).await?;
     }
-    let moving = !to_upgrade.is_empty()
-        || !plan.reset_idle.is_empty()
-        || in_flight
-        || (plan.halted.is_none() && plan.status.updated_pods < plan.status.matched_pods)
-        || plan.status.updated_ready_pods.unwrap_or(0) < plan.status.updated_pods;
-    Ok(if moving {
-        Action::requeue(IN_FLIGHT_REQUEUE)
-    } else {
-        Action::await_change()
+    Ok(match round.requeue_after(engine_going) {
+        Some(after) => Action::requeue(after),
+        None => Action::await_change(),
     })
 }
 
+/// Writes the status through the status subresource.
 async fn write_status(
     context: &Context,
     set: &SidecarSet,
     status: &crate::api::SidecarSetStatus,
 ) -> Result<(), SidecarSetError> {
-    if set.status.as_ref() == Some(status) {
-        return Ok(());
-    }
     let api: Api<SidecarSet> = Api::all(context.client.clone());
     let mut body = serde_json::to_value(status).unwrap_or_default();
     // A merge patch keeps fields it does not mention: clear a count that went back to zero.
@@ -325,6 +223,18 @@ async fn write_status(
     .await
     .map_err(api_error(format!("sidecarset {} status", set.name())))?;
     Ok(())
+}
+
+/// The cached pods the planner chose by index into `matched`, each looked up when its turn comes;
+/// those gone from the cache are skipped.
+fn cached_pods<'a>(
+    context: &'a Context,
+    matched: &'a [Arc<PodSummary>],
+    indices: &'a [usize],
+) -> impl Iterator<Item = Arc<Pod>> + 'a {
+    indices
+        .iter()
+        .filter_map(|&i| cached_pod(context, &matched[i]))
 }
 
 /// The cached pod the planner chose by its summary; `None` once it is gone from the cache.
@@ -349,6 +259,12 @@ fn pod_key(pod: &Pod) -> String {
         pod.metadata.namespace.as_deref().unwrap_or(""),
         pod.metadata.name.as_deref().unwrap_or("")
     )
+}
+
+/// The stored pod behind `cached`, read again.
+async fn read_fresh(api: &Api<Pod>, cached: &Pod) -> Result<Pod, SidecarSetError> {
+    let fresh = api.get(&cached.name_any()).await;
+    fresh.map_err(api_error(pod_key(cached)))
 }
 
 /// Sends one write as a patch against `read`, the pod it was decided on (see [`pod_write`]);
@@ -379,38 +295,41 @@ async fn drive_engine(
     cached: &Pod,
     revision: &str,
 ) -> Result<bool, SidecarSetError> {
-    let api = pod_api(context, cached);
+    let api = &pod_api(context, cached);
     // Decided on the cached pod first: most rounds only wait. A write is decided again on a
-    // fresh read, since the cache holds a pruned copy that may also lag behind.
-    let mut pod = Cow::Borrowed(cached);
-    for _ in 0..CONFLICT_ATTEMPTS {
-        let step = inplace::next_step(&pod, None, &ENGINE, Timestamp::now()).map_err(|source| {
-            SidecarSetError::Engine {
-                pod: pod_key(&pod),
-                source,
+    // fresh read, since the cache holds a pruned copy that may also lag behind; after a write,
+    // the next step is decided on the pod the apiserver answered with.
+    let still_going =
+        retry_on_conflict(CONFLICT_ATTEMPTS, Cow::Borrowed(cached), |pod| async move {
+            let step =
+                inplace::next_step(&pod, None, &ENGINE, Timestamp::now()).map_err(|source| {
+                    SidecarSetError::Engine {
+                        pod: pod_key(&pod),
+                        source,
+                    }
+                })?;
+            let Some(write) = step.write() else {
+                let going = !matches!(step, Step::Idle)
+                    && rollout::engine::engine_in_flight(pod.as_ref(), revision);
+                return Ok(Attempt::Done(going));
+            };
+            if let Cow::Borrowed(_) = pod {
+                return Ok(Attempt::Again(Cow::Owned(read_fresh(api, cached).await?)));
             }
-        })?;
-        let Some(write) = step.write() else {
-            return Ok(!matches!(step, Step::Idle) && engine_in_flight(pod.as_ref(), revision));
-        };
-        if let Cow::Borrowed(_) = pod {
-            let fresh = api.get(&pod.name_any()).await;
-            pod = Cow::Owned(fresh.map_err(api_error(pod_key(cached)))?);
-            continue;
-        }
-        if let Step::PatchBatch { containers, .. } = &step {
-            tracing::info!(pod = pod_key(&pod), ?containers, "next sidecar batch");
-        }
-        match send(&api, &pod, write).await {
-            Ok(next) => pod = Cow::Owned(next),
-            Err(error) if is_conflict(&error) => {
-                let fresh = api.get(&pod.name_any()).await;
-                pod = Cow::Owned(fresh.map_err(api_error(pod_key(cached)))?);
+            if let Step::PatchBatch { containers, .. } = &step {
+                tracing::info!(pod = pod_key(&pod), ?containers, "next sidecar batch");
             }
-            Err(error) => return Err(api_error(pod_key(&pod))(error)),
-        }
-    }
-    Ok(true)
+            match send(api, &pod, write).await {
+                Ok(next) => Ok(Attempt::Again(Cow::Owned(next))),
+                Err(error) if is_conflict(&error) => {
+                    Ok(Attempt::Again(Cow::Owned(read_fresh(api, cached).await?)))
+                }
+                Err(error) => Err(api_error(pod_key(&pod))(error)),
+            }
+        })
+        .await?;
+    // Attempts used up with writes still to make: the update is going on.
+    Ok(still_going.unwrap_or(true))
 }
 
 /// Upgrades one pod from a fresh read. A single batch is written at once, as OpenKruise does;
@@ -424,8 +343,8 @@ async fn upgrade(
 ) -> Result<(), SidecarSetError> {
     let api = &pod_api(context, cached);
     let key = &pod_key(cached);
-    let written = retry_on_conflict(CONFLICT_ATTEMPTS, || async move {
-        let fresh = api.get(&cached.name_any()).await.map_err(api_error(key))?;
+    let written = retry_on_conflict(CONFLICT_ATTEMPTS, (), |()| async move {
+        let fresh = read_fresh(api, cached).await?;
         let now = Timestamp::now();
         let upgrade = rollout::upgrade_pod(&fresh, set, &rfc3339(now)).map_err(|source| {
             SidecarSetError::Upgrade {
@@ -433,18 +352,14 @@ async fn upgrade(
                 source,
             }
         })?;
-        // One in-place update at a time per pod: another owner's (the pod's CloneSet) finishes
-        // first; this pod is taken again in a later round.
-        if let Some(other) =
-            inplace::in_flight_revision(&fresh).filter(|other| Some(other.as_str()) != revision)
-        {
-            tracing::info!(pod = key, other, "waits for an in-place update in progress");
-            return Ok(Attempt::Done(None));
-        }
-        let sent = match revision {
-            Some(revision) if upgrade.batches.len() > 1 => {
-                let base = engine_base(&upgrade);
-                let target = engine_target(&upgrade, revision);
+        let route = rollout::upgrade_route(&upgrade, revision, inplace::in_flight_revision(&fresh));
+        let sent = match route {
+            UpgradeRoute::WaitFor { other } => {
+                tracing::info!(pod = key, other, "waits for an in-place update in progress");
+                return Ok(Attempt::Done(None));
+            }
+            UpgradeRoute::Whole => send(api, &fresh, Write::Pod(&upgrade.pod)).await,
+            UpgradeRoute::Engine { base, target } => {
                 let step =
                     inplace::next_step(&base, Some(&target), &ENGINE, now).map_err(|source| {
                         SidecarSetError::Engine {
@@ -457,7 +372,7 @@ async fn upgrade(
                     Some(write @ Write::Status(_)) => {
                         again_on_conflict(send(api, &fresh, write).await)
                             .map_err(api_error(key))?;
-                        return Ok::<_, SidecarSetError>(Attempt::Again);
+                        return Ok::<_, SidecarSetError>(Attempt::Again(()));
                     }
                     Some(write) => send(api, &fresh, write).await,
                     None => {
@@ -466,7 +381,6 @@ async fn upgrade(
                     }
                 }
             }
-            _ => send(api, &fresh, Write::Pod(&upgrade.pod)).await,
         };
         let written = again_on_conflict(sent).map_err(api_error(key))?;
         Ok(written.map(|updated| Some((updated, upgrade))))
@@ -481,26 +395,13 @@ async fn upgrade(
     let Some((updated, upgrade)) = written else {
         return Ok(());
     };
-    let images: Vec<String> = upgrade
-        .batches
-        .iter()
-        .flatten()
-        .map(|c| format!("{}={}", c.container, c.image))
-        .collect();
     tracing::info!(
         pod = key,
         sidecarset = set.name(),
-        ?images,
+        images = ?round::image_changes(&upgrade),
         "upgraded sidecars"
     );
-    publish(
-        context,
-        &updated,
-        EventType::Normal,
-        "SidecarSetUpgrade",
-        format!("sidecarset {} upgrades {}", set.name(), images.join(", ")),
-    )
-    .await;
+    publish(context, set, &updated, round::upgraded_event(set, &upgrade)).await;
     set_upgradable(api, &updated, set.name(), true).await?;
     Ok(())
 }
@@ -513,8 +414,8 @@ async fn reset_idle(
 ) -> Result<(), SidecarSetError> {
     let api = &pod_api(context, cached);
     let key = &pod_key(cached);
-    let done = retry_on_conflict(CONFLICT_ATTEMPTS, || async move {
-        let fresh = api.get(&cached.name_any()).await.map_err(api_error(key))?;
+    let done = retry_on_conflict(CONFLICT_ATTEMPTS, (), |()| async move {
+        let fresh = read_fresh(api, cached).await?;
         let reset = rollout::reset_idle_copies(&fresh, set, now);
         if reset == fresh {
             return Ok(Attempt::Done(()));
@@ -536,29 +437,8 @@ async fn mark_not_upgradable(
 ) -> Result<(), SidecarSetError> {
     let api = pod_api(context, pod);
     if set_upgradable(&api, pod, set.name(), false).await? {
-        publish(
-            context,
-            pod,
-            EventType::Warning,
-            "NotUpgradablePods",
-            format!(
-                "sidecarset {} changed more than images; the pod must be recreated to get it",
-                set.name()
-            ),
-        )
-        .await;
-        {
-            let reference = set.object_ref(&());
-            let event = Event {
-                type_: EventType::Warning,
-                reason: "NotUpgradablePods".into(),
-                note: Some(format!("pod {} cannot be upgraded in place", pod_key(pod))),
-                action: "Upgrade".into(),
-                secondary: None,
-            };
-            if let Err(error) = context.recorder.publish(&event, &reference).await {
-                tracing::debug!(%error, "event not recorded");
-            }
+        for event in round::not_upgradable_events(set, &pod_key(pod)) {
+            publish(context, set, pod, event).await;
         }
     }
     Ok(())
@@ -588,17 +468,20 @@ async fn set_upgradable(
     Ok(true)
 }
 
-async fn publish(context: &Context, pod: &Pod, type_: EventType, reason: &str, note: String) {
+/// Records an event the planner asked for, about `pod` or the SidecarSet.
+async fn publish(context: &Context, set: &SidecarSet, pod: &Pod, planned: PlannedEvent) {
+    let reference = match planned.about {
+        Subject::Pod => pod.object_ref(&()),
+        Subject::SidecarSet => set.object_ref(&()),
+    };
     let event = Event {
-        type_,
-        reason: reason.into(),
-        note: Some(note),
-        action: "Upgrade".into(),
+        type_: planned.type_,
+        reason: planned.reason.into(),
+        note: Some(planned.note),
+        action: planned.action.into(),
         secondary: None,
     };
-    if let Err(error) = context.recorder.publish(&event, &pod.object_ref(&())).await {
-        tracing::debug!(%error, "event not recorded");
-    }
+    events::record(&context.recorder, &reference, &event).await;
 }
 
 /// Namespace labels as the webhooks see them: with the `kubernetes.io/metadata.name` label that
@@ -617,6 +500,8 @@ fn namespace_labels_by_name(namespaces: &[Arc<Namespace>]) -> BTreeMap<String, s
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rollout::engine::tests::{images, two_priority_upgrade};
+    use crate::rollout::engine::{between_batches, engine_base, engine_in_flight, engine_target};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
     use kube::api::ObjectMeta;
 
@@ -716,91 +601,11 @@ mod tests {
     }
 
     #[test]
-    fn pods_between_batches_hold_budget_from_ready_candidates_only() {
-        let ready = |i: usize| i != 1;
-        assert_eq!(
-            hold_budget_for_batches(&[0, 1, 2, 3], ready, 0),
-            vec![0, 1, 2, 3]
-        );
-        assert_eq!(
-            hold_budget_for_batches(&[0, 1, 2, 3], ready, 1),
-            vec![0, 1, 2]
-        );
-        assert_eq!(hold_budget_for_batches(&[0, 1, 2, 3], ready, 3), vec![1]);
-        assert_eq!(hold_budget_for_batches(&[0, 1, 2, 3], ready, 9), vec![1]);
-        assert!(hold_budget_for_batches(&[], ready, 1).is_empty());
-    }
-
-    fn two_priority_upgrade() -> PodUpgrade {
-        let barrier = |key: &str| {
-            json!([{"name": "KRUISE_CONTAINER_BARRIER",
-                    "valueFrom": {"configMapKeyRef": {"name": "web-barrier", "key": key}}}])
-        };
-        let pod: Pod = serde_json::from_value(json!({
-            "metadata": {"name": "web", "namespace": "default",
-                "annotations": {keys::SIDECARSET_INJECTED_LIST: "mesh"}},
-            "spec": {"containers": [
-                {"name": "proxy", "image": "proxy:v1", "env": barrier("p_0")},
-                {"name": "agent", "image": "agent:v1", "env": barrier("p_-1")},
-                {"name": "app", "image": "app:v1", "env": barrier("p_-2")}]},
-            "status": {"containerStatuses": [
-                {"name": "proxy", "image": "proxy:v1", "imageID": "proxy@sha256:1", "ready": true, "restartCount": 0},
-                {"name": "agent", "image": "agent:v1", "imageID": "agent@sha256:1", "ready": true, "restartCount": 0},
-                {"name": "app", "image": "app:v1", "imageID": "app@sha256:1", "ready": true, "restartCount": 0}]}
-        }))
-        .unwrap();
-        let set: SidecarSet = serde_json::from_value(json!({
-            "apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSet",
-            "metadata": {"name": "mesh", "annotations": {keys::SIDECARSET_HASH: "h2"}},
-            "spec": {"containers": [
-                {"name": "proxy", "image": "proxy:v2"},
-                {"name": "agent", "image": "agent:v2"}]}
-        }))
-        .unwrap();
-        rollout::upgrade_pod(&pod, &set, "2024-01-01T00:00:00Z").unwrap()
-    }
-
-    fn images(pod: &Pod) -> Vec<(String, String)> {
-        pod.spec
-            .iter()
-            .flat_map(|s| &s.containers)
-            .map(|c| (c.name.clone(), c.image.clone().unwrap_or_default()))
-            .collect()
-    }
-
-    #[test]
-    fn engine_starts_from_old_images_with_the_bookkeeping_written() {
-        let upgrade = two_priority_upgrade();
-        assert_eq!(upgrade.batches.len(), 2);
-        let base = engine_base(&upgrade);
-        assert_eq!(
-            images(&base),
-            [
-                ("proxy", "proxy:v1"),
-                ("agent", "agent:v1"),
-                ("app", "app:v1")
-            ]
-            .map(|(n, i)| (n.to_string(), i.to_string()))
-        );
-        let annotations = base.metadata.annotations.as_ref().unwrap();
-        assert!(annotations.contains_key(keys::SIDECARSET_HASH));
-        assert!(annotations.contains_key(keys::SIDECARSET_INPLACE_UPDATE_STATE));
-    }
-
-    #[test]
     fn engine_patches_the_higher_priority_sidecar_first() {
         let upgrade = two_priority_upgrade();
-        let target = engine_target(&upgrade, "mesh-h2");
-        assert_eq!(
-            target.container_images,
-            BTreeMap::from([
-                ("agent".to_string(), "agent:v2".to_string()),
-                ("proxy".to_string(), "proxy:v2".to_string()),
-            ])
-        );
         let step = inplace::next_step(
             &engine_base(&upgrade),
-            Some(&target),
+            Some(&engine_target(&upgrade, "mesh-h2")),
             &ENGINE,
             Timestamp::UNIX_EPOCH,
         )
@@ -825,18 +630,11 @@ mod tests {
         assert!(engine_in_flight(&pod, "mesh-h2"));
         assert!(!engine_in_flight(&pod, "mesh-other"));
     }
-
-    #[test]
-    fn engine_revision_needs_the_hash() {
-        let mut s = SidecarSet::new("mesh", Default::default());
-        assert_eq!(engine_revision(&s), None);
-        s.metadata.annotations = Some(BTreeMap::from([(
-            keys::SIDECARSET_HASH.to_string(),
-            "abc".to_string(),
-        )]));
-        assert_eq!(engine_revision(&s).as_deref(), Some("mesh-abc"));
-    }
 }
+
+// The shell tests compare the action with the planner's requeue.
+#[cfg(test)]
+use crate::rollout::round::IN_FLIGHT_REQUEUE;
 
 #[cfg(test)]
 #[path = "sidecarset_shell_tests.rs"]

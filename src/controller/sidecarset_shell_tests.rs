@@ -172,3 +172,49 @@ async fn one_reconcile_writes_the_status_and_upgrades_the_pod_in_place() {
     server.finish().await;
     assert_eq!(result.unwrap(), Action::requeue(IN_FLIGHT_REQUEUE));
 }
+
+/// The planner's answer when nothing is left to do: no status write (the stored one says it
+/// already), no pod touched, no look again until something changes.
+#[tokio::test]
+async fn a_settled_rollout_sends_nothing_and_waits_for_a_change() {
+    let mut set = mesh("proxy:v1");
+    let pod = injected_pod(&set);
+    let summaries = [Arc::new(PodSummary::of(&pod))];
+    set.status = Some(rollout::plan_round(&set, &summaries).status);
+
+    let (client, server) = Scenario::new().start();
+    let context = context(client, &pod);
+    let result = reconcile(Arc::new(set), context.clone()).await;
+    drop(context);
+    server.finish().await;
+    assert_eq!(result.unwrap(), Action::await_change());
+}
+
+/// A paused rollout: the status of what the round saw is written, no pod is read or written, and
+/// the round waits for a change (the pod left behind does not keep it looking).
+#[tokio::test]
+async fn a_paused_rollout_writes_the_status_alone() {
+    let old = mesh("proxy:v1");
+    let mut set = mesh("proxy:v2");
+    set.spec
+        .update_strategy
+        .get_or_insert_with(Default::default)
+        .paused = Some(true);
+    let pod = injected_pod(&old);
+
+    let mut scenario = Scenario::new();
+    scenario
+        .expect(
+            Method::PATCH,
+            "/apis/apps.kruise.io/v1alpha1/sidecarsets/mesh/status",
+        )
+        .content_type(MERGE_PATCH)
+        .body_includes(json!({"status": {"matchedPods": 1, "updatedPods": 0, "readyPods": 1}}))
+        .reply_with(patched(serde_json::to_value(&set).unwrap(), "4"));
+    let (client, server) = scenario.start();
+    let context = context(client, &pod);
+    let result = reconcile(Arc::new(set), context.clone()).await;
+    drop(context);
+    server.finish().await;
+    assert_eq!(result.unwrap(), Action::await_change());
+}

@@ -25,6 +25,7 @@ use super::decide::{self, Restart};
 use crate::api::keys;
 use crate::inplace::completion::spec_containers;
 use crate::inplace::env_hash::current_hash;
+use crate::k8s::retry::is_conflict;
 
 /// Event source of the agent, as OpenKruise's kruise-daemon names it.
 pub const REPORTER: &str = "kruise-daemon-containermeta";
@@ -178,7 +179,7 @@ async fn reconcile(pod: Arc<Pod>, context: Arc<Context>) -> Result<Action, Agent
         {
             Ok(written) => pod_now = written,
             // The pod changed since this view; its new version is already on the way.
-            Err(kube::Error::Api(status)) if status.code == 409 => {
+            Err(error) if is_conflict(&error) => {
                 return Ok(Action::requeue(Duration::from_secs(1)));
             }
             Err(source) => {

@@ -36,6 +36,7 @@ use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::CertsArgs;
+use crate::k8s::retry::{Attempt, again_on_conflict, retry_on_conflict};
 use crate::metrics::Metrics;
 use crate::tls::reloader::ReloadableCert;
 use crate::tls::secret_plan::{self, Policy, SecretData};
@@ -78,11 +79,12 @@ pub async fn run(args: &CertsArgs) -> Result<(), CertsError> {
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &args.namespace);
     let what = format!("Secret {}/{}", args.namespace, args.secret_name);
 
-    for _ in 0..ATTEMPTS {
+    let (client, secrets, what, ips) = (&client, &secrets, &what, &ips);
+    let missing = retry_on_conflict(ATTEMPTS, (), |()| async move {
         let existing = secrets
             .get_opt(&args.secret_name)
             .await
-            .map_err(kube_error("read", &what))?;
+            .map_err(kube_error("read", what))?;
         let current = existing.as_ref().map(secret_data).unwrap_or_default();
         let policy = Policy {
             now: SystemTime::now(),
@@ -102,11 +104,11 @@ pub async fn run(args: &CertsArgs) -> Result<(), CertsError> {
         }
 
         // Bundle first: see the module documentation.
-        let missing = publish_all(&client, args, &plan.bundle).await?;
+        let missing = publish_all(client, args, &plan.bundle).await?;
 
         let Some(data) = plan.data else {
             tracing::info!(secret = %what, "certificates are current; Secret unchanged");
-            return finish(missing);
+            return Ok::<_, CertsError>(Attempt::Done(missing));
         };
         let written = match existing {
             None => secrets
@@ -123,18 +125,21 @@ pub async fn run(args: &CertsArgs) -> Result<(), CertsError> {
                     .map(drop)
             }
         };
+        // A create that met a Secret made meanwhile is a conflict too (409 AlreadyExists).
+        let written = again_on_conflict(written).map_err(kube_error("write", what))?;
         match written {
-            Ok(()) => {
-                tracing::info!(secret = %what, "Secret written");
-                return finish(missing);
-            }
-            Err(kube::Error::Api(status)) if status.is_conflict() || status.is_already_exists() => {
+            Attempt::Done(()) => tracing::info!(secret = %what, "Secret written"),
+            Attempt::Again(()) => {
                 tracing::info!(secret = %what, "Secret changed concurrently; planning again");
             }
-            Err(source) => return Err(kube_error("write", &what)(source)),
         }
+        Ok(written.map(|()| missing))
+    })
+    .await?;
+    match missing {
+        Some(missing) => finish(missing),
+        None => Err(CertsError::Contended { what: what.clone() }),
     }
-    Err(CertsError::Contended { what })
 }
 
 fn finish(missing: Vec<String>) -> Result<(), CertsError> {
@@ -216,24 +221,23 @@ async fn publish<K>(
 where
     K: kube::Resource + ClientConfigs + Clone + DeserializeOwned + Serialize + std::fmt::Debug,
 {
-    for _ in 0..ATTEMPTS {
+    let published = retry_on_conflict(ATTEMPTS, (), |()| async move {
         let Some(mut object) = api.get_opt(name).await.map_err(kube_error("read", what))? else {
             tracing::warn!("{what} not found; its caBundle cannot be set");
-            return Ok(Published::Missing);
+            return Ok::<_, CertsError>(Attempt::Done(Published::Missing));
         };
         if !set_ca_bundle(&mut object, bundle) {
-            return Ok(Published::Unchanged);
+            return Ok(Attempt::Done(Published::Unchanged));
         }
-        match api.replace(name, &PostParams::default(), &object).await {
-            Ok(_) => {
-                tracing::info!("{what}: caBundle updated");
-                return Ok(Published::Updated);
-            }
-            Err(kube::Error::Api(status)) if status.is_conflict() => continue,
-            Err(source) => return Err(kube_error("update", what)(source)),
+        let replaced = api.replace(name, &PostParams::default(), &object).await;
+        let replaced = again_on_conflict(replaced).map_err(kube_error("update", what))?;
+        if let Attempt::Done(_) = replaced {
+            tracing::info!("{what}: caBundle updated");
         }
-    }
-    Err(CertsError::Contended {
+        Ok(replaced.map(|_| Published::Updated))
+    })
+    .await?;
+    published.ok_or_else(|| CertsError::Contended {
         what: what.to_owned(),
     })
 }

@@ -1,25 +1,29 @@
-//! Read-decide-write against the apiserver, again from a fresh read when the write lost a race.
+//! Read-decide-write against the apiserver, again from a fresh read when the write lost a race:
+//! the one conflict-retry loop of the house (controllers, the node agent, the certificate job).
 //!
 //! A write sent against a version someone else changed meanwhile is answered 409 Conflict; the
 //! decision it carried may no longer hold, so the whole attempt (read, decide, write) runs again,
-//! a bounded number of times.
+//! a bounded number of times. An attempt may hand the next one what it learned (the object a
+//! write answered with, a fresh read), so a loop that moves an object through several writes
+//! does not read it again between them.
 
 use std::future::Future;
 
 /// How one attempt ended.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Attempt<T> {
+pub enum Attempt<T, S = ()> {
     /// Finished, with this value.
     Done(T),
-    /// Start over from a fresh read (the write conflicted, or a first write needs a second one).
-    Again,
+    /// Start over (the write conflicted, or a first write needs a second one); the next attempt
+    /// starts from this.
+    Again(S),
 }
 
-impl<T> Attempt<T> {
-    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Attempt<U> {
+impl<T, S> Attempt<T, S> {
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Attempt<U, S> {
         match self {
             Attempt::Done(value) => Attempt::Done(f(value)),
-            Attempt::Again => Attempt::Again,
+            Attempt::Again(next) => Attempt::Again(next),
         }
     }
 }
@@ -34,24 +38,28 @@ pub fn is_conflict(error: &kube::Error) -> bool {
 pub fn again_on_conflict<T>(written: Result<T, kube::Error>) -> Result<Attempt<T>, kube::Error> {
     match written {
         Ok(value) => Ok(Attempt::Done(value)),
-        Err(error) if is_conflict(&error) => Ok(Attempt::Again),
+        Err(error) if is_conflict(&error) => Ok(Attempt::Again(())),
         Err(error) => Err(error),
     }
 }
 
-/// Runs `attempt` until it is done or fails, at most `attempts` times; `Ok(None)` when every
-/// attempt asked to start over.
-pub async fn retry_on_conflict<T, E, F, Fut>(
+/// Runs `attempt` until it is done or fails, at most `attempts` times, the first from `start`,
+/// each later one from what the one before handed on; `Ok(None)` when every attempt asked to
+/// start over.
+pub async fn retry_on_conflict<S, T, E, F, Fut>(
     attempts: usize,
+    start: S,
     mut attempt: F,
 ) -> Result<Option<T>, E>
 where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<Attempt<T>, E>>,
+    F: FnMut(S) -> Fut,
+    Fut: Future<Output = Result<Attempt<T, S>, E>>,
 {
+    let mut from = start;
     for _ in 0..attempts {
-        if let Attempt::Done(value) = attempt().await? {
-            return Ok(Some(value));
+        match attempt(from).await? {
+            Attempt::Done(value) => return Ok(Some(value)),
+            Attempt::Again(next) => from = next,
         }
     }
     Ok(None)
@@ -72,14 +80,14 @@ mod tests {
     #[tokio::test]
     async fn starts_over_until_done_and_stops_at_the_bound() {
         let calls = Cell::new(0);
-        let done_on_third = retry_on_conflict(5, || {
+        let done_on_third = retry_on_conflict(5, (), |()| {
             calls.set(calls.get() + 1);
             let n = calls.get();
             async move {
                 Ok::<_, ()>(if n == 3 {
                     Attempt::Done(n)
                 } else {
-                    Attempt::Again
+                    Attempt::Again(())
                 })
             }
         })
@@ -88,9 +96,9 @@ mod tests {
         assert_eq!(calls.get(), 3);
 
         calls.set(0);
-        let never = retry_on_conflict(4, || {
+        let never = retry_on_conflict(4, (), |()| {
             calls.set(calls.get() + 1);
-            async { Ok::<Attempt<()>, ()>(Attempt::Again) }
+            async { Ok::<Attempt<()>, ()>(Attempt::Again(())) }
         })
         .await;
         assert_eq!(never, Ok(None));
@@ -98,9 +106,27 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn each_attempt_starts_from_what_the_one_before_handed_on() {
+        let mut seen = Vec::new();
+        let done = retry_on_conflict(5, 10, |from: i32| {
+            seen.push(from);
+            async move {
+                Ok::<_, ()>(if from == 12 {
+                    Attempt::Done(from * 2)
+                } else {
+                    Attempt::Again(from + 1)
+                })
+            }
+        })
+        .await;
+        assert_eq!(done, Ok(Some(24)));
+        assert_eq!(seen, [10, 11, 12]);
+    }
+
+    #[tokio::test]
     async fn an_error_ends_the_retries() {
         let calls = Cell::new(0);
-        let failed = retry_on_conflict(5, || {
+        let failed = retry_on_conflict(5, (), |()| {
             calls.set(calls.get() + 1);
             async { Err::<Attempt<()>, _>("boom") }
         })
@@ -114,7 +140,7 @@ mod tests {
         assert!(matches!(again_on_conflict(Ok(7)), Ok(Attempt::Done(7))));
         assert!(matches!(
             again_on_conflict::<()>(Err(api_error(409))),
-            Ok(Attempt::Again)
+            Ok(Attempt::Again(()))
         ));
         assert!(matches!(
             again_on_conflict::<()>(Err(api_error(404))),
