@@ -483,10 +483,14 @@ mounts=$(kubectl get pods -n "$NS" -l app=store -o json | jq -r '[.items[] | ([.
 claims_before=$(pvc_live)
 victim=$(kubectl get pods -n "$NS" -l app=store -o jsonpath='{.items[0].metadata.name}')
 victim_uid=$(kubectl get pod -n "$NS" "$victim" -o jsonpath='{.metadata.uid}')
-# No kubelet confirms a graceful deletion here: force it.
+# No kubelet confirms a graceful deletion here: force it. The pod is stored terminating and deleted
+# in one request; the controller must hear of the deletion itself (src/controller/pod_events.rs).
+deleted_at=$SECONDS
 kubectl delete pod -n "$NS" "$victim" --grace-period=0 --force >/dev/null 2>&1
 until_kubelet 60 "PVC: deleted pod $victim recreated with the same id, status [2,2,2,2]" \
   bash -c "$(declare -f cloneset status_is status_of); NS=$NS; uid=\$(kubectl get pod -n $NS $victim -o jsonpath='{.metadata.uid}'); [ -n \"\$uid\" ] && [ \"\$uid\" != $victim_uid ] && status_is store '[2,2,2,2]'"
+# A create sent while the old pod was still stored terminating is refused (AlreadyExists).
+echo "     (replaced $((SECONDS - deleted_at)) s after the force delete; FailedCreate events: $(event_count store FailedCreate))"
 [ "$(pvc_live)" = "$claims_before" ] && pass "PVC: the replacement reuses data-$victim, no new PVC" \
   || fail "PVC: claims $(pvc_live), before $claims_before"
 kubectl scale cloneset -n "$NS" store --replicas=1 >/dev/null

@@ -131,7 +131,8 @@ fn controlling_cloneset(meta: &ObjectMeta) -> Option<ObjectRef<CloneSet>> {
         .then(|| ObjectRef::new(&owner.name).within(namespace))
 }
 
-/// Runs until `shutdown`; `pod_events` is a subscription to the reflector behind `context.pods`.
+/// Runs until `shutdown`; `pod_events` is a subscription to the watch behind `context.pods`,
+/// deleted pods included (a pod deleted behind the CloneSet's back is replaced).
 pub async fn run(
     context: Arc<Context>,
     pod_events: impl futures::Stream<Item = Arc<Pod>> + Send + 'static,

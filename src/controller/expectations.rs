@@ -9,6 +9,10 @@ use std::time::{Duration, Instant};
 /// event cannot stall a CloneSet for ever.
 pub const TIMEOUT: Duration = Duration::from_secs(300);
 
+/// How long a CloneSet waits for another look once its expectations timed out (upstream's
+/// `ForceDeleteTimeoutExpectationGate`): whatever was lost, the next round plans on the cache.
+pub const AFTER_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// What the cache says about a pod name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Seen {
@@ -79,7 +83,8 @@ impl Expectations {
     }
 
     /// `None` when the cache shows every write of `key` (the expectations are then dropped);
-    /// otherwise how long until they time out.
+    /// otherwise how long to wait before looking again: until they time out, or once they have
+    /// (they are then dropped), [`AFTER_TIMEOUT`].
     pub fn unsatisfied(
         &mut self,
         key: &str,
@@ -101,16 +106,31 @@ impl Expectations {
             Seen::Absent => false,
             Seen::Present { version, .. } => version.is_none_or(|v| v < *wanted),
         });
-        let elapsed = pending
-            .since
-            .map_or(Duration::ZERO, |s| now.duration_since(s));
-        if pending.is_empty() || elapsed >= TIMEOUT {
-            if !pending.is_empty() {
-                tracing::warn!(cloneset = key, "expectations timed out; planning anyway");
-            }
+        if pending.is_empty() {
             self.by_key.remove(key);
             return None;
         }
+        let elapsed = pending
+            .since
+            .map_or(Duration::ZERO, |s| now.duration_since(s));
+        if elapsed >= TIMEOUT {
+            tracing::warn!(
+                cloneset = key,
+                creates = ?pending.creates,
+                deletes = ?pending.deletes,
+                versions = ?pending.versions,
+                "expectations unsatisfied for 5 minutes: dropped"
+            );
+            self.by_key.remove(key);
+            return Some(AFTER_TIMEOUT);
+        }
+        tracing::debug!(
+            cloneset = key,
+            creates = ?pending.creates,
+            deletes = ?pending.deletes,
+            versions = ?pending.versions,
+            "waiting for the cache to show these writes"
+        );
         Some(TIMEOUT - elapsed)
     }
 }
@@ -187,6 +207,9 @@ mod tests {
         e.expect_create("k", "q", t);
         let left = e.unsatisfied("k", t + Duration::from_secs(100), |_| Seen::Absent);
         assert_eq!(left, Some(Duration::from_secs(200)));
+        // Timed out: dropped, and a look again shortly, which plans.
+        let left = e.unsatisfied("k", t + TIMEOUT, |_| Seen::Absent);
+        assert_eq!(left, Some(AFTER_TIMEOUT));
         assert_eq!(e.unsatisfied("k", t + TIMEOUT, |_| Seen::Absent), None);
     }
 }

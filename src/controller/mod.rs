@@ -16,6 +16,7 @@ pub(crate) mod fake_apiserver;
 pub mod guarded_watch;
 pub mod leader;
 pub mod pod_cache;
+pub mod pod_events;
 pub mod pod_write;
 pub mod sidecarset;
 
@@ -32,10 +33,11 @@ use tokio_util::sync::CancellationToken;
 use crate::metrics::Metrics;
 use crate::podmarks::PodSummary;
 use leader::{Elector, LeaseConfig};
+use pod_events::{Deletions, PodEvents};
 
 /// Name of the Lease and of the event reporter.
 pub const CONTROLLER_NAME: &str = "kruise-webhook-controller";
-/// Events a slow subscriber may lag behind the shared pod reflector.
+/// Events a slow subscriber may lag behind the shared pod and namespace reflectors.
 const SHARED_BUFFER: usize = 1024;
 
 #[derive(Debug, Clone)]
@@ -129,19 +131,14 @@ async fn run_term(
     config: ControllerConfig,
     term: CancellationToken,
 ) -> Result<(), ControllerError> {
-    let (pods, pod_writer) = reflector::store_shared::<Pod>(SHARED_BUFFER);
+    let (pods, mut pod_events) = PodEvents::new(SHARED_BUFFER);
     let (summaries, mut summary_writer) = reflector::store::<PodSummary>();
     let (namespaces, namespace_writer) = reflector::store_shared::<Namespace>(SHARED_BUFFER);
-    // Subscribe before the reflectors run so no subscriber misses the initial list.
-    let pods_for_sidecarsets = pod_writer
-        .subscribe()
-        .ok_or(ControllerError::Subscribe("pod"))?;
-    let pods_for_barriers = pod_writer
-        .subscribe()
-        .ok_or(ControllerError::Subscribe("pod"))?;
-    let pods_for_clonesets = pod_writer
-        .subscribe()
-        .ok_or(ControllerError::Subscribe("pod"))?;
+    // Subscribe before the watches run so no subscriber misses the initial list.
+    let pods_for_sidecarsets = pod_events.subscribe(Deletions::Untold);
+    let pods_for_barriers = pod_events.subscribe(Deletions::Untold);
+    // A CloneSet replaces the pods deleted behind its back.
+    let pods_for_clonesets = pod_events.subscribe(Deletions::Told);
     let namespace_events = namespace_writer
         .subscribe()
         .ok_or(ControllerError::Subscribe("namespace"))?;
@@ -149,8 +146,7 @@ async fn run_term(
     // Summaries are made from the full pod, which is then pruned, and stored before the pod
     // store tells the controllers about the change, so a reconcile it triggers reads the new
     // summary.
-    let pod_watch = reflector(
-        pod_writer,
+    let pod_watch = pod_events.run(
         watcher(
             Api::<Pod>::all(client.clone()),
             watcher::Config::default().any_semantic(),
@@ -159,9 +155,7 @@ async fn run_term(
             summary_writer.apply_watcher_event(&pod_cache::summarize(&event));
             event.modify(pod_cache::prune)
         }),
-    )
-    .default_backoff()
-    .for_each(|_| futures::future::ready(()));
+    );
     let namespace_watch = reflector(
         namespace_writer,
         watcher(

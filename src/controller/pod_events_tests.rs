@@ -1,0 +1,76 @@
+use std::time::Duration;
+
+use kube::runtime::watcher::Event;
+use serde_json::json;
+
+use super::*;
+
+fn pod(name: &str, deleting: bool) -> Pod {
+    let mut meta = json!({"name": name, "namespace": "ns", "resourceVersion": "1"});
+    if deleting {
+        meta["deletionTimestamp"] = json!("2026-11-25T00:00:00Z");
+        meta["deletionGracePeriodSeconds"] = json!(0);
+    }
+    serde_json::from_value(json!({ "metadata": meta })).unwrap()
+}
+
+fn names(pods: &[Arc<Pod>]) -> Vec<&str> {
+    pods.iter()
+        .map(|p| p.metadata.name.as_deref().unwrap_or(""))
+        .collect()
+}
+
+/// Runs `events` through a feed with one subscriber of each kind; what each heard, in order.
+async fn heard(events: Vec<Event<Pod>>) -> (Vec<Arc<Pod>>, Vec<Arc<Pod>>) {
+    let (_store, mut feed) = PodEvents::new(4);
+    let told = feed.subscribe(Deletions::Told);
+    let untold = feed.subscribe(Deletions::Untold);
+    let watch = futures::stream::iter(events.into_iter().map(Ok));
+    // As a controller reads its triggers: polled again only once woken.
+    let told = futures::stream::select_all([told]);
+    let untold = futures::stream::select_all([untold]);
+    let all = async {
+        let (_, told, untold) = futures::join!(feed.run(watch), told.collect(), untold.collect());
+        (told, untold)
+    };
+    tokio::time::timeout(Duration::from_secs(5), all)
+        .await
+        .expect("a subscriber stopped hearing events")
+}
+
+/// `kubectl delete pod --force --grace-period=0`: the pod is stored terminating and deleted in
+/// one request, and both watch events may arrive before a subscriber reads the first.
+#[tokio::test]
+async fn a_pod_deleted_before_its_subscriber_reads_it_is_still_told() {
+    let (told, untold) = heard(vec![
+        Event::Init,
+        Event::InitApply(pod("a", false)),
+        Event::InitDone,
+        Event::Apply(pod("b", true)),
+        Event::Delete(pod("b", true)),
+        Event::Apply(pod("c", false)),
+    ])
+    .await;
+    assert_eq!(names(&told), ["a", "b", "b", "c"]);
+    assert_eq!(names(&untold), ["a", "b", "c"]);
+    assert!(told[2].metadata.deletion_timestamp.is_some());
+}
+
+#[tokio::test]
+async fn a_relist_tells_of_the_pods_deleted_while_the_watch_was_down() {
+    let (told, untold) = heard(vec![
+        Event::Init,
+        Event::InitApply(pod("a", false)),
+        Event::InitApply(pod("b", false)),
+        Event::InitDone,
+        Event::Init,
+        Event::InitApply(pod("a", false)),
+        Event::InitDone,
+    ])
+    .await;
+    let mut first = names(&told[..2]);
+    first.sort_unstable();
+    assert_eq!(first, ["a", "b"]);
+    assert_eq!(names(&told[2..]), ["b", "a"]);
+    assert_eq!(names(&untold[2..]), ["a"]);
+}
