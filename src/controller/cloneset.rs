@@ -1,12 +1,13 @@
 //! The CloneSet controller: the I/O around [`crate::cloneset`].
 //!
 //! Each reconcile of a CloneSet waits until the pod cache shows its own earlier writes
-//! ([`super::expectations`]), reads its pods from the shared pod store and its ControllerRevisions
-//! from the apiserver, makes sure the update revision exists, plans one round and sends what the
-//! plan says: pods created through the API (so admission webhooks apply to them), deleted, or
-//! patched with resourceVersion-guarded JSON patches ([`super::pod_write`]); then the status
-//! through the status subresource, the `podsToDelete` clean-up and history truncation. All
-//! progress lives in the pods and the CloneSet, so a new leader carries on where the last stopped.
+//! ([`super::expectations`]), reads its pods from the shared pod store (adopting and releasing
+//! as [`crate::cloneset::claim`] says) and its ControllerRevisions from the apiserver, makes
+//! sure the update revision exists, plans one round and sends what the plan says: pods created
+//! through the API (so admission webhooks apply to them), deleted, or patched with
+//! resourceVersion-guarded JSON patches ([`super::pod_write`]); then the status through the
+//! status subresource, the `podsToDelete` clean-up and history truncation. All progress lives in
+//! the pods and the CloneSet, so a new leader carries on where the last stopped.
 //!
 //! PVCs of `volumeClaimTemplates` come from a cache of their own: a metadata-only watch of the
 //! PVCs carrying the instance-id label (names, labels, owners and versions are all the planner
@@ -42,9 +43,11 @@ use crate::cloneset::pvc::{ClaimPlan, HandOver};
 use crate::cloneset::{self as core, Action, Plan, PodWrite, Purpose, pod, revision, status};
 use crate::metrics::Metrics;
 
+mod adoption;
 mod claims;
 mod history;
 
+use adoption::{Claimed, claim_pods, clonesets_to_sync};
 use claims::{clean_up_claims, create_claims, delete_claims, owned_claims};
 use history::{ensure_update_revision, list_history};
 
@@ -58,6 +61,8 @@ pub enum CloneSetError {
     Revision(#[from] revision::RevisionError),
     #[error("cloneset {0}: cannot create a revision after {1} hash collisions")]
     Collisions(String, i32),
+    #[error("cloneset {0}: cannot adopt pods: {1}")]
+    CannotAdopt(String, String),
 }
 
 /// When nothing happens, look again after this long while a rollout is unfinished.
@@ -153,7 +158,7 @@ pub async fn run(
     let controller = cloneset_controller(&context);
     let shell = Arc::new(Shell { context, claims });
     controller
-        .watches_shared_stream(pod_events, |pod| owner_of(&pod))
+        .watches_shared_stream(pod_events, |pod| clonesets_to_sync(&pod))
         .watches_stream(claim_events, |claim| controlling_cloneset(&claim.metadata))
         .graceful_shutdown_on(shutdown.cancelled_owned())
         .run(reconcile, error_policy, shell)
@@ -190,7 +195,8 @@ fn set_key(set: &CloneSet) -> String {
     )
 }
 
-/// The pods whose ownerReferences name this CloneSet (by uid), from the cache.
+/// The pods whose ownerReferences name this CloneSet (by uid), from the cache: what OpenKruise
+/// lists for the claim step.
 fn owned_pods(context: &Context, set: &CloneSet) -> Vec<Arc<Pod>> {
     let namespace = set.metadata.namespace.as_deref();
     let uid = set.metadata.uid.as_deref();
@@ -257,7 +263,10 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
         // The pod events that satisfy them trigger a reconcile; this is the fallback.
         return Ok(Requeue::requeue(left.min(IN_FLIGHT_REQUEUE)));
     }
-    let pods = owned_pods(context, &set);
+    let pods = match claim_pods(context, &set, &key, &owned_pods(context, &set)).await? {
+        Claimed::Pods(pods) => pods,
+        Claimed::Stop(requeue) => return Ok(requeue),
+    };
     let claims = owned_claims(&shell, &set);
     let claim_meta: Vec<&ObjectMeta> = claims.iter().map(|c| &c.metadata).collect();
     let mut history = list_history(context, &set).await?;
