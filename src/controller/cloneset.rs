@@ -180,6 +180,14 @@ fn api_error(what: impl Into<String>) -> impl FnOnce(kube::Error) -> CloneSetErr
     move |source| CloneSetError::Api { what, source }
 }
 
+/// An apiserver error as Go's `err.Error()` reads (the Status message), for conditions.
+fn error_text(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => status.message.clone(),
+        other => other.to_string(),
+    }
+}
+
 fn status_code(error: &kube::Error) -> Option<u16> {
     match error {
         kube::Error::Api(status) => Some(status.code),
@@ -281,9 +289,14 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
         collision_count,
         now,
     };
-    let plan = core::plan_with_claims(&snapshot, &claim_meta, &mut fastrand::Rng::new())?;
+    let mut plan = core::plan_with_claims(&snapshot, &claim_meta, &mut fastrand::Rng::new())?;
     clean_up_claims(context, &set, &key, &plan.claims).await?;
-    let conflicted = execute(context, &set, &key, &plan).await?;
+    let executed = execute(context, &set, &key, &plan).await?;
+    if let Some(message) = &executed.failed_scale {
+        // OpenKruise: an error of Scale sets FailedScale in the status written this round.
+        status::record_failure(&mut plan.status, "FailedScale", message, now);
+        plan.write_status = status::changed(set.status.as_ref(), &plan.status);
+    }
     if plan.write_status {
         write_status(context, &set, &plan).await?;
     }
@@ -317,7 +330,7 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
         .await;
         return Ok(Requeue::requeue(Duration::from_secs(10)));
     }
-    if conflicted {
+    if executed.conflicted {
         return Ok(Requeue::requeue(CONFLICT_REQUEUE));
     }
     let unfinished = !plan.actions.is_empty()
@@ -330,13 +343,21 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
     })
 }
 
-/// Sends the plan's pod actions. Returns whether some write met a newer pod (409).
+/// What sending the plan's pod actions met.
+struct Executed {
+    /// Some write met a newer pod (409).
+    conflicted: bool,
+    /// The error of the first scale write (pod or PVC create or delete) that failed.
+    failed_scale: Option<String>,
+}
+
+/// Sends the plan's pod actions.
 async fn execute(
     context: &Context,
     set: &CloneSet,
     key: &str,
     plan: &Plan,
-) -> Result<bool, CloneSetError> {
+) -> Result<Executed, CloneSetError> {
     let namespace = set.metadata.namespace.as_deref().unwrap_or("");
     let api: Api<Pod> = Api::namespaced(context.client.clone(), namespace);
     let claim_api: Api<PersistentVolumeClaim> = Api::namespaced(context.client.clone(), namespace);
@@ -348,7 +369,7 @@ async fn execute(
             _ => None,
         })
         .collect();
-    create_slow_start(
+    let mut failed_scale = create_slow_start(
         context,
         set,
         key,
@@ -363,19 +384,18 @@ async fn execute(
             Action::CreatePod { .. } => {}
             Action::DeletePod { name } => {
                 // OpenKruise: the PVCs of the pod's id go once the pod's deletion is accepted.
-                if delete_pod(context, set, key, &api, name).await
-                    && let Some(claims) = plan.claims.delete_with_pod.get(name)
-                {
-                    delete_claims(
-                        context,
-                        set,
-                        key,
-                        &claim_api,
-                        claims,
-                        "failed to delete pvc",
-                    )
-                    .await;
-                }
+                let failure = match delete_pod(context, set, key, &api, name).await {
+                    Ok(true) => match plan.claims.delete_with_pod.get(name) {
+                        Some(claims) => {
+                            let what = "failed to delete pvc";
+                            delete_claims(context, set, key, &claim_api, claims, what).await
+                        }
+                        None => None,
+                    },
+                    Ok(false) => None,
+                    Err(error) => Some(error),
+                };
+                failed_scale = failed_scale.or(failure);
             }
             Action::WritePod {
                 before,
@@ -394,12 +414,16 @@ async fn execute(
             }
         }
     }
-    Ok(conflicted)
+    Ok(Executed {
+        conflicted,
+        failed_scale,
+    })
 }
 
 /// Creates in batches of 1, 2, 4, …; a batch with a failure stops the rest (a quota or webhook
 /// refusal would refuse them all).
 /// Each pod's missing PVCs are created first; a PVC that cannot be created holds its pod back.
+/// Returns the error of the batch that failed (one of them: OpenKruise keeps the first it reads).
 async fn create_slow_start(
     context: &Context,
     set: &CloneSet,
@@ -407,7 +431,7 @@ async fn create_slow_start(
     (api, claim_api): (&Api<Pod>, &Api<PersistentVolumeClaim>),
     pods: &[(&Pod, &str)],
     claims: &ClaimPlan,
-) {
+) -> Option<String> {
     let mut start = 0;
     let mut batch = 1;
     while start < pods.len() {
@@ -419,22 +443,22 @@ async fn create_slow_start(
                 .expect_create(key, &name, Instant::now());
             let pod_claims = claims.create.get(&name).map_or(&[][..], Vec::as_slice);
             async move {
-                if !create_claims(context, set, key, claim_api, pod_claims).await {
-                    return (name, None);
+                if let Err(error) = create_claims(context, set, key, claim_api, pod_claims).await {
+                    return (name, Err(error));
                 }
-                (name, Some(api.create(&PostParams::default(), pod).await))
+                (name, Ok(api.create(&PostParams::default(), pod).await))
             }
         }))
         .await;
-        let mut failed = false;
+        let mut failed = None;
         for (name, result) in results {
             match result {
-                None => {
+                Err(error) => {
                     // A PVC was refused (and reported): the pod was not sent.
-                    failed = true;
+                    failed.get_or_insert(error);
                     context.lock_expectations().forget(key, &name);
                 }
-                Some(Ok(_)) => {
+                Ok(Ok(_)) => {
                     publish_about(
                         context,
                         set,
@@ -445,8 +469,8 @@ async fn create_slow_start(
                     )
                     .await;
                 }
-                Some(Err(error)) => {
-                    failed = true;
+                Ok(Err(error)) => {
+                    failed.get_or_insert_with(|| error_text(&error));
                     context.lock_expectations().forget(key, &name);
                     publish_about(
                         context,
@@ -460,22 +484,24 @@ async fn create_slow_start(
                 }
             }
         }
-        if failed {
-            return;
+        if failed.is_some() {
+            return failed;
         }
         start = end;
         batch *= 2;
     }
+    None
 }
 
-/// `true` when the apiserver accepted the deletion.
+/// `Ok(true)` when the apiserver accepted the deletion, `Ok(false)` when the pod was gone; the
+/// error of a refusal.
 async fn delete_pod(
     context: &Context,
     set: &CloneSet,
     key: &str,
     api: &Api<Pod>,
     name: &str,
-) -> bool {
+) -> Result<bool, String> {
     context
         .lock_expectations()
         .expect_delete(key, name, Instant::now());
@@ -490,22 +516,23 @@ async fn delete_pod(
                 format!("succeed to delete pod {name}"),
             )
             .await;
-            true
+            Ok(true)
         }
         Err(error) => {
             context.lock_expectations().forget(key, name);
-            if status_code(&error) != Some(404) {
-                publish_about(
-                    context,
-                    set,
-                    related(set, "Pod", name),
-                    EventType::Warning,
-                    "FailedDelete",
-                    format!("failed to delete pod {name}: {error}"),
-                )
-                .await;
+            if status_code(&error) == Some(404) {
+                return Ok(false);
             }
-            false
+            publish_about(
+                context,
+                set,
+                related(set, "Pod", name),
+                EventType::Warning,
+                "FailedDelete",
+                format!("failed to delete pod {name}: {error}"),
+            )
+            .await;
+            Err(error_text(&error))
         }
     }
 }
