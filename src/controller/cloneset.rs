@@ -751,3 +751,6 @@ mod tests {
 #[cfg(test)]
 #[path = "cloneset_shell_tests.rs"]
 mod shell_tests;
+
+#[cfg(test)]
+mod round_tests;
