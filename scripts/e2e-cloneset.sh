@@ -26,6 +26,9 @@
 #              than 4; then scaleStrategy.podsToDelete replaces the one pod it names.
 #   pvc        volumeClaimTemplates: one PVC per pod named <template>-<cloneset>-<id>, owned by the
 #              CloneSet; a deleted pod's replacement reuses it; scale-in deletes it.
+#   claim      a bare pod with the CloneSet's labels is not adopted (as OpenKruise, which lists pods by
+#              ownerReference); one naming the CloneSet in a non-controller ownerReference is, and
+#              counts (scale-in removes another pod); a relabelled pod is released and replaced.
 # The pods carry the KRUISE_CONTAINER_BARRIER env the pod webhook would add (no webhook runs here).
 # E2E_CLONESET_LOGS=DIR keeps the controllers' logs and the recorded watches.
 set -euo pipefail
@@ -496,3 +499,63 @@ echo "     (replaced $((SECONDS - deleted_at)) s after the force delete; FailedC
 kubectl scale cloneset -n "$NS" store --replicas=1 >/dev/null
 until_kubelet 60 "PVC: scaled to 1, status [1,1,1,1], only the remaining pod's PVC left" \
   bash -c "$(declare -f cloneset status_is status_of live_pods count_is pod_count pvc_live pvc_wanted pvc_match); NS=$NS; count_is store 1 && status_is store '[1,1,1,1]' && pvc_match && [ \"\$(pvc_live | jq length)\" = 1 ]"
+
+# --- claim: adoption by ownerReference only, release on relabel ------------------------------
+kubectl apply -n "$NS" -f - >/dev/null <<EOF
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata: {name: own}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: own}}
+  template:
+    metadata: {labels: {app: own}}
+    spec:
+      containers: [{name: main, image: example.com/own:v1}]
+  updateStrategy: {type: InPlaceIfPossible}
+EOF
+until_kubelet 60 "claim: 2 pods, status [2,2,2,2]" settled own 2
+own_uid=$(cloneset own | jq -r .metadata.uid)
+own_rev=$(cloneset own | jq -r .status.updateRevision)
+# The live pods labelled app=own that the CloneSet controls, by name.
+controlled() {
+  kubectl get pods -n "$NS" -l app=own -o json | jq -c --arg u "$own_uid" '[.items[]
+    | select(.metadata.deletionTimestamp == null)
+    | select(any(.metadata.ownerReferences[]?; .uid == $u and .controller == true)) | .metadata.name] | sort'
+}
+owners_of() { kubectl get pod -n "$NS" "$1" -o json | jq -c '[.metadata.ownerReferences[]? | {uid, controller}]'; }
+originals=$(controlled)
+# A twin of the CloneSet's pods (same labels and revision), made by hand, that scale-in would
+# keep (a higher deletion cost).
+kubectl apply -n "$NS" -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: own-bare
+  labels: {app: own, controller-revision-hash: $own_rev, apps.kruise.io/cloneset-instance-id: zzzzz}
+  annotations: {controller.kubernetes.io/pod-deletion-cost: "100"}
+spec:
+  containers: [{name: main, image: example.com/own:v1}]
+EOF
+bare_ready() { [ "$(kubectl get pod -n "$NS" own-bare -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]; }
+until_kubelet 30 "claim: a bare pod with the CloneSet's labels runs ready" bare_ready
+# A CloneSet change makes the controller reconcile (a pod naming no owner triggers none).
+kubectl annotate cloneset -n "$NS" own e2e.kruise.io/poke=1 >/dev/null
+for _ in 1 2 3 4 5 6 7 8 9 10; do kubelet_pass; sleep 0.3; done
+left_alone="$(owners_of own-bare) $(status_of own) $(controlled)"
+check "claim: the bare pod is not adopted and not counted ($left_alone)" \
+  test "$left_alone" = "[] [2,2,2,2] $originals"
+kubectl patch pod -n "$NS" own-bare --type=merge -p "{\"metadata\": {\"ownerReferences\": [{\"apiVersion\": \"apps.kruise.io/v1alpha1\", \"kind\": \"CloneSet\", \"name\": \"own\", \"uid\": \"$own_uid\"}]}}" >/dev/null
+adopted() {
+  [ "$(owners_of own-bare)" = "[{\"uid\":\"$own_uid\",\"controller\":true}]" ] && status_is own '[2,2,2,2]' \
+    && [ "$(jq -n --argjson now "$(controlled)" --argjson was "$originals" \
+      '($now | index("own-bare")) != null and ($now - ["own-bare"] | length) == 1 and ($now - ["own-bare"] - $was | length) == 0')" = true ]
+}
+until_kubelet 60 "claim: a pod naming the CloneSet (no controller) is adopted and counted: an original pod scaled in" adopted
+victim=$(controlled | jq -r '(. - ["own-bare"])[0]')
+kubectl label pod -n "$NS" "$victim" app=moved --overwrite >/dev/null
+released() {
+  [ "$(owners_of "$victim")" = "[]" ] && status_is own '[2,2,2,2]' \
+    && [ "$(controlled | jq --arg v "$victim" 'length == 2 and index($v) == null and index("own-bare") != null')" = true ]
+}
+until_kubelet 60 "claim: relabelled pod $victim released (no ownerReference left) and replaced" released

@@ -3,6 +3,7 @@
 //! `pkg/controller/cloneset`). No I/O, no clock: the shell in `controller::cloneset` lists,
 //! calls [`plan`] and sends what it returns.
 //!
+//! - [`claim`]: which listed pods the CloneSet keeps, adopts or releases;
 //! - [`revision`]: revision data, hashes, names, history choice and truncation;
 //! - [`numbers`]: the scale/update arithmetic of one round;
 //! - [`scale`]: creations and deletions, with the deletion order;
@@ -14,6 +15,7 @@
 //! A round does one kind of change: Scale, and only if it changed nothing, Update. Repeated
 //! rounds over an unchanged world converge and then write nothing.
 
+pub mod claim;
 pub mod facts;
 pub mod hooks;
 pub mod numbers;

@@ -234,8 +234,9 @@ pub fn update_revision(
     }
 }
 
-/// Revisions to delete after a round: the oldest of those neither current, update, nor worn by
-/// an active pod, until at most `limit` revisions remain.
+/// Revisions to delete after a round: of those neither current, update, nor worn by an active
+/// pod, the oldest, until at most `limit` of them remain (OpenKruise `truncateHistory` counts
+/// only these against the limit).
 pub fn history_to_truncate<'a>(
     history: &'a [ControllerRevision],
     live: &[&str],
@@ -248,13 +249,13 @@ pub fn history_to_truncate<'a>(
                 .iter()
                 .any(|label| label_names_revision(label, name))
     };
-    let excess = history.len().saturating_sub(limit);
-    history
+    let mut not_live: Vec<&str> = history
         .iter()
         .filter_map(|r| r.metadata.name.as_deref())
         .filter(|name| !is_live(name))
-        .take(excess)
-        .collect()
+        .collect();
+    not_live.truncate(not_live.len().saturating_sub(limit));
+    not_live
 }
 
 #[cfg(test)]
@@ -377,10 +378,16 @@ mod tests {
                 r
             })
             .collect();
-        let dropped = history_to_truncate(&history, &["cs-h5", "cs-h1"], &["h2"], 2);
-        assert_eq!(dropped, ["cs-h3", "cs-h4"]);
+        // Live: h5, h1 and h2 (a pod's short hash); h3 and h4 are within the limit of 2.
+        let live = ["cs-h5", "cs-h1"];
+        assert!(history_to_truncate(&history, &live, &["h2"], 2).is_empty());
+        assert_eq!(history_to_truncate(&history, &live, &["h2"], 1), ["cs-h3"]);
+        assert_eq!(
+            history_to_truncate(&history, &live, &["h2"], 0),
+            ["cs-h3", "cs-h4"]
+        );
         let dropped = history_to_truncate(&history, &["cs-h5"], &[], 3);
-        assert_eq!(dropped, ["cs-h1", "cs-h2"]);
+        assert_eq!(dropped, ["cs-h1"]);
         assert!(history_to_truncate(&history, &[], &[], 10).is_empty());
     }
 }

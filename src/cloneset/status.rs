@@ -57,6 +57,14 @@ pub fn compute(input: &StatusInput<'_>) -> CloneSetStatus {
     }
 }
 
+/// Records a failure of the round (`FailedScale`, `FailedUpdate`) in `status`, as the planner
+/// does for its own; the shell uses it for the writes that failed.
+pub fn record_failure(status: &mut CloneSetStatus, kind: &str, message: &str, now: Timestamp) {
+    let mut conditions = status.conditions.take().unwrap_or_default();
+    set_condition(&mut conditions, kind, message, now);
+    status.conditions = Some(conditions);
+}
+
 /// Set-condition semantics: a condition of the same type is replaced; when status and message
 /// stay the same the old transition time is kept, so a failure repeated each round writes once.
 fn set_condition(

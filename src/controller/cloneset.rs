@@ -1,12 +1,13 @@
 //! The CloneSet controller: the I/O around [`crate::cloneset`].
 //!
 //! Each reconcile of a CloneSet waits until the pod cache shows its own earlier writes
-//! ([`super::expectations`]), reads its pods from the shared pod store and its ControllerRevisions
-//! from the apiserver, makes sure the update revision exists, plans one round and sends what the
-//! plan says: pods created through the API (so admission webhooks apply to them), deleted, or
-//! patched with resourceVersion-guarded JSON patches ([`super::pod_write`]); then the status
-//! through the status subresource, the `podsToDelete` clean-up and history truncation. All
-//! progress lives in the pods and the CloneSet, so a new leader carries on where the last stopped.
+//! ([`super::expectations`]), reads its pods from the shared pod store (adopting and releasing
+//! as [`crate::cloneset::claim`] says) and its ControllerRevisions from the apiserver, makes
+//! sure the update revision exists, plans one round and sends what the plan says: pods created
+//! through the API (so admission webhooks apply to them), deleted, or patched with
+//! resourceVersion-guarded JSON patches ([`super::pod_write`]); then the status through the
+//! status subresource, the `podsToDelete` clean-up and history truncation. All progress lives in
+//! the pods and the CloneSet, so a new leader carries on where the last stopped.
 //!
 //! PVCs of `volumeClaimTemplates` come from a cache of their own: a metadata-only watch of the
 //! PVCs carrying the instance-id label (names, labels, owners and versions are all the planner
@@ -42,9 +43,11 @@ use crate::cloneset::pvc::{ClaimPlan, HandOver};
 use crate::cloneset::{self as core, Action, Plan, PodWrite, Purpose, pod, revision, status};
 use crate::metrics::Metrics;
 
+mod adoption;
 mod claims;
 mod history;
 
+use adoption::{Claimed, claim_pods, clonesets_to_sync};
 use claims::{clean_up_claims, create_claims, delete_claims, owned_claims};
 use history::{ensure_update_revision, list_history};
 
@@ -58,6 +61,8 @@ pub enum CloneSetError {
     Revision(#[from] revision::RevisionError),
     #[error("cloneset {0}: cannot create a revision after {1} hash collisions")]
     Collisions(String, i32),
+    #[error("cloneset {0}: cannot adopt pods: {1}")]
+    CannotAdopt(String, String),
 }
 
 /// When nothing happens, look again after this long while a rollout is unfinished.
@@ -154,7 +159,7 @@ pub async fn run(
     let controller = cloneset_controller(&context);
     let shell = Arc::new(Shell { context, claims });
     controller
-        .watches_shared_stream(pod_events, |pod| owner_of(&pod))
+        .watches_shared_stream(pod_events, |pod| clonesets_to_sync(&pod))
         .watches_stream(claim_events, |claim| controlling_cloneset(&claim.metadata))
         .graceful_shutdown_on(shutdown.cancelled_owned())
         .run(reconcile, error_policy, shell)
@@ -176,6 +181,14 @@ fn api_error(what: impl Into<String>) -> impl FnOnce(kube::Error) -> CloneSetErr
     move |source| CloneSetError::Api { what, source }
 }
 
+/// An apiserver error as Go's `err.Error()` reads (the Status message), for conditions.
+fn error_text(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => status.message.clone(),
+        other => other.to_string(),
+    }
+}
+
 fn status_code(error: &kube::Error) -> Option<u16> {
     match error {
         kube::Error::Api(status) => Some(status.code),
@@ -191,7 +204,8 @@ fn set_key(set: &CloneSet) -> String {
     )
 }
 
-/// The pods whose ownerReferences name this CloneSet (by uid), from the cache.
+/// The pods whose ownerReferences name this CloneSet (by uid), from the cache: what OpenKruise
+/// lists for the claim step.
 fn owned_pods(context: &Context, set: &CloneSet) -> Vec<Arc<Pod>> {
     let namespace = set.metadata.namespace.as_deref();
     let uid = set.metadata.uid.as_deref();
@@ -258,7 +272,10 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
         // The pod events that satisfy them trigger a reconcile; this is the fallback.
         return Ok(Requeue::requeue(left.min(IN_FLIGHT_REQUEUE)));
     }
-    let pods = owned_pods(context, &set);
+    let pods = match claim_pods(context, &set, &key, &owned_pods(context, &set)).await? {
+        Claimed::Pods(pods) => pods,
+        Claimed::Stop(requeue) => return Ok(requeue),
+    };
     let claims = owned_claims(&shell, &set);
     let claim_meta: Vec<&ObjectMeta> = claims.iter().map(|c| &c.metadata).collect();
     let mut history = list_history(context, &set).await?;
@@ -273,9 +290,14 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
         collision_count,
         now,
     };
-    let plan = core::plan_with_claims(&snapshot, &claim_meta, &mut fastrand::Rng::new())?;
+    let mut plan = core::plan_with_claims(&snapshot, &claim_meta, &mut fastrand::Rng::new())?;
     clean_up_claims(context, &set, &key, &plan.claims).await?;
-    let conflicted = execute(context, &set, &key, &plan).await?;
+    let executed = execute(context, &set, &key, &plan).await?;
+    if let Some(message) = &executed.failed_scale {
+        // OpenKruise: an error of Scale sets FailedScale in the status written this round.
+        status::record_failure(&mut plan.status, "FailedScale", message, now);
+        plan.write_status = status::changed(set.status.as_ref(), &plan.status);
+    }
     if plan.write_status {
         write_status(context, &set, &plan).await?;
     }
@@ -309,7 +331,7 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
         .await;
         return Ok(Requeue::requeue(Duration::from_secs(10)));
     }
-    if conflicted {
+    if executed.conflicted {
         return Ok(Requeue::requeue(CONFLICT_REQUEUE));
     }
     let unfinished = !plan.actions.is_empty()
@@ -322,13 +344,21 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
     })
 }
 
-/// Sends the plan's pod actions. Returns whether some write met a newer pod (409).
+/// What sending the plan's pod actions met.
+struct Executed {
+    /// Some write met a newer pod (409).
+    conflicted: bool,
+    /// The error of the first scale write (pod or PVC create or delete) that failed.
+    failed_scale: Option<String>,
+}
+
+/// Sends the plan's pod actions.
 async fn execute(
     context: &Context,
     set: &CloneSet,
     key: &str,
     plan: &Plan,
-) -> Result<bool, CloneSetError> {
+) -> Result<Executed, CloneSetError> {
     let namespace = set.metadata.namespace.as_deref().unwrap_or("");
     let api: Api<Pod> = Api::namespaced(context.client.clone(), namespace);
     let claim_api: Api<PersistentVolumeClaim> = Api::namespaced(context.client.clone(), namespace);
@@ -340,7 +370,7 @@ async fn execute(
             _ => None,
         })
         .collect();
-    create_slow_start(
+    let mut failed_scale = create_slow_start(
         context,
         set,
         key,
@@ -355,19 +385,18 @@ async fn execute(
             Action::CreatePod { .. } => {}
             Action::DeletePod { name } => {
                 // OpenKruise: the PVCs of the pod's id go once the pod's deletion is accepted.
-                if delete_pod(context, set, key, &api, name).await
-                    && let Some(claims) = plan.claims.delete_with_pod.get(name)
-                {
-                    delete_claims(
-                        context,
-                        set,
-                        key,
-                        &claim_api,
-                        claims,
-                        "failed to delete pvc",
-                    )
-                    .await;
-                }
+                let failure = match delete_pod(context, set, key, &api, name).await {
+                    Ok(true) => match plan.claims.delete_with_pod.get(name) {
+                        Some(claims) => {
+                            let what = "failed to delete pvc";
+                            delete_claims(context, set, key, &claim_api, claims, what).await
+                        }
+                        None => None,
+                    },
+                    Ok(false) => None,
+                    Err(error) => Some(error),
+                };
+                failed_scale = failed_scale.or(failure);
             }
             Action::WritePod {
                 before,
@@ -386,12 +415,16 @@ async fn execute(
             }
         }
     }
-    Ok(conflicted)
+    Ok(Executed {
+        conflicted,
+        failed_scale,
+    })
 }
 
 /// Creates in batches of 1, 2, 4, …; a batch with a failure stops the rest (a quota or webhook
 /// refusal would refuse them all).
 /// Each pod's missing PVCs are created first; a PVC that cannot be created holds its pod back.
+/// Returns the error of the batch that failed (one of them: OpenKruise keeps the first it reads).
 async fn create_slow_start(
     context: &Context,
     set: &CloneSet,
@@ -399,7 +432,7 @@ async fn create_slow_start(
     (api, claim_api): (&Api<Pod>, &Api<PersistentVolumeClaim>),
     pods: &[(&Pod, &str)],
     claims: &ClaimPlan,
-) {
+) -> Option<String> {
     let mut start = 0;
     let mut batch = 1;
     while start < pods.len() {
@@ -411,22 +444,22 @@ async fn create_slow_start(
                 .expect_create(key, &name, Instant::now());
             let pod_claims = claims.create.get(&name).map_or(&[][..], Vec::as_slice);
             async move {
-                if !create_claims(context, set, key, claim_api, pod_claims).await {
-                    return (name, None);
+                if let Err(error) = create_claims(context, set, key, claim_api, pod_claims).await {
+                    return (name, Err(error));
                 }
-                (name, Some(api.create(&PostParams::default(), pod).await))
+                (name, Ok(api.create(&PostParams::default(), pod).await))
             }
         }))
         .await;
-        let mut failed = false;
+        let mut failed = None;
         for (name, result) in results {
             match result {
-                None => {
+                Err(error) => {
                     // A PVC was refused (and reported): the pod was not sent.
-                    failed = true;
+                    failed.get_or_insert(error);
                     context.lock_expectations().forget(key, &name);
                 }
-                Some(Ok(_)) => {
+                Ok(Ok(_)) => {
                     publish_about(
                         context,
                         set,
@@ -437,8 +470,8 @@ async fn create_slow_start(
                     )
                     .await;
                 }
-                Some(Err(error)) => {
-                    failed = true;
+                Ok(Err(error)) => {
+                    failed.get_or_insert_with(|| error_text(&error));
                     context.lock_expectations().forget(key, &name);
                     publish_about(
                         context,
@@ -452,22 +485,24 @@ async fn create_slow_start(
                 }
             }
         }
-        if failed {
-            return;
+        if failed.is_some() {
+            return failed;
         }
         start = end;
         batch *= 2;
     }
+    None
 }
 
-/// `true` when the apiserver accepted the deletion.
+/// `Ok(true)` when the apiserver accepted the deletion, `Ok(false)` when the pod was gone; the
+/// error of a refusal.
 async fn delete_pod(
     context: &Context,
     set: &CloneSet,
     key: &str,
     api: &Api<Pod>,
     name: &str,
-) -> bool {
+) -> Result<bool, String> {
     context
         .lock_expectations()
         .expect_delete(key, name, Instant::now());
@@ -482,22 +517,23 @@ async fn delete_pod(
                 format!("succeed to delete pod {name}"),
             )
             .await;
-            true
+            Ok(true)
         }
         Err(error) => {
             context.lock_expectations().forget(key, name);
-            if status_code(&error) != Some(404) {
-                publish_about(
-                    context,
-                    set,
-                    related(set, "Pod", name),
-                    EventType::Warning,
-                    "FailedDelete",
-                    format!("failed to delete pod {name}: {error}"),
-                )
-                .await;
+            if status_code(&error) == Some(404) {
+                return Ok(false);
             }
-            false
+            publish_about(
+                context,
+                set,
+                related(set, "Pod", name),
+                EventType::Warning,
+                "FailedDelete",
+                format!("failed to delete pod {name}: {error}"),
+            )
+            .await;
+            Err(error_text(&error))
         }
     }
 }
@@ -716,3 +752,6 @@ mod tests {
 #[cfg(test)]
 #[path = "cloneset_shell_tests.rs"]
 mod shell_tests;
+
+#[cfg(test)]
+mod round_tests;

@@ -15,13 +15,13 @@ use crate::controller::fake_apiserver::{
     JSON, JSON_PATCH, MERGE_PATCH, Scenario, conflict, created, includes, list, patched, store_of,
 };
 
-const CLONESET: &str = "/apis/apps.kruise.io/v1alpha1/namespaces/default/clonesets/web";
-const REVISIONS: &str = "/apis/apps/v1/namespaces/default/controllerrevisions";
-const PODS: &str = "/api/v1/namespaces/default/pods";
-const SELECTOR: (&str, &str) = ("labelSelector", "app=web");
-const REGARDING: (&str, &str) = ("CloneSet", "web");
+pub(super) const CLONESET: &str = "/apis/apps.kruise.io/v1alpha1/namespaces/default/clonesets/web";
+pub(super) const REVISIONS: &str = "/apis/apps/v1/namespaces/default/controllerrevisions";
+pub(super) const PODS: &str = "/api/v1/namespaces/default/pods";
+pub(super) const SELECTOR: (&str, &str) = ("labelSelector", "app=web");
+pub(super) const REGARDING: (&str, &str) = ("CloneSet", "web");
 
-fn cloneset(replicas: i32, image: &str) -> CloneSet {
+pub(super) fn cloneset(replicas: i32, image: &str) -> CloneSet {
     serde_json::from_value(json!({
         "apiVersion": "apps.kruise.io/v1alpha1",
         "kind": "CloneSet",
@@ -41,15 +41,15 @@ fn cloneset(replicas: i32, image: &str) -> CloneSet {
 }
 
 /// The revision `set` asks for, numbered `number`, as the apiserver stores it.
-fn revision_of(set: &CloneSet, number: i64) -> ControllerRevision {
+pub(super) fn revision_of(set: &CloneSet, number: i64) -> ControllerRevision {
     revision::candidate(set, 0, number).unwrap()
 }
 
-fn name_of(revision: &ControllerRevision) -> String {
+pub(super) fn name_of(revision: &ControllerRevision) -> String {
     revision.metadata.name.clone().unwrap()
 }
 
-fn context(client: kube::Client, pods: Store<Pod>) -> Arc<Context> {
+pub(super) fn context(client: kube::Client, pods: Store<Pod>) -> Arc<Context> {
     let reporter = Reporter {
         controller: CONTROLLER_NAME.into(),
         instance: Some("test".into()),
@@ -71,14 +71,25 @@ fn shell(context: Arc<Context>) -> Arc<Shell> {
 
 /// One reconcile of `set` against `scenario`. The context (every client) is dropped before the
 /// scenario is checked, so a request in excess fails the test.
-async fn reconcile_once(
+pub(super) async fn reconcile_once(
     set: &CloneSet,
     pods: Store<Pod>,
     scenario: Scenario,
 ) -> (Result<Requeue, CloneSetError>, Expectations) {
+    reconcile_with_claims(set, pods, [], scenario).await
+}
+
+/// [`reconcile_once`] with `claims` in the PVC cache.
+pub(super) async fn reconcile_with_claims(
+    set: &CloneSet,
+    pods: Store<Pod>,
+    claims: impl IntoIterator<Item = ClaimMeta>,
+    scenario: Scenario,
+) -> (Result<Requeue, CloneSetError>, Expectations) {
     let (client, server) = scenario.start();
     let context = context(client, pods);
-    let shell = shell(context);
+    let (claims, _writer) = store_of::<ClaimMeta>(claims);
+    let shell = Arc::new(Shell { context, claims });
     let result = reconcile(Arc::new(set.clone()), shell.clone()).await;
     let shell = Arc::into_inner(shell).expect("the reconcile kept no shell");
     let mut context = Arc::into_inner(shell.context).expect("the reconcile kept no context");
@@ -88,17 +99,17 @@ async fn reconcile_once(
     (result, expectations)
 }
 
-fn as_json<T: serde::Serialize>(value: &T) -> Value {
+pub(super) fn as_json<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap()
 }
 
-fn check(holds: bool, why: impl FnOnce() -> String) -> Result<(), String> {
+pub(super) fn check(holds: bool, why: impl FnOnce() -> String) -> Result<(), String> {
     if holds { Ok(()) } else { Err(why()) }
 }
 
 /// A pod create: `<set>-<5 lowercase alphanumerics>`, the instance id label equal to the suffix,
 /// a name not created before in this reconcile (recorded in `names`).
-fn new_pod_name(
+pub(super) fn new_pod_name(
     names: Arc<TestMutex<Vec<String>>>,
 ) -> impl FnOnce(&Value) -> Result<(), String> + Send {
     move |body| {
@@ -233,7 +244,7 @@ async fn a_reconcile_before_the_cache_shows_its_creates_sends_nothing() {
 }
 
 /// A running, ready pod of `set` at its revision 1, at `resourceVersion`, in lifecycle Normal.
-fn running_pod(set: &CloneSet, resource_version: &str) -> Pod {
+pub(super) fn running_pod(set: &CloneSet, resource_version: &str) -> Pod {
     let history = [revision_of(set, 1)];
     let snapshot = crate::cloneset::Snapshot {
         cloneset: set,
@@ -306,7 +317,7 @@ fn history_list(case: &UpdateCase) -> (axum::http::StatusCode, Value) {
 }
 
 /// The pod `body` (a JSON patch) makes of `stored`.
-fn applied(stored: &Value, body: &Value) -> Result<Value, String> {
+pub(super) fn applied(stored: &Value, body: &Value) -> Result<Value, String> {
     let patch: json_patch::Patch =
         serde_json::from_value(body.clone()).map_err(|e| e.to_string())?;
     let mut pod = stored.clone();

@@ -25,14 +25,15 @@ pub(super) fn owned_claims(shell: &Shell, set: &CloneSet) -> Vec<Arc<ClaimMeta>>
     claims
 }
 
-/// Creates PVCs one by one (AlreadyExists counts as created). `false` when one was refused.
+/// Creates PVCs one by one (AlreadyExists counts as created). The error of one refused stops
+/// the rest.
 pub(super) async fn create_claims(
     context: &Context,
     set: &CloneSet,
     key: &str,
     api: &Api<PersistentVolumeClaim>,
     claims: &[PersistentVolumeClaim],
-) -> bool {
+) -> Result<(), String> {
     for claim in claims {
         let name = claim.name_any();
         let expected = claim_key(&name);
@@ -55,15 +56,16 @@ pub(super) async fn create_claims(
                         format!("failed to create pvc: {error}, pvc: {name}"),
                     )
                     .await;
-                    return false;
+                    return Err(error_text(&error));
                 }
             }
         }
     }
-    true
+    Ok(())
 }
 
-/// Deletes PVCs (gone already is fine); failures are reported, the rest still tried.
+/// Deletes PVCs (gone already is fine); failures are reported, the rest still tried. Returns
+/// the first failure's error.
 pub(super) async fn delete_claims(
     context: &Context,
     set: &CloneSet,
@@ -71,7 +73,8 @@ pub(super) async fn delete_claims(
     api: &Api<PersistentVolumeClaim>,
     names: &[String],
     failure: &str,
-) {
+) -> Option<String> {
+    let mut first_failure = None;
     for name in names {
         let expected = claim_key(name);
         context
@@ -89,9 +92,11 @@ pub(super) async fn delete_claims(
                     format!("{failure} {name}: {error}"),
                 )
                 .await;
+                first_failure.get_or_insert_with(|| error_text(&error));
             }
         }
     }
+    first_failure
 }
 
 /// `disablePVCReuse` (before any pod action, as OpenKruise): PVCs of no pod are deleted, those of

@@ -43,6 +43,8 @@ pub(super) async fn list_history(
 
 /// Makes the update revision exist (§3.3): reuse, renumber or create, bumping the collision
 /// count when another revision holds the name. Returns its name and the collision count.
+/// After a collision only the name changes: the hash label keeps the first hash, as Kubernetes'
+/// `CreateControllerRevision` retries with the same object renamed.
 pub(super) async fn ensure_update_revision(
     context: &Context,
     set: &CloneSet,
@@ -55,6 +57,7 @@ pub(super) async fn ensure_update_revision(
         .as_ref()
         .and_then(|s| s.collision_count)
         .unwrap_or(0);
+    let mut first_hash = None;
     for _ in 0..MAX_COLLISIONS {
         match revision::update_revision(set, history, collisions)? {
             revision::UpdateRevision::Latest { name } => return Ok((name, collisions)),
@@ -72,8 +75,17 @@ pub(super) async fn ensure_update_revision(
                 revision::sort_history(history);
                 return Ok((name, collisions));
             }
-            revision::UpdateRevision::Create(wanted) => {
+            revision::UpdateRevision::Create(mut wanted) => {
                 let name = wanted.metadata.name.clone().unwrap_or_default();
+                let labels = wanted.metadata.labels.get_or_insert_with(Default::default);
+                let hash = labels
+                    .get(revision::HASH_LABEL)
+                    .cloned()
+                    .unwrap_or_default();
+                labels.insert(
+                    revision::HASH_LABEL.into(),
+                    first_hash.get_or_insert(hash).clone(),
+                );
                 match api.create(&PostParams::default(), &wanted).await {
                     Ok(created) => {
                         history.push(created);

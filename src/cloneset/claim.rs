@@ -1,0 +1,125 @@
+//! Which of the listed pods a CloneSet controls this round (OpenKruise `claimPods`, the ref
+//! manager's `ClaimOwnedObjects`). Active pods only: finished and terminating ones pass as listed,
+//! since OpenKruise claims only the active ones and keeps the others for PVC bookkeeping. Of the
+//! active pods, one
+//!
+//! - controlled by another owner: ignored;
+//! - controlled by this CloneSet and selected by its selector: kept;
+//! - controlled by this CloneSet but no longer selected (relabelled): released, i.e. our
+//!   ownerReference removed, unless the CloneSet is being deleted (then only left out);
+//! - controlled by nobody, selected, and the CloneSet not being deleted:
+//!   adopted, i.e. our controller ownerReference set (replacing a reference to the same object).
+//!
+//! Which pods are listed is the caller's choice. OpenKruise lists only pods naming the CloneSet
+//! in some ownerReference, so a bare pod that merely carries the CloneSet's labels is never
+//! adopted (its maintainers declined adoption by labels: the pod would lack an instance id and
+//! the PVCs of one); the shell does the same.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+
+use super::pod::is_active;
+use super::revision::owner_reference;
+use crate::api::cloneset::CloneSet;
+use crate::k8s::selector::{self, SelectorError};
+
+/// One ownership write: `after` is `before` with its new ownerReferences.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub before: Arc<Pod>,
+    pub after: Pod,
+    /// `true`: adoption; `false`: release.
+    pub adopt: bool,
+}
+
+/// The outcome of claiming.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Claims {
+    /// Pods the CloneSet controls and keeps, and the inactive pods as listed, in list order.
+    pub kept: Vec<Arc<Pod>>,
+    /// Adoptions and releases to send, in list order. Adopted pods are the CloneSet's once
+    /// written; released ones are not its any more.
+    pub changes: Vec<Change>,
+}
+
+/// Claims `pods` for `cloneset`. A missing or unusable selector is an error naming the field.
+pub fn claim(cloneset: &CloneSet, pods: &[Arc<Pod>]) -> Result<Claims, SelectorError> {
+    let selector = cloneset
+        .spec
+        .selector
+        .as_ref()
+        .ok_or_else(|| SelectorError {
+            field: "spec.selector".into(),
+            message: "Required value".into(),
+        })?;
+    let uid = cloneset.metadata.uid.as_deref().unwrap_or("");
+    let deleting = cloneset.metadata.deletion_timestamp.is_some();
+    let mut claims = Claims::default();
+    for pod in pods {
+        if !is_active(pod) {
+            claims.kept.push(pod.clone());
+            continue;
+        }
+        let selected = selector::matches(selector, pod.metadata.labels.as_ref(), "spec.selector")?;
+        match controller_of(pod) {
+            Some(owner) if owner.uid != uid => {}
+            Some(_) if selected => claims.kept.push(pod.clone()),
+            Some(_) if deleting => {}
+            Some(_) => claims.changes.push(Change {
+                before: pod.clone(),
+                after: released(pod, uid),
+                adopt: false,
+            }),
+            None if deleting || !selected => {}
+            None => claims.changes.push(Change {
+                before: pod.clone(),
+                after: adopted(pod, owner_reference(cloneset)),
+                adopt: true,
+            }),
+        }
+    }
+    Ok(claims)
+}
+
+fn controller_of(pod: &Pod) -> Option<&OwnerReference> {
+    pod.metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+}
+
+/// `pod` without its first ownerReference to `uid`.
+fn released(pod: &Pod, uid: &str) -> Pod {
+    let mut after = pod.clone();
+    let mut owners = after.metadata.owner_references.take().unwrap_or_default();
+    if let Some(index) = owners.iter().position(|o| o.uid == uid) {
+        owners.remove(index);
+    }
+    after.metadata.owner_references = (!owners.is_empty()).then_some(owners);
+    after
+}
+
+/// `pod` with `owner` as its controller: it replaces a reference to the same object (same API
+/// group, kind and name), else it is appended (controller-runtime `SetControllerReference`).
+fn adopted(pod: &Pod, owner: OwnerReference) -> Pod {
+    let group = |api_version: &str| api_version.split('/').next().unwrap_or("").to_string();
+    let same_object = |o: &OwnerReference| {
+        group(&o.api_version) == group(&owner.api_version)
+            && o.kind == owner.kind
+            && o.name == owner.name
+    };
+    let mut after = pod.clone();
+    let owners = after.metadata.owner_references.get_or_insert_with(Vec::new);
+    match owners.iter_mut().find(|o| same_object(o)) {
+        Some(existing) => *existing = owner,
+        None => owners.push(owner),
+    }
+    after
+}
+
+#[cfg(test)]
+#[path = "claim_tests.rs"]
+mod tests;
