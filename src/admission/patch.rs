@@ -16,6 +16,8 @@ use k8s_openapi::api::core::v1::{Container, LocalObjectReference, Pod, Volume};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::inject::prepared::KnownJson;
+
 /// Above this many element comparisons an array is diffed position by position instead (still a
 /// correct patch, just a larger one).
 const MAX_ALIGNMENT_CELLS: usize = 1 << 20;
@@ -53,21 +55,41 @@ impl PatchWriter {
         self.write::<()>("remove", path, None);
     }
 
+    /// [`add`](Self::add) for a value whose JSON text is `json`.
+    pub fn add_json(&mut self, path: &Pointer, json: &str) {
+        self.write_json("add", path, |out| {
+            out.extend_from_slice(json.as_bytes());
+            Ok(())
+        });
+    }
+
     /// Appends an operation built elsewhere, as serde writes it.
     pub fn push(&mut self, op: &PatchOperation) {
         self.write_with(|json| serde_json::to_writer(json, op));
     }
 
     fn write<T: Serialize + ?Sized>(&mut self, op: &str, path: &Pointer, value: Option<&T>) {
+        match value {
+            Some(value) => self.write_json(op, path, |json| serde_json::to_writer(json, value)),
+            None => self.write_with(|json| {
+                write_op_and_path(json, op, path)?;
+                json.push(b'}');
+                Ok(())
+            }),
+        }
+    }
+
+    /// Writes an operation with a value, the value's JSON written by `value`.
+    fn write_json(
+        &mut self,
+        op: &str,
+        path: &Pointer,
+        value: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
+    ) {
         self.write_with(|json| {
-            json.extend_from_slice(b"{\"op\":\"");
-            json.extend_from_slice(op.as_bytes());
-            json.extend_from_slice(b"\",\"path\":");
-            serde_json::to_writer(&mut *json, path.as_str())?;
-            if let Some(value) = value {
-                json.extend_from_slice(b",\"value\":");
-                serde_json::to_writer(&mut *json, value)?;
-            }
+            write_op_and_path(json, op, path)?;
+            json.extend_from_slice(b",\"value\":");
+            value(json)?;
             json.push(b'}');
             Ok(())
         });
@@ -87,6 +109,13 @@ impl PatchWriter {
             self.json.truncate(start);
         }
     }
+}
+
+fn write_op_and_path(json: &mut Vec<u8>, op: &str, path: &Pointer) -> serde_json::Result<()> {
+    json.extend_from_slice(b"{\"op\":\"");
+    json.extend_from_slice(op.as_bytes());
+    json.extend_from_slice(b"\",\"path\":");
+    serde_json::to_writer(json, path.as_str())
 }
 
 /// Operations turning `before` into `after`.
@@ -352,15 +381,29 @@ pub fn pod_patch(mut before: Pod, mut after: Pod) -> PatchWriter {
         }
         return patch;
     }
-    mutable_parts_patch(old.borrowed(None), new.borrowed(None))
+    mutable_parts_patch(
+        old.borrowed(None),
+        new.borrowed(None),
+        &KnownJson::default(),
+    )
 }
 
 /// The patch from a pod's mutable parts as they were (`before`, see
 /// [`PodMutableParts::copy_of`]) to the pod `after`, for a change known to touch nothing else —
 /// what [`differs_only_in_mutable_parts`] checks. Saves copying and comparing the whole pod.
 pub fn pod_parts_patch(before: &PodMutableParts, after: &Pod) -> PatchWriter {
+    pod_parts_patch_with(before, after, &KnownJson::default())
+}
+
+/// [`pod_parts_patch`] copying the JSON text `known` holds for values of `after` instead of
+/// serializing them: the same patch.
+pub fn pod_parts_patch_with(
+    before: &PodMutableParts,
+    after: &Pod,
+    known: &KnownJson<'_>,
+) -> PatchWriter {
     let after = MutablePartsRef::of(after);
-    mutable_parts_patch(before.borrowed(after.volumes), after)
+    mutable_parts_patch(before.borrowed(after.volumes), after, known)
 }
 
 /// Whether two pods are equal outside the parts injection and launch priority may change, and
@@ -377,7 +420,11 @@ pub fn differs_only_in_mutable_parts(mut a: Pod, mut b: Pod) -> bool {
     appended && a == b
 }
 
-fn mutable_parts_patch(old: MutablePartsRef<'_>, new: MutablePartsRef<'_>) -> PatchWriter {
+fn mutable_parts_patch(
+    old: MutablePartsRef<'_>,
+    new: MutablePartsRef<'_>,
+    known: &KnownJson<'_>,
+) -> PatchWriter {
     let mut ops = PatchWriter::new();
     let mut path = PointerBuf::root();
     path.push_back("metadata");
@@ -387,6 +434,7 @@ fn mutable_parts_patch(old: MutablePartsRef<'_>, new: MutablePartsRef<'_>) -> Pa
         "annotations",
         old.annotations,
         new.annotations,
+        known,
         &mut ops,
     );
     path.pop_back();
@@ -397,6 +445,7 @@ fn mutable_parts_patch(old: MutablePartsRef<'_>, new: MutablePartsRef<'_>) -> Pa
         old.init_containers,
         new.init_containers,
         container_name,
+        &|_| None,
         &mut ops,
     );
     diff_named_list(
@@ -405,6 +454,7 @@ fn mutable_parts_patch(old: MutablePartsRef<'_>, new: MutablePartsRef<'_>) -> Pa
         old.containers,
         new.containers,
         container_name,
+        &|_| None,
         &mut ops,
     );
     diff_named_list(
@@ -413,6 +463,7 @@ fn mutable_parts_patch(old: MutablePartsRef<'_>, new: MutablePartsRef<'_>) -> Pa
         old.volumes,
         new.volumes,
         volume_name,
+        &|volume| known.volume(volume),
         &mut ops,
     );
     diff_named_list(
@@ -421,6 +472,7 @@ fn mutable_parts_patch(old: MutablePartsRef<'_>, new: MutablePartsRef<'_>) -> Pa
         old.image_pull_secrets,
         new.image_pull_secrets,
         secret_name,
+        &|_| None,
         &mut ops,
     );
     ops
@@ -576,6 +628,7 @@ fn diff_string_map(
     key: &str,
     old: Option<&BTreeMap<String, String>>,
     new: Option<&BTreeMap<String, String>>,
+    known: &KnownJson<'_>,
     ops: &mut PatchWriter,
 ) {
     match (old, new) {
@@ -592,26 +645,60 @@ fn diff_string_map(
                     continue;
                 }
                 path.push_back(name.as_str());
-                match previous {
-                    None => ops.add(path, value),
-                    Some(_) => ops.replace(path, value),
-                }
+                let op = if previous.is_none() { "add" } else { "replace" };
+                ops.write_json(op, path, |json| write_string(json, value, known));
                 path.pop_back();
             }
+            path.pop_back();
+        }
+        (None, Some(new)) => {
+            path.push_back(key);
+            ops.write_json("add", path, |json| write_string_map(json, new, known));
             path.pop_back();
         }
         (old, new) => diff_typed(path, key, old, new, ops),
     }
 }
 
+/// A string as JSON, its text copied from `known` where it is there.
+fn write_string(json: &mut Vec<u8>, value: &str, known: &KnownJson<'_>) -> serde_json::Result<()> {
+    match known.string(value) {
+        Some(literal) => {
+            json.extend_from_slice(literal.as_bytes());
+            Ok(())
+        }
+        None => serde_json::to_writer(json, value),
+    }
+}
+
+/// What serde_json writes for the map, values through [`write_string`].
+fn write_string_map(
+    json: &mut Vec<u8>,
+    map: &BTreeMap<String, String>,
+    known: &KnownJson<'_>,
+) -> serde_json::Result<()> {
+    json.push(b'{');
+    for (index, (name, value)) in map.iter().enumerate() {
+        if index > 0 {
+            json.push(b',');
+        }
+        serde_json::to_writer(&mut *json, name)?;
+        json.push(b':');
+        write_string(json, value, known)?;
+    }
+    json.push(b'}');
+    Ok(())
+}
+
 /// A list of named objects: aligned by name on the typed values; only inserted or changed
 /// elements are serialized.
-fn diff_named_list<T: Serialize + PartialEq>(
+fn diff_named_list<'k, T: Serialize + PartialEq>(
     path: &mut PointerBuf,
     key: &str,
     old: Option<&[T]>,
     new: Option<&[T]>,
     name: fn(&T) -> Option<&str>,
+    known_json: &dyn Fn(&T) -> Option<&'k str>,
     ops: &mut PatchWriter,
 ) {
     let (Some(old), Some(new)) = (old, new) else {
@@ -653,7 +740,10 @@ fn diff_named_list<T: Serialize + PartialEq>(
             }
             Step::Insert(j) => {
                 path.push_back(position);
-                ops.add(path, &new[j]);
+                match known_json(&new[j]) {
+                    Some(json) => ops.add_json(path, json),
+                    None => ops.add(path, &new[j]),
+                }
                 path.pop_back();
                 position += 1;
             }

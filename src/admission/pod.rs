@@ -4,12 +4,13 @@ use k8s_openapi::api::core::v1::Pod;
 
 #[cfg(debug_assertions)]
 use super::patch::differs_only_in_mutable_parts;
-use super::patch::{PodMutableParts, pod_parts_patch, pod_patch};
+use super::patch::{PodMutableParts, pod_parts_patch_with, pod_patch};
 use super::review::{
     AdmissionRequest, AdmissionResponse, RequestEnvelope, decode_object, missing_object,
 };
 use crate::inject::launch_priority::apply_launch_priority;
-use crate::inject::sidecar::{InjectionContext, inject_sidecars};
+use crate::inject::prepared::PreparedSidecarSets;
+use crate::inject::sidecar::{InjectionContext, inject_prepared};
 use crate::source::Catalogue;
 
 /// Inputs of a pod mutation that are not in the request.
@@ -28,6 +29,22 @@ pub fn mutate_pod(request: &RequestEnvelope<'_>, input: &PodMutation<'_>) -> Adm
         request,
         || decode_object(request.object, "request.object"),
         input,
+        Some(input.catalogue.prepared()),
+    )
+}
+
+/// [`mutate_pod`] without the catalogue's prepared work: every value of the patch serialized
+/// from its typed form. The reference the prepared path is tested against.
+#[cfg(test)]
+pub(crate) fn mutate_pod_typed(
+    request: &RequestEnvelope<'_>,
+    input: &PodMutation<'_>,
+) -> AdmissionResponse {
+    mutate_pod_with(
+        request,
+        || decode_object(request.object, "request.object"),
+        input,
+        None,
     )
 }
 
@@ -42,15 +59,17 @@ pub fn mutate_decoded_pod<OldObject>(
         request,
         move || pod.ok_or_else(|| missing_object("request.object")),
         input,
+        Some(input.catalogue.prepared()),
     )
 }
 
 /// The decision, whichever way the request was decoded. The pod is asked for only once the
 /// request is known to be a pod creation: anything else is answered without it.
-fn mutate_pod_with<Object, OldObject>(
+fn mutate_pod_with<'c, Object, OldObject>(
     request: &AdmissionRequest<Object, OldObject>,
     decoded_pod: impl FnOnce() -> Result<Pod, String>,
-    input: &PodMutation<'_>,
+    input: &PodMutation<'c>,
+    prepared: Option<&'c PreparedSidecarSets>,
 ) -> AdmissionResponse {
     let uid = request.uid.as_str();
     let kind = &request.kind;
@@ -101,15 +120,15 @@ fn mutate_pod_with<Object, OldObject>(
     #[cfg(debug_assertions)]
     let original = pod.clone();
     let mut mutated = pod;
-    let injected = match inject_sidecars(&mut mutated, &context) {
-        Ok(changed) => changed,
+    let injection = match inject_prepared(&mut mutated, &context, prepared) {
+        Ok(injection) => injection,
         Err(e) => return AdmissionResponse::deny(uid, 500, e.to_string()),
     };
     let prioritized = match apply_launch_priority(&mut mutated, input.name_suffix) {
         Ok(changed) => changed,
         Err(e) => return AdmissionResponse::deny(uid, 500, e.to_string()),
     };
-    if !injected && !prioritized {
+    if !injection.changed && !prioritized {
         return AdmissionResponse::allow(uid);
     }
     #[cfg(debug_assertions)]
@@ -119,7 +138,7 @@ fn mutate_pod_with<Object, OldObject>(
         "injection changed a pod field outside its mutable parts"
     );
     let patch = match before {
-        Before::MutableParts(parts) => pod_parts_patch(&parts, &mutated),
+        Before::MutableParts(parts) => pod_parts_patch_with(&parts, &mutated, &injection.known),
         Before::Whole(pod) => pod_patch(*pod, mutated),
     };
     AdmissionResponse::allow(uid).with_written_patch(patch)
@@ -138,6 +157,10 @@ fn display_kind(kind: &super::review::GroupVersionKind) -> String {
         (g, k) => format!("{k}.{g}"),
     }
 }
+
+#[cfg(test)]
+#[path = "prepared_tests.rs"]
+mod prepared_tests;
 
 #[cfg(test)]
 mod tests {

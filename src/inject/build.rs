@@ -12,6 +12,7 @@ use regex::Regex;
 
 use crate::api::{SidecarContainer, SidecarSet, TransferEnvVar, keys};
 use crate::k8s::names::{is_qualified_name, parse_subscripted_field_path};
+use crate::podmarks::sidecarset::hot_upgrade_version_annotations;
 
 /// The pod's own containers as sources for shared mounts and transferred env.
 pub(super) struct AppContainers<'p> {
@@ -311,9 +312,9 @@ pub(super) fn hot_upgrade_pair(
         .as_ref()
         .and_then(|s| s.hot_upgrade_empty_image.clone());
     let mut copies = Vec::with_capacity(2);
-    for (suffix, image, version, alt) in [
-        ("-1", built.image.clone(), "1", "0"),
-        ("-2", empty_image, "0", "1"),
+    for (suffix, image, working_copy) in [
+        ("-1", built.image.clone(), true),
+        ("-2", empty_image, false),
     ] {
         let mut copy = built.clone();
         copy.name = format!("{name}{suffix}");
@@ -341,14 +342,7 @@ pub(super) fn hot_upgrade_pair(
                 }),
             });
         }
-        annotations.insert(
-            format!("{}{}", keys::SIDECARSET_VERSION_PREFIX, copy.name),
-            version.into(),
-        );
-        annotations.insert(
-            format!("{}{}", keys::SIDECARSET_VERSION_ALT_PREFIX, copy.name),
-            alt.into(),
-        );
+        annotations.extend(hot_upgrade_version_annotations(&copy.name, working_copy));
         copies.push(copy);
     }
     working.insert(name.to_string(), format!("{name}-1"));

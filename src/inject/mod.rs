@@ -4,4 +4,5 @@
 mod build;
 pub mod hash;
 pub mod launch_priority;
+pub mod prepared;
 pub mod sidecar;

@@ -5,16 +5,19 @@
 //! it was *before* any SidecarSet of this request was applied: sidecars added by one SidecarSet are
 //! invisible to the next, exactly as upstream.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Container, LocalObjectReference, Pod, Volume};
-use serde::Serialize;
 
 use super::build::{AppContainers, NameSet, build_sidecar, hot_upgrade_pair};
+use super::prepared::{KnownJson, PreparedSidecarSets, upgrade_spec};
 use crate::api::{SidecarContainer, SidecarSet, keys};
 use crate::k8s::selector::{self, Labels, SelectorError};
-use crate::podmarks::sidecarset::{UpgradeSpec, parse_upgrade_specs};
+use crate::podmarks::sidecarset::{
+    UpgradeSpec, WrittenAnnotation, hash_annotation, injected_list, parse_upgrade_specs,
+    prepared_hash_annotation, working_containers, working_containers_annotation,
+};
 
 /// Everything injection needs besides the pod. Borrowed, so a request never copies the catalogue.
 pub struct InjectionContext<'a> {
@@ -153,20 +156,47 @@ fn requested_revision(set: &SidecarSet) -> Option<String> {
 
 /// Injects every matching SidecarSet into `pod`. Returns whether the pod changed.
 pub fn inject_sidecars(pod: &mut Pod, ctx: &InjectionContext<'_>) -> Result<bool, InjectError> {
+    inject_prepared(pod, ctx, None).map(|injection| injection.changed)
+}
+
+/// What [`inject_prepared`] did to a pod.
+#[derive(Debug, Default)]
+pub struct Injection<'a> {
+    /// Whether the pod changed.
+    pub changed: bool,
+    /// JSON text already written for values put into the pod, for the patch.
+    pub known: KnownJson<'a>,
+}
+
+/// [`inject_sidecars`] using the work `prepared` when the catalogue was built (`None`: every
+/// value written from its typed form, the reference): the same pod, and the JSON text it already
+/// holds for what it added.
+pub fn inject_prepared<'a>(
+    pod: &mut Pod,
+    ctx: &InjectionContext<'a>,
+    prepared: Option<&'a PreparedSidecarSets>,
+) -> Result<Injection<'a>, InjectError> {
     if !is_active(pod) {
-        return Ok(false);
+        return Ok(Injection::default());
     }
     let sets = matching_sidecarsets(pod, ctx)?;
     if sets.is_empty() {
-        return Ok(false);
+        return Ok(Injection::default());
     }
     let metadata_changed = apply_patch_pod_metadata(pod, &sets)?;
-    let plan = plan_injection(pod, &sets, ctx.now)?;
+    let mut known = KnownJson::default();
+    let plan = plan_injection(pod, &sets, ctx.now, prepared, &mut known)?;
     if plan.containers.is_empty() && plan.init_containers.is_empty() {
-        return Ok(metadata_changed);
+        return Ok(Injection {
+            changed: metadata_changed,
+            known: KnownJson::default(),
+        });
     }
     plan.apply(pod, ctx.sort_sidecars_by_name);
-    Ok(true)
+    Ok(Injection {
+        changed: true,
+        known,
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -265,19 +295,125 @@ fn goes_before(sidecar: &SidecarContainer) -> bool {
     sidecar.pod_inject_policy() == keys::BEFORE_APP_CONTAINER
 }
 
-fn plan_injection(
+fn plan_injection<'a>(
     pod: &Pod,
-    sets: &[&SidecarSet],
+    sets: &[&'a SidecarSet],
     now: &str,
+    prepared: Option<&'a PreparedSidecarSets>,
+    known: &mut KnownJson<'a>,
 ) -> Result<InjectionPlan, InjectError> {
+    let annotation = |key: &str| crate::podmarks::sidecarset::annotation(pod, key);
+    // Only sets with a container get an entry in the hash annotations.
+    let injecting: Vec<&SidecarSet> = sets
+        .iter()
+        .copied()
+        .filter(|set| !set.init_containers().is_empty() || !set.containers().is_empty())
+        .collect();
+    let mut plan = InjectionPlan::default();
+    match prepared.and_then(|prepared| prepared_hash_annotations(pod, &injecting, prepared, now)) {
+        Some([hash, without_image]) => {
+            for (key, written) in [
+                (keys::SIDECARSET_HASH, hash),
+                (keys::SIDECARSET_HASH_WITHOUT_IMAGE, without_image),
+            ] {
+                known.strings.push((written.value.clone(), written.literal));
+                plan.annotations.insert(key.to_string(), written.value);
+            }
+        }
+        None => {
+            let [hash, without_image] = typed_hash_annotations(pod, &injecting, now)?;
+            plan.annotations
+                .insert(keys::SIDECARSET_HASH.to_string(), hash);
+            plan.annotations.insert(
+                keys::SIDECARSET_HASH_WITHOUT_IMAGE.to_string(),
+                without_image,
+            );
+        }
+    }
+    let mut hot_upgrade_working = working_containers(pod);
+
+    let app = AppContainers::new(pod);
+    let mut hot_upgrade_injected = false;
+    for set in sets {
+        for sidecar in set.init_containers() {
+            // Only a native sidecar keeps running, so only it can be hot-upgraded.
+            let hot = sidecar.is_native_sidecar() && sidecar.is_hot_upgrade();
+            hot_upgrade_injected |= hot;
+            plan.add_sidecar(true, sidecar, set, &app, hot, &mut hot_upgrade_working);
+        }
+        plan.image_pull_secrets
+            .extend(set.spec.image_pull_secrets.iter().flatten().cloned());
+
+        for sidecar in set.containers() {
+            let hot = sidecar.is_hot_upgrade();
+            hot_upgrade_injected |= hot;
+            plan.add_sidecar(false, sidecar, set, &app, hot, &mut hot_upgrade_working);
+        }
+        if let Some(prepared) = prepared.and_then(|prepared| prepared.get(set)) {
+            known.add_volumes(set, prepared);
+        }
+    }
+
+    plan.annotations.insert(
+        keys::SIDECARSET_INJECTED_LIST.to_string(),
+        injected_list(
+            annotation(keys::SIDECARSET_INJECTED_LIST),
+            sets.iter().map(|set| set.name()),
+        ),
+    );
+    if hot_upgrade_injected {
+        plan.annotations.insert(
+            keys::SIDECARSET_WORKING_HOTUPGRADE_CONTAINER.to_string(),
+            working_containers_annotation(&hot_upgrade_working),
+        );
+    }
+    Ok(plan)
+}
+
+/// The hash annotations of a pod that carries none yet, from the entries prepared for the
+/// catalogue; `None` when the typed path must write them (the pod carries one, or a SidecarSet
+/// was not prepared).
+fn prepared_hash_annotations(
+    pod: &Pod,
+    injecting: &[&SidecarSet],
+    prepared: &PreparedSidecarSets,
+    now: &str,
+) -> Option<[WrittenAnnotation; 2]> {
+    let annotation = |key: &str| crate::podmarks::sidecarset::annotation(pod, key);
+    if annotation(keys::SIDECARSET_HASH).is_some()
+        || annotation(keys::SIDECARSET_HASH_WITHOUT_IMAGE).is_some()
+    {
+        return None;
+    }
+    let mut hash = Vec::with_capacity(injecting.len());
+    let mut without_image = Vec::with_capacity(injecting.len());
+    for set in injecting {
+        let prepared = prepared.get(set)?;
+        hash.push(prepared.hash.as_ref()?);
+        without_image.push(prepared.hash_without_image.as_ref()?);
+    }
+    hash.sort_by(|a, b| a.name().cmp(b.name()));
+    without_image.sort_by(|a, b| a.name().cmp(b.name()));
+    Some([
+        prepared_hash_annotation(&hash, now)?,
+        prepared_hash_annotation(&without_image, now)?,
+    ])
+}
+
+/// The hash annotations written from their typed entries: those the pod carries, updated with
+/// the entries of the SidecarSets injected now. The reference for the prepared path.
+fn typed_hash_annotations(
+    pod: &Pod,
+    injecting: &[&SidecarSet],
+    now: &str,
+) -> Result<[String; 2], InjectError> {
     // Only needed for an error message.
     let pod_id = || {
         let name = pod.metadata.name.as_deref();
         let name = name.or(pod.metadata.generate_name.as_deref()).unwrap_or("");
         format!("{}/{name}", pod_namespace(pod))
     };
-    let annotation = |key: &str| crate::podmarks::sidecarset::annotation(pod, key);
-    let parse_hashes = |key: &'static str| match annotation(key) {
+    let parse_hashes = |key: &'static str| match crate::podmarks::sidecarset::annotation(pod, key) {
         None => Ok(BTreeMap::new()),
         Some(value) => {
             parse_upgrade_specs(value).map_err(|message| InjectError::InvalidHashAnnotation {
@@ -290,84 +426,20 @@ fn plan_injection(
     };
     let mut hashes = parse_hashes(keys::SIDECARSET_HASH)?;
     let mut hashes_without_image = parse_hashes(keys::SIDECARSET_HASH_WITHOUT_IMAGE)?;
-    let mut hot_upgrade_working: BTreeMap<String, String> =
-        annotation(keys::SIDECARSET_WORKING_HOTUPGRADE_CONTAINER)
-            .and_then(|v| serde_json::from_str(v).ok())
-            .unwrap_or_default();
-    let mut injected_names: BTreeSet<String> = annotation(keys::SIDECARSET_INJECTED_LIST)
-        .map(|list| list.split(',').map(str::to_string).collect())
-        .unwrap_or_default();
-
-    let app = AppContainers::new(pod);
-    let mut hot_upgrade_injected = false;
-    let mut plan = InjectionPlan::default();
-
-    for set in sets {
-        injected_names.insert(set.name().to_string());
-        let mut sidecar_names = Vec::new();
-        let mut injecting = false;
-
-        for sidecar in set.init_containers() {
-            if sidecar.is_native_sidecar() {
-                sidecar_names.push(sidecar.name().to_string());
-            }
-            // Only a native sidecar keeps running, so only it can be hot-upgraded.
-            let hot = sidecar.is_native_sidecar() && sidecar.is_hot_upgrade();
-            hot_upgrade_injected |= hot;
-            plan.add_sidecar(true, sidecar, set, &app, hot, &mut hot_upgrade_working);
-            injecting = true;
-        }
-        plan.image_pull_secrets
-            .extend(set.spec.image_pull_secrets.iter().flatten().cloned());
-
-        for sidecar in set.containers() {
-            sidecar_names.push(sidecar.name().to_string());
-            let hot = sidecar.is_hot_upgrade();
-            hot_upgrade_injected |= hot;
-            plan.add_sidecar(false, sidecar, set, &app, hot, &mut hot_upgrade_working);
-            injecting = true;
-        }
-
-        if injecting {
-            sidecar_names.sort();
-            sidecar_names.dedup();
-            let entry = |hash_key: &str, revision: String| UpgradeSpec {
-                update_timestamp: Some(now.to_string()),
-                hash: set.annotation(hash_key).unwrap_or("").to_string(),
-                sidecar_set_name: set.name().to_string(),
-                sidecar_list: Some(sidecar_names.clone()),
-                controller_revision: revision,
-            };
-            let latest_revision = set
-                .status
-                .as_ref()
-                .and_then(|s| s.latest_revision.clone())
-                .unwrap_or_default();
-            record_upgrade_spec(&mut hashes, entry(keys::SIDECARSET_HASH, latest_revision));
-            record_upgrade_spec(
-                &mut hashes_without_image,
-                entry(keys::SIDECARSET_HASH_WITHOUT_IMAGE, String::new()),
-            );
-        }
-    }
-
-    plan.annotations
-        .insert(keys::SIDECARSET_HASH.to_string(), compact_json(&hashes));
-    plan.annotations.insert(
-        keys::SIDECARSET_HASH_WITHOUT_IMAGE.to_string(),
-        compact_json(&hashes_without_image),
-    );
-    plan.annotations.insert(
-        keys::SIDECARSET_INJECTED_LIST.to_string(),
-        injected_names.into_iter().collect::<Vec<_>>().join(","),
-    );
-    if hot_upgrade_injected {
-        plan.annotations.insert(
-            keys::SIDECARSET_WORKING_HOTUPGRADE_CONTAINER.to_string(),
-            compact_json(&hot_upgrade_working),
+    for set in injecting {
+        record_upgrade_spec(
+            &mut hashes,
+            upgrade_spec(set, keys::SIDECARSET_HASH, Some(now)),
+        );
+        record_upgrade_spec(
+            &mut hashes_without_image,
+            upgrade_spec(set, keys::SIDECARSET_HASH_WITHOUT_IMAGE, Some(now)),
         );
     }
-    Ok(plan)
+    Ok([
+        hash_annotation(&hashes),
+        hash_annotation(&hashes_without_image),
+    ])
 }
 
 /// Stores the entry of one SidecarSet. An entry that differs only by its timestamp is kept as it
@@ -383,12 +455,6 @@ fn record_upgrade_spec(specs: &mut BTreeMap<String, UpgradeSpec>, spec: UpgradeS
         }
     }
     specs.insert(spec.sidecar_set_name.clone(), spec);
-}
-
-/// Compact JSON of an annotation map. Maps with string keys and plain values cannot fail to
-/// serialize, so there is no error to report.
-fn compact_json<T: Serialize>(value: &T) -> String {
-    serde_json::to_string(value).unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------------------------

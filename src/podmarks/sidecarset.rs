@@ -5,7 +5,7 @@
 //! rollout planner reads them, pod by pod and in place.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 use serde::de::DeserializeSeed;
@@ -14,6 +14,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::view::{PlannerAnnotation, PodView};
+use crate::api::keys;
 
 /// One entry of the `kruise.io/sidecarset-hash[-without-image]` annotations. Field order is the
 /// wire order OpenKruise writes.
@@ -205,6 +206,147 @@ impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for EntryOf<'_, V> {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Writing: what injection puts on a pod.
+
+/// `kruise.io/sidecarset-injected-list`: the names already listed (`existing`) and `added`,
+/// sorted, deduplicated, comma-separated.
+pub fn injected_list<'a>(
+    existing: Option<&'a str>,
+    added: impl IntoIterator<Item = &'a str>,
+) -> String {
+    let mut names: BTreeSet<&str> = existing
+        .map(|list| list.split(',').collect())
+        .unwrap_or_default();
+    names.extend(added);
+    names.into_iter().collect::<Vec<_>>().join(",")
+}
+
+/// A `kruise.io/sidecarset-hash[-without-image]` value: the entries as compact JSON, by name.
+pub fn hash_annotation(specs: &BTreeMap<String, UpgradeSpec>) -> String {
+    compact_json(specs)
+}
+
+/// `kruise.io/sidecarset-working-hotupgrade-container`: sidecar name → working copy.
+pub fn working_containers_annotation(working: &BTreeMap<String, String>) -> String {
+    compact_json(working)
+}
+
+/// The two version annotations of one hot-upgrade copy (see [`hot_upgrade_copies`]): the
+/// working copy is version 1, the idle one version 0, and each alternative the other.
+pub fn hot_upgrade_version_annotations(copy: &str, working: bool) -> [(String, String); 2] {
+    let (version, alternative) = if working { ("1", "0") } else { ("0", "1") };
+    [
+        (
+            format!("{}{copy}", keys::SIDECARSET_VERSION_PREFIX),
+            version.to_string(),
+        ),
+        (
+            format!("{}{copy}", keys::SIDECARSET_VERSION_ALT_PREFIX),
+            alternative.to_string(),
+        ),
+    ]
+}
+
+/// Compact JSON of an annotation map. Maps with string keys and plain values cannot fail to
+/// serialize, so there is no error to report.
+fn compact_json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+/// One SidecarSet's entry of a hash annotation, written once for a catalogue snapshot: every
+/// field but the admission time depends on the SidecarSet only. [`prepared_hash_annotation`]
+/// completes the entries of a request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedUpgradeSpec {
+    name: String,
+    /// `"<name>":{"updateTimestamp":`
+    head: String,
+    /// What follows the timestamp: `,"hash":…}`.
+    tail: String,
+    /// `head` and `tail` as they read inside a JSON string (the annotation value in a patch).
+    escaped_head: String,
+    escaped_tail: String,
+}
+
+impl PreparedUpgradeSpec {
+    /// The entry `spec` (its timestamp is left out), or `None` if it cannot be written.
+    pub fn new(spec: &UpgradeSpec) -> Option<Self> {
+        let untimed = UpgradeSpec {
+            update_timestamp: None,
+            ..spec.clone()
+        };
+        let json = serde_json::to_string(&untimed).ok()?;
+        // The field order is fixed: the timestamp comes first.
+        let tail = json.strip_prefix("{\"updateTimestamp\":null")?.to_string();
+        let key = serde_json::to_string(&spec.sidecar_set_name).ok()?;
+        let head = format!("{key}:{{\"updateTimestamp\":");
+        Some(PreparedUpgradeSpec {
+            name: spec.sidecar_set_name.clone(),
+            escaped_head: escaped(&head)?,
+            escaped_tail: escaped(&tail)?,
+            head,
+            tail,
+        })
+    }
+
+    /// The SidecarSet name: the entry's key.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// An annotation value with its JSON string literal, as the patch carries it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WrittenAnnotation {
+    pub value: String,
+    pub literal: String,
+}
+
+/// The hash annotation holding exactly `entries`, stamped `now`: the text [`hash_annotation`]
+/// gives for those entries typed, provided they are sorted by name and the names are unique
+/// (`None` otherwise), and its JSON string literal.
+pub fn prepared_hash_annotation(
+    entries: &[&PreparedUpgradeSpec],
+    now: &str,
+) -> Option<WrittenAnnotation> {
+    if !entries.windows(2).all(|pair| pair[0].name < pair[1].name) {
+        return None;
+    }
+    let timestamp = serde_json::to_string(now).ok()?;
+    let escaped_timestamp = escaped(&timestamp)?;
+    let length: usize = entries
+        .iter()
+        .map(|e| e.head.len() + e.tail.len() + timestamp.len() + 1)
+        .sum();
+    let mut value = String::with_capacity(length + 2);
+    let mut literal = String::with_capacity(2 * length + 4);
+    value.push('{');
+    literal.push_str("\"{");
+    for (index, entry) in entries.iter().enumerate() {
+        if index > 0 {
+            value.push(',');
+            literal.push(',');
+        }
+        value.push_str(&entry.head);
+        value.push_str(&timestamp);
+        value.push_str(&entry.tail);
+        literal.push_str(&entry.escaped_head);
+        literal.push_str(&escaped_timestamp);
+        literal.push_str(&entry.escaped_tail);
+    }
+    value.push('}');
+    literal.push_str("}\"");
+    Some(WrittenAnnotation { value, literal })
+}
+
+/// `text` escaped as the inside of a JSON string, as serde_json writes it. Escaping goes
+/// character by character, so the escaped pieces of a text concatenate to the escaped text.
+fn escaped(text: &str) -> Option<String> {
+    let literal = serde_json::to_string(text).ok()?;
+    Some(literal[1..literal.len() - 1].to_string())
+}
+
 /// The pod's `kruise.io/sidecarset-inplace-update-state`, as far as one SidecarSet is concerned.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SidecarState {
@@ -347,6 +489,10 @@ fn digest_images_equal(spec_image: &str, image_id: &str) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+#[path = "sidecarset_writing_tests.rs"]
+mod writing_tests;
 
 #[cfg(test)]
 mod tests {

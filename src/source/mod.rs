@@ -13,6 +13,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 
 use crate::api::{SidecarSet, keys};
+use crate::inject::prepared::PreparedSidecarSets;
 use crate::k8s::selector::Labels;
 use crate::validate::field::aggregate;
 use crate::validate::sidecarset::validate_sidecarset;
@@ -22,6 +23,8 @@ use crate::validate::sidecarset::validate_sidecarset;
 pub struct Catalogue {
     /// Namespace-pinned SidecarSets first, then the others; by name within each group.
     sidecarsets: Vec<Arc<SidecarSet>>,
+    /// The injection work that depends only on these SidecarSets, done once per snapshot.
+    prepared: PreparedSidecarSets,
     /// Labels of known Namespaces.
     namespaces: HashMap<String, Labels>,
     /// Without a cluster, a namespace nobody declared is taken to exist with only the
@@ -39,6 +42,7 @@ impl Catalogue {
             (!is_namespace_pinned(a), a.name()).cmp(&(!is_namespace_pinned(b), b.name()))
         });
         Catalogue {
+            prepared: PreparedSidecarSets::new(&sidecarsets),
             sidecarsets,
             namespaces,
             assume_undeclared_namespaces,
@@ -47,6 +51,10 @@ impl Catalogue {
 
     pub fn sidecarsets(&self) -> &[Arc<SidecarSet>] {
         &self.sidecarsets
+    }
+
+    pub fn prepared(&self) -> &PreparedSidecarSets {
+        &self.prepared
     }
 
     /// Number of Namespaces whose labels are known (declared or watched).

@@ -1,0 +1,133 @@
+//! Injection work that depends only on a SidecarSet, done once when a catalogue snapshot is built
+//! instead of on every request: the SidecarSet's entries of the hash annotations and the JSON of
+//! its volumes. A request completes the entries with its admission time and hands the texts it
+//! used to the patch ([`KnownJson`]), which copies them instead of serializing the values again.
+//! The patched pod is the one the typed path produces, byte for byte (see the tests).
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Volume;
+
+use crate::api::{SidecarSet, keys};
+use crate::podmarks::sidecarset::{PreparedUpgradeSpec, UpgradeSpec};
+
+/// The prepared work of a catalogue's SidecarSets, found by identity: only a SidecarSet of the
+/// same snapshot (the very object) gets it.
+#[derive(Debug, Default)]
+pub struct PreparedSidecarSets {
+    sets: Vec<(Arc<SidecarSet>, PreparedSidecarSet)>,
+}
+
+/// What one SidecarSet contributes to every pod it is injected into.
+#[derive(Debug)]
+pub struct PreparedSidecarSet {
+    /// Its entries of `kruise.io/sidecarset-hash` and `-without-image`; `None` when the
+    /// SidecarSet injects no container (it then has no entry).
+    pub(super) hash: Option<PreparedUpgradeSpec>,
+    pub(super) hash_without_image: Option<PreparedUpgradeSpec>,
+    /// The JSON of each of its volumes, in `spec.volumes` order.
+    volumes: Vec<String>,
+}
+
+impl PreparedSidecarSets {
+    pub fn new(sets: &[Arc<SidecarSet>]) -> Self {
+        let sets = sets
+            .iter()
+            .map(|set| (Arc::clone(set), PreparedSidecarSet::new(set)))
+            .collect();
+        PreparedSidecarSets { sets }
+    }
+
+    pub fn get(&self, set: &SidecarSet) -> Option<&PreparedSidecarSet> {
+        self.sets
+            .iter()
+            .find(|(prepared, _)| std::ptr::eq(prepared.as_ref(), set))
+            .map(|(_, prepared)| prepared)
+    }
+}
+
+impl PreparedSidecarSet {
+    fn new(set: &SidecarSet) -> Self {
+        let injects = !set.containers().is_empty() || !set.init_containers().is_empty();
+        let entry = |hash_key| {
+            injects
+                .then(|| PreparedUpgradeSpec::new(&upgrade_spec(set, hash_key, None)))
+                .flatten()
+        };
+        PreparedSidecarSet {
+            hash: entry(keys::SIDECARSET_HASH),
+            hash_without_image: entry(keys::SIDECARSET_HASH_WITHOUT_IMAGE),
+            volumes: set
+                .volumes()
+                .iter()
+                .map(|volume| serde_json::to_string(volume).unwrap_or_default())
+                .collect(),
+        }
+    }
+}
+
+/// The SidecarSet's entry of the hash annotation `hash_key`, stamped `now`.
+pub(super) fn upgrade_spec(set: &SidecarSet, hash_key: &str, now: Option<&str>) -> UpgradeSpec {
+    let controller_revision = if hash_key == keys::SIDECARSET_HASH {
+        let status = set.status.as_ref();
+        status
+            .and_then(|s| s.latest_revision.clone())
+            .unwrap_or_default()
+    } else {
+        String::new()
+    };
+    UpgradeSpec {
+        update_timestamp: now.map(str::to_string),
+        hash: set.annotation(hash_key).unwrap_or("").to_string(),
+        sidecar_set_name: set.name().to_string(),
+        sidecar_list: Some(sidecar_names(set)),
+        controller_revision,
+    }
+}
+
+/// The names a SidecarSet's entry lists: its native init sidecars and its containers, sorted,
+/// each once.
+fn sidecar_names(set: &SidecarSet) -> Vec<String> {
+    let mut names: Vec<String> = set
+        .init_containers()
+        .iter()
+        .filter(|sidecar| sidecar.is_native_sidecar())
+        .chain(set.containers())
+        .map(|sidecar| sidecar.name().to_string())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// JSON text injection already holds for values it put into the pod: the patch writes these
+/// texts instead of serializing the values again. Each text is the JSON of exactly the value it
+/// is paired with, and the patch uses it only for a value equal to that one.
+#[derive(Debug, Default)]
+pub struct KnownJson<'a> {
+    /// Annotation values and their JSON string literals.
+    pub strings: Vec<(String, String)>,
+    /// SidecarSet volumes and their JSON.
+    pub volumes: Vec<(&'a Volume, &'a str)>,
+}
+
+impl<'a> KnownJson<'a> {
+    /// The JSON string literal of `value`, if known.
+    pub fn string(&self, value: &str) -> Option<&str> {
+        let known = self.strings.iter().find(|(known, _)| known == value);
+        known.map(|(_, literal)| literal.as_str())
+    }
+
+    /// The JSON of `volume`, if known.
+    pub fn volume(&self, volume: &Volume) -> Option<&'a str> {
+        let known = self.volumes.iter().find(|(known, _)| *known == volume);
+        known.map(|(_, json)| *json)
+    }
+
+    /// Records the volumes of `set` (prepared as `prepared`).
+    pub(super) fn add_volumes(&mut self, set: &'a SidecarSet, prepared: &'a PreparedSidecarSet) {
+        let volumes = set.volumes().iter().zip(&prepared.volumes);
+        self.volumes
+            .extend(volumes.map(|(volume, json)| (volume, json.as_str())));
+    }
+}
