@@ -18,6 +18,7 @@ pub mod facts;
 pub mod hooks;
 pub mod numbers;
 pub mod pod;
+pub mod pod_after;
 pub mod pvc;
 pub mod revision;
 pub mod scale;
@@ -34,6 +35,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::api::cloneset::{CloneSet, CloneSetStatus};
 use numbers::{Limits, Side};
+pub use pod_after::PodAfter;
 
 /// What one reconcile sees.
 pub struct Snapshot<'a> {
@@ -48,19 +50,35 @@ pub struct Snapshot<'a> {
 }
 
 /// One pod write; a list of them is sent in order, each against the pod the previous returned.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct PodWrite {
     /// `true`: the `status` subresource.
     pub status: bool,
-    pub pod: Pod,
+    /// The pod after the write (possibly built only when first read).
+    pub pod: PodAfter,
 }
 
 impl PodWrite {
     pub fn spec(pod: Pod) -> Self {
-        PodWrite { status: false, pod }
+        PodWrite {
+            status: false,
+            pod: PodAfter::built(pod),
+        }
     }
     pub fn status(pod: Pod) -> Self {
-        PodWrite { status: true, pod }
+        PodWrite {
+            status: true,
+            pod: PodAfter::built(pod),
+        }
+    }
+}
+
+impl Clone for PodWrite {
+    fn clone(&self) -> Self {
+        PodWrite {
+            status: self.status,
+            pod: self.pod.duplicate(),
+        }
     }
 }
 
@@ -267,12 +285,16 @@ pub fn plan_with_claims(
         .filter(|name| ctx.active.iter().any(|p| pod::name(p) == name.as_str()))
         .cloned()
         .collect();
-    let pod_labels: Vec<&str> = ctx
-        .active
-        .iter()
-        .filter_map(|p| pod::label(p, crate::api::keys::CONTROLLER_REVISION_HASH))
-        .collect();
     let limit = usize::try_from(cloneset.spec.revision_history_limit.unwrap_or(10)).unwrap_or(0);
+    // Within the limit nothing is truncated, whatever the pods are at: no need to look.
+    let pod_labels: Vec<&str> = if snapshot.history.len() > limit {
+        ctx.active
+            .iter()
+            .filter_map(|p| pod::label(p, crate::api::keys::CONTROLLER_REVISION_HASH))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let live = [current_revision, update_revision];
     let revisions_to_delete =
         revision::history_to_truncate(snapshot.history, &live, &pod_labels, limit)
