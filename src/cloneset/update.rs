@@ -191,7 +191,7 @@ pub(super) fn update(
     for index in chosen {
         let p = ctx.active[index];
         // One in-place update at a time per pod: a SidecarSet's, in progress, finishes first.
-        if foreign_update(ctx, p).is_some() {
+        if !ctx.facts[index].engine_idle && foreign_update(ctx, p).is_some() {
             push_requeue(requeue, Some(FOREIGN_UPDATE_REQUEUE));
             continue;
         }
