@@ -210,20 +210,23 @@ pub fn plan_with_claims(
         .and_then(find)
         .unwrap_or(update);
     let current_revision = current.metadata.name.as_deref().unwrap_or(update_revision);
-    let active: Vec<&Arc<Pod>> = snapshot.pods.iter().filter(|p| pod::is_active(p)).collect();
     let min_ready_seconds = cloneset.spec.min_ready_seconds.unwrap_or(0);
-    let facts = active
+    // One pass over the pods: each is read while it is in the processor's cache.
+    let (active, facts): (Vec<&Arc<Pod>>, Vec<facts::PodFacts>) = snapshot
+        .pods
         .iter()
+        .filter(|p| pod::is_active(p))
         .map(|p| {
-            facts::PodFacts::of(
+            let facts = facts::PodFacts::of(
                 p,
                 update_revision,
                 cloneset.pods_to_delete(),
                 min_ready_seconds,
                 snapshot.now,
-            )
+            );
+            (p, facts)
         })
-        .collect();
+        .unzip();
     let ctx = Context {
         cloneset,
         all_pods: snapshot.pods,
