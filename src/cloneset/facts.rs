@@ -13,7 +13,8 @@ use k8s_openapi::api::core::v1::Pod;
 use super::pod::{
     self, NORMAL, PREPARING_DELETE, PREPARING_NORMAL, PREPARING_UPDATE, UPDATED, UPDATING,
 };
-use crate::inplace::state;
+use crate::api::keys;
+use crate::inplace::{conditions, state};
 
 /// `lifecycle.apps.kruise.io/state` as a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +60,12 @@ pub struct PodFacts {
     pub specified_delete: bool,
     /// [`state::has_grace`].
     pub has_grace: bool,
+    /// The in-place engine has nothing to do on the pod: no grace, no update state, and the
+    /// `InPlaceUpdateReady` gate (if the pod has it) already True. `inplace::next_step` then
+    /// answers `Idle` and no update of any owner is in flight.
+    pub engine_idle: bool,
+    /// `controller-revision-hash` without `pod-template-hash` (the refresh adds it).
+    pub missing_template_hash: bool,
 }
 
 impl PodFacts {
@@ -75,13 +82,20 @@ impl PodFacts {
         let available = ready
             && matches!(lifecycle, Lifecycle::Unset | Lifecycle::Normal)
             && (min_ready_seconds <= 0 || pod::running_available(p, min_ready_seconds, now));
+        let has_grace = state::has_grace(p);
+        let gate_true_or_none = !conditions::has_inplace_readiness_gate(p)
+            || conditions::pod_condition(p, keys::INPLACE_UPDATE_READY)
+                .is_some_and(|c| c.status == keys::CONDITION_TRUE);
         PodFacts {
             at_update_revision: pod::at_revision(p, update_revision),
             lifecycle,
             ready,
             available,
             specified_delete: pod::is_specified_delete(p, pods_to_delete),
-            has_grace: state::has_grace(p),
+            has_grace,
+            engine_idle: !has_grace && !state::has_state(p) && gate_true_or_none,
+            missing_template_hash: pod::label(p, pod::POD_TEMPLATE_HASH).is_none()
+                && pod::label(p, keys::CONTROLLER_REVISION_HASH).is_some(),
         }
     }
 
@@ -93,8 +107,8 @@ impl PodFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::keys;
-    use k8s_openapi::api::core::v1::{PodCondition, PodStatus};
+    use crate::inplace::{self, Step};
+    use k8s_openapi::api::core::v1::{PodCondition, PodReadinessGate, PodSpec, PodStatus};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use std::collections::BTreeMap;
 
@@ -118,6 +132,11 @@ mod tests {
                             if revision == "abc" {
                                 labels.insert(pod::SPECIFIED_DELETE.into(), "true".into());
                             }
+                            // Further variations, spread over the combinations above.
+                            let variant = out.len();
+                            if (variant / 8) % 2 == 0 {
+                                labels.insert(pod::POD_TEMPLATE_HASH.into(), "abc".into());
+                            }
                             let mut conditions = Vec::new();
                             if let Some(status) = ready {
                                 conditions.push(PodCondition {
@@ -137,11 +156,32 @@ mod tests {
                             let mut p = Pod::default();
                             p.metadata.name = Some(format!("p{}", out.len()));
                             p.metadata.labels = Some(labels);
+                            let mut annotations = BTreeMap::new();
                             if gate == Some("False") {
-                                p.metadata.annotations = Some(BTreeMap::from([(
+                                annotations.insert(
                                     keys::INPLACE_UPDATE_GRACE.to_string(),
                                     "{}".to_string(),
-                                )]));
+                                );
+                            }
+                            let state = r#"{"revision":"web-abc"}"#;
+                            match (variant / 2) % 4 {
+                                1 => annotations
+                                    .insert(keys::INPLACE_UPDATE_STATE.into(), state.into()),
+                                2 => annotations
+                                    .insert(keys::INPLACE_UPDATE_STATE_LEGACY.into(), state.into()),
+                                3 => {
+                                    annotations.insert(keys::INPLACE_UPDATE_STATE.into(), "".into())
+                                }
+                                _ => None,
+                            };
+                            p.metadata.annotations = Some(annotations);
+                            if variant % 2 == 0 {
+                                p.spec = Some(PodSpec {
+                                    readiness_gates: Some(vec![PodReadinessGate {
+                                        condition_type: keys::INPLACE_UPDATE_READY.into(),
+                                    }]),
+                                    ..Default::default()
+                                });
                             }
                             p.status = Some(PodStatus {
                                 phase: Some(phase.into()),
@@ -186,6 +226,21 @@ mod tests {
                 assert_eq!(
                     facts.lifecycle == Lifecycle::Updated,
                     pod::lifecycle(&p) == UPDATED
+                );
+                let engine_idle = state::read_grace(&p).is_none()
+                    && state::read_state(&p).is_none()
+                    && conditions::mark_ready(&p, now).is_none();
+                assert_eq!(facts.engine_idle, engine_idle, "{name}");
+                if facts.engine_idle {
+                    let step = inplace::next_step(&p, None, &crate::cloneset::update::ENGINE, now);
+                    assert!(matches!(step, Ok(Step::Idle)), "{name}: {step:?}");
+                    assert_eq!(inplace::in_flight_revision(&p), None, "{name}");
+                }
+                assert_eq!(
+                    facts.missing_template_hash,
+                    pod::label(&p, pod::POD_TEMPLATE_HASH).is_none()
+                        && pod::label(&p, keys::CONTROLLER_REVISION_HASH).is_some(),
+                    "{name}"
                 );
             }
         }

@@ -20,6 +20,7 @@ pub mod facts;
 pub mod hooks;
 pub mod numbers;
 pub mod pod;
+pub mod pod_after;
 pub mod pvc;
 pub mod revision;
 pub mod scale;
@@ -36,6 +37,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::api::cloneset::{CloneSet, CloneSetStatus};
 use numbers::{Limits, Side};
+pub use pod_after::PodAfter;
 
 /// What one reconcile sees.
 pub struct Snapshot<'a> {
@@ -50,19 +52,35 @@ pub struct Snapshot<'a> {
 }
 
 /// One pod write; a list of them is sent in order, each against the pod the previous returned.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct PodWrite {
     /// `true`: the `status` subresource.
     pub status: bool,
-    pub pod: Pod,
+    /// The pod after the write (possibly built only when first read).
+    pub pod: PodAfter,
 }
 
 impl PodWrite {
     pub fn spec(pod: Pod) -> Self {
-        PodWrite { status: false, pod }
+        PodWrite {
+            status: false,
+            pod: PodAfter::built(pod),
+        }
     }
     pub fn status(pod: Pod) -> Self {
-        PodWrite { status: true, pod }
+        PodWrite {
+            status: true,
+            pod: PodAfter::built(pod),
+        }
+    }
+}
+
+impl Clone for PodWrite {
+    fn clone(&self) -> Self {
+        PodWrite {
+            status: self.status,
+            pod: self.pod.duplicate(),
+        }
     }
 }
 
@@ -194,20 +212,23 @@ pub fn plan_with_claims(
         .and_then(find)
         .unwrap_or(update);
     let current_revision = current.metadata.name.as_deref().unwrap_or(update_revision);
-    let active: Vec<&Arc<Pod>> = snapshot.pods.iter().filter(|p| pod::is_active(p)).collect();
     let min_ready_seconds = cloneset.spec.min_ready_seconds.unwrap_or(0);
-    let facts = active
+    // One pass over the pods: each is read while it is in the processor's cache.
+    let (active, facts): (Vec<&Arc<Pod>>, Vec<facts::PodFacts>) = snapshot
+        .pods
         .iter()
+        .filter(|p| pod::is_active(p))
         .map(|p| {
-            facts::PodFacts::of(
+            let facts = facts::PodFacts::of(
                 p,
                 update_revision,
                 cloneset.pods_to_delete(),
                 min_ready_seconds,
                 snapshot.now,
-            )
+            );
+            (p, facts)
         })
-        .collect();
+        .unzip();
     let ctx = Context {
         cloneset,
         all_pods: snapshot.pods,
@@ -269,12 +290,16 @@ pub fn plan_with_claims(
         .filter(|name| ctx.active.iter().any(|p| pod::name(p) == name.as_str()))
         .cloned()
         .collect();
-    let pod_labels: Vec<&str> = ctx
-        .active
-        .iter()
-        .filter_map(|p| pod::label(p, crate::api::keys::CONTROLLER_REVISION_HASH))
-        .collect();
     let limit = usize::try_from(cloneset.spec.revision_history_limit.unwrap_or(10)).unwrap_or(0);
+    // Within the limit nothing is truncated, whatever the pods are at: no need to look.
+    let pod_labels: Vec<&str> = if snapshot.history.len() > limit {
+        ctx.active
+            .iter()
+            .filter_map(|p| pod::label(p, crate::api::keys::CONTROLLER_REVISION_HASH))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let live = [current_revision, update_revision];
     let revisions_to_delete =
         revision::history_to_truncate(snapshot.history, &live, &pod_labels, limit)

@@ -26,15 +26,18 @@ pub(super) fn scale(
     let active = &ctx.active;
     let replicas = ctx.limits.replicas;
     let pods_to_delete = ctx.cloneset.pods_to_delete();
+    // The round's records answer these for every active pod (`facts`).
     let specified: Vec<&Arc<Pod>> = active
         .iter()
-        .filter(|p| pod::is_specified_delete(p, pods_to_delete))
-        .copied()
+        .zip(&ctx.facts)
+        .filter(|(_, facts)| facts.specified_delete)
+        .map(|(p, _)| *p)
         .collect();
     let pre_deleting: Vec<&Arc<Pod>> = active
         .iter()
-        .filter(|p| pod::is_pre_deleting(p))
-        .copied()
+        .zip(&ctx.facts)
+        .filter(|(_, facts)| facts.pre_deleting())
+        .map(|(p, _)| *p)
         .collect();
     let planned: BTreeSet<&str> = specified
         .iter()

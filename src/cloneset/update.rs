@@ -6,24 +6,27 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;
 
-use super::facts::Lifecycle;
+use super::facts::{Lifecycle, PodFacts};
 use super::hooks;
 use super::numbers::Diff;
 use super::pod::{self, NORMAL, PREPARING_NORMAL, PREPARING_UPDATE, UPDATED, UPDATING};
 use super::revision::{label_names_revision, short_hash};
 use super::scale::{lifecycle_write, set_lifecycle};
-use super::{Action, Context, Event, PodWrite, Purpose};
+use super::{Action, Context, Event, PodAfter, PodWrite, Purpose};
 use crate::api::cloneset::{IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY};
 use crate::api::keys;
 use crate::inplace::{
-    self, CalculateOptions, EngineOptions, EnvFromMetadata, Revision, Step, conditions, env_hash,
-    state,
+    self, CalculateOptions, EngineOptions, EnvFromMetadata, Revision, Step, batch, conditions,
+    env_hash, state,
 };
 use crate::rollout::order::{OrderKey, priority_order};
 use crate::rollout::scatter::scatter;
+
+mod order;
 
 /// A CloneSet owns its pods' revision label. Image batches complete on imageID changes; env
 /// changes read from metadata complete when the node agent's record shows the restarted
@@ -40,9 +43,13 @@ pub(super) fn refresh(
     requeue: &mut Option<Duration>,
 ) -> bool {
     let mut wrote = false;
-    for p in &ctx.active {
+    for (p, facts) in ctx.active.iter().zip(&ctx.facts) {
+        // Most pods of a large CloneSet have nothing in flight and nothing to move on.
+        if facts.engine_idle && !lifecycle_may_move(facts) {
+            continue;
+        }
         // Another owner's update (a SidecarSet's batches) is driven by that owner.
-        let step = if foreign_update(ctx, p).is_some() {
+        let step = if facts.engine_idle || foreign_update(ctx, p).is_some() {
             Ok(Step::Idle)
         } else {
             inplace::next_step(p, None, &ENGINE, ctx.now)
@@ -50,7 +57,7 @@ pub(super) fn refresh(
         match step {
             Ok(step) => {
                 push_requeue(requeue, step.requeue_after());
-                if let Some(write) = engine_write(&step) {
+                if let Some(write) = engine_write(step) {
                     out.push(Action::WritePod {
                         before: (*p).clone(),
                         writes: vec![write],
@@ -96,11 +103,27 @@ fn push_requeue(requeue: &mut Option<Duration>, next: Option<Duration>) {
     }
 }
 
-fn engine_write(step: &Step) -> Option<PodWrite> {
-    Some(match step.write()? {
-        inplace::Write::Pod(p) => PodWrite::spec(p.clone()),
-        inplace::Write::Status(p) => PodWrite::status(p.clone()),
+fn engine_write(step: Step) -> Option<PodWrite> {
+    let status = matches!(step.write()?, inplace::Write::Status(_));
+    let pod = step.into_pod()?;
+    Some(if status {
+        PodWrite::status(pod)
+    } else {
+        PodWrite::spec(pod)
     })
+}
+
+/// Whether [`lifecycle_transition`] may write: only these lifecycle states move on by
+/// themselves, and only a missing `pod-template-hash` is added to the others.
+fn lifecycle_may_move(facts: &PodFacts) -> bool {
+    facts.missing_template_hash
+        || matches!(
+            facts.lifecycle,
+            Lifecycle::PreparingNormal
+                | Lifecycle::PreparingUpdate
+                | Lifecycle::Updating
+                | Lifecycle::Updated
+        )
 }
 
 /// The lifecycle label the pod should move to now, plus a missing `pod-template-hash`.
@@ -168,7 +191,7 @@ pub(super) fn update(
     for index in chosen {
         let p = ctx.active[index];
         // One in-place update at a time per pod: a SidecarSet's, in progress, finishes first.
-        if foreign_update(ctx, p).is_some() {
+        if !ctx.facts[index].engine_idle && foreign_update(ctx, p).is_some() {
             push_requeue(requeue, Some(FOREIGN_UPDATE_REQUEUE));
             continue;
         }
@@ -276,19 +299,12 @@ fn first_in_default_order(ctx: &Context<'_>, chosen: Vec<usize>, needed: usize) 
     if needed == 0 {
         return Vec::new();
     }
-    let mut keyed: Vec<(bool, OrderKey<'_>, usize)> = chosen
-        .into_iter()
-        .map(|i| {
-            let p: &Pod = ctx.active[i];
-            (
-                ctx.facts[i].lifecycle != Lifecycle::PreparingUpdate,
-                OrderKey::of(p),
-                i,
-            )
-        })
-        .collect();
+    let mut keyed = order::flat_keys(chosen.into_iter().map(|i| {
+        let p: &Pod = ctx.active[i];
+        (p, ctx.facts[i].lifecycle == Lifecycle::PreparingUpdate, i)
+    }));
     first_sorted(&mut keyed, needed);
-    keyed.into_iter().map(|(_, _, i)| i).collect()
+    keyed.into_iter().map(|key| key.position).collect()
 }
 
 /// Leaves the `needed` smallest of `items` in `items`, sorted. With a total order (the position
@@ -381,7 +397,7 @@ fn in_place_update(
     } else {
         EnvFromMetadata::Recreate
     };
-    let spec = specs.get(ctx, old, new, env_from_metadata)?;
+    let spec = specs.get(ctx, old, new, env_from_metadata, target)?;
     // In place is possible: the inPlaceUpdate hook gets its say first (§8.5).
     if let Some(hook) = hooks::in_place_update(ctx.cloneset) {
         match pod::lifecycle(p) {
@@ -407,29 +423,7 @@ fn in_place_update(
             _ => {}
         }
     }
-    let mut writes = Vec::new();
-    let base = match conditions::mark_not_ready(p, ctx.now) {
-        Some(not_ready) => {
-            let base = not_ready.clone();
-            writes.push(PodWrite::status(not_ready));
-            base
-        }
-        None => Pod::clone(p),
-    };
-    let step =
-        inplace::start_update_owned(base, spec, &ENGINE, ctx.now).map_err(|e| e.to_string())?;
-    let mut after = match step {
-        Step::StartGrace { pod, .. } | Step::PatchBatch { pod, .. } => pod,
-        Step::NeedsRecreate { reason } => return Err(reason),
-        other => return Err(format!("unexpected in-place step {other:?}")),
-    };
-    after
-        .metadata
-        .labels
-        .get_or_insert_with(BTreeMap::new)
-        .insert(pod::POD_TEMPLATE_HASH.into(), short_hash(target).into());
-    set_lifecycle(&mut after, UPDATING, &ctx.now_text);
-    writes.push(PodWrite::spec(after));
+    let writes = start_writes(p, spec)?;
     Ok(Some(Action::WritePod {
         before: p.clone(),
         writes,
@@ -439,11 +433,96 @@ fn in_place_update(
     }))
 }
 
+/// The writes that start `start` on `p`, or why it cannot be done in place. What could refuse
+/// the start is decided now; building the two pods (copies of `p` with the gate, labels, images
+/// and state annotation changed) is deferred to when they are read. A metadata patch can fail on
+/// the pod's own metadata: such starts are built at once.
+fn start_writes(p: &Arc<Pod>, start: &Arc<Start>) -> Result<Vec<PodWrite>, String> {
+    if !start.spec.meta_data_patch.is_empty() {
+        let (not_ready, after) = start.writes_now(p)?;
+        let mut writes: Vec<PodWrite> = not_ready.into_iter().map(PodWrite::status).collect();
+        writes.push(PodWrite::spec(after));
+        return Ok(writes);
+    }
+    batch::check_containers(p, &start.spec).map_err(|error| error.to_string())?;
+    let mut writes = Vec::with_capacity(2);
+    let now = start.now;
+    if conditions::marks_not_ready(p, now) {
+        writes.push(PodWrite {
+            status: true,
+            pod: PodAfter::deferred(
+                p.clone(),
+                Arc::new(move |listed: &Pod| not_ready_or_same(listed, now)),
+            ),
+        });
+    }
+    let start = start.clone();
+    writes.push(PodWrite {
+        status: false,
+        pod: PodAfter::deferred(
+            p.clone(),
+            Arc::new(move |listed: &Pod| {
+                // The containers were checked above and the state annotation's types always
+                // serialize, so the start cannot fail here; if it did, nothing would change.
+                start
+                    .spec_write(not_ready_or_same(listed, start.now))
+                    .unwrap_or_else(|_| listed.clone())
+            }),
+        ),
+    });
+    Ok(writes)
+}
+
+fn not_ready_or_same(listed: &Pod, now: Timestamp) -> Pod {
+    conditions::mark_not_ready(listed, now).unwrap_or_else(|| listed.clone())
+}
+
+/// An in-place start of one round to one target: what all the pods starting it share.
+pub(super) struct Start {
+    spec: state::UpdateSpec,
+    target: String,
+    now: Timestamp,
+    now_text: String,
+}
+
+impl Start {
+    /// The status write (when the gate must turn False first) and the spec write that start the
+    /// update of `p`, built now; `Err`: why it cannot be done in place.
+    fn writes_now(&self, p: &Pod) -> Result<(Option<Pod>, Pod), String> {
+        let (not_ready, base) = match conditions::mark_not_ready(p, self.now) {
+            Some(not_ready) => (Some(not_ready.clone()), not_ready),
+            None => (None, p.clone()),
+        };
+        Ok((not_ready, self.spec_write(base)?))
+    }
+
+    /// The pod of the spec write, from the pod of the status write (or the listed pod).
+    fn spec_write(&self, base: Pod) -> Result<Pod, String> {
+        let step = inplace::start_update_owned(base, &self.spec, &ENGINE, self.now)
+            .map_err(|e| e.to_string())?;
+        let mut after = match step {
+            Step::StartGrace { pod, .. } | Step::PatchBatch { pod, .. } => pod,
+            Step::NeedsRecreate { reason } => return Err(reason),
+            other => return Err(format!("unexpected in-place step {other:?}")),
+        };
+        after
+            .metadata
+            .labels
+            .get_or_insert_with(BTreeMap::new)
+            .insert(
+                pod::POD_TEMPLATE_HASH.into(),
+                short_hash(&self.target).into(),
+            );
+        set_lifecycle(&mut after, UPDATING, &self.now_text);
+        Ok(after)
+    }
+}
+
 /// The in-place calculations of one round, by (old revision, target revision, env handling): it
 /// depends on nothing else of the pod, and thousands of pods may start the same update.
 #[derive(Default)]
 struct SpecCache {
-    entries: Vec<(SpecKey, Result<state::UpdateSpec, String>)>,
+    entries: Vec<(SpecKey, Result<Arc<Start>, String>)>,
 }
 
 /// Revisions by their position in the history.
@@ -456,7 +535,8 @@ impl SpecCache {
         old: Option<&ControllerRevision>,
         new: Option<&ControllerRevision>,
         env_from_metadata: EnvFromMetadata,
-    ) -> Result<&state::UpdateSpec, String> {
+        target: &str,
+    ) -> Result<&Arc<Start>, String> {
         let position = |r: Option<&ControllerRevision>| {
             r.and_then(|r| ctx.history.iter().position(|h| std::ptr::eq(h, r)))
         };
@@ -472,9 +552,17 @@ impl SpecCache {
                     ignore_volume_claim_templates_hash_diff: ctx.cloneset.update_type()
                         == IN_PLACE_ONLY,
                 };
-                let spec = inplace::calculate_spec(old.as_ref(), new.as_ref(), &options)
+                let start = inplace::calculate_spec(old.as_ref(), new.as_ref(), &options)
+                    .map(|spec| {
+                        Arc::new(Start {
+                            spec,
+                            target: target.to_string(),
+                            now: ctx.now,
+                            now_text: ctx.now_text.clone(),
+                        })
+                    })
                     .map_err(|e| e.to_string());
-                self.entries.push((key, spec));
+                self.entries.push((key, start));
                 self.entries.len() - 1
             }
         };
@@ -491,30 +579,4 @@ fn as_revision(r: &ControllerRevision) -> Option<Revision<'_>> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::first_sorted;
-
-    /// The selection gives the head of what the planner's two stable sorts (by key, then
-    /// PreparingUpdate first) give.
-    #[test]
-    fn selecting_first_equals_the_head_of_the_stable_sorts() {
-        let mut rng = fastrand::Rng::with_seed(11);
-        for _ in 0..500 {
-            let len = rng.usize(0..60);
-            let items: Vec<(bool, u8)> = (0..len).map(|_| (rng.bool(), rng.u8(0..6))).collect();
-            let mut stable: Vec<usize> = (0..len).collect();
-            stable.sort_by_key(|i| items[*i].1);
-            stable.sort_by_key(|i| items[*i].0);
-            let needed = rng.usize(0..=len + 2);
-            let mut keyed: Vec<(bool, u8, usize)> = items
-                .iter()
-                .enumerate()
-                .map(|(i, (f, k))| (*f, *k, i))
-                .collect();
-            first_sorted(&mut keyed, needed);
-            let picked: Vec<usize> = keyed.into_iter().map(|(_, _, i)| i).collect();
-            stable.truncate(needed);
-            assert_eq!(picked, stable);
-        }
-    }
-}
+mod tests;

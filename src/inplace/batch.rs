@@ -92,17 +92,15 @@ fn add_metadata_sharers(batch: &mut BTreeSet<String>, ref_metadata: &BTreeMap<St
 
 /// Every container the spec names exists in the pod; otherwise nothing may be applied.
 pub fn check_containers(pod: &Pod, spec: &UpdateSpec) -> Result<(), BatchError> {
-    let names: BTreeSet<&str> = spec_containers(pod)
-        .iter()
-        .map(|c| c.name.as_str())
-        .collect();
+    // Pods have a handful of containers: a scan beats building a set for every started pod.
+    let containers = spec_containers(pod);
     let named = spec
         .container_images
         .keys()
         .chain(spec.container_ref_metadata.keys())
         .chain(spec.container_resources.keys());
     for name in named {
-        if !names.contains(name.as_str()) {
+        if !containers.iter().any(|c| c.name == *name) {
             return Err(BatchError::UnknownContainer(name.clone()));
         }
     }

@@ -55,6 +55,18 @@ pub fn mark_not_ready(pod: &Pod, now: Timestamp) -> Option<Pod> {
     (conditions(&next) != conditions(pod)).then_some(next)
 }
 
+/// Whether [`mark_not_ready`] returns a write, mostly without building it: a gate condition that
+/// is not False yet always changes; only one already False needs `Ready` recomputed to tell.
+pub fn marks_not_ready(pod: &Pod, now: Timestamp) -> bool {
+    if !has_inplace_readiness_gate(pod) {
+        return false;
+    }
+    match pod_condition(pod, keys::INPLACE_UPDATE_READY) {
+        Some(gate) if gate.status == keys::CONDITION_FALSE => mark_not_ready(pod, now).is_some(),
+        _ => true,
+    }
+}
+
 fn conditions(pod: &Pod) -> Option<&Vec<PodCondition>> {
     pod.status.as_ref()?.conditions.as_ref()
 }
@@ -272,5 +284,41 @@ mod tests {
             Some(&condition(keys::INPLACE_UPDATE_READY, "True", 9))
         );
         assert_eq!(mark_ready(&after, at(10)), None);
+    }
+
+    #[test]
+    fn marks_not_ready_answers_whether_mark_not_ready_writes() {
+        let statuses = [None, Some("True"), Some("False"), Some("Unknown")];
+        for gates in [
+            &[][..],
+            &[keys::INPLACE_UPDATE_READY][..],
+            &[keys::INPLACE_UPDATE_READY, "custom"][..],
+        ] {
+            for gate in statuses {
+                for ready in statuses {
+                    for containers in statuses {
+                        for custom in statuses {
+                            let mut conditions = Vec::new();
+                            for (type_, status) in [
+                                (keys::INPLACE_UPDATE_READY, gate),
+                                ("Ready", ready),
+                                ("ContainersReady", containers),
+                                ("custom", custom),
+                            ] {
+                                if let Some(status) = status {
+                                    conditions.push(condition(type_, status, 1));
+                                }
+                            }
+                            let before = pod(gates, conditions);
+                            assert_eq!(
+                                marks_not_ready(&before, at(100)),
+                                mark_not_ready(&before, at(100)).is_some(),
+                                "{before:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 }

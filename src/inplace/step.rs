@@ -120,6 +120,22 @@ impl Step {
         }
     }
 
+    /// The pod of [`Step::write`], taken out of the step without a copy.
+    pub fn into_pod(self) -> Option<Pod> {
+        match self {
+            Step::SetNotReady { pod }
+            | Step::Complete { pod }
+            | Step::StartGrace { pod, .. }
+            | Step::PatchBatch { pod, .. }
+            | Step::CancelGrace { pod } => Some(pod),
+            Step::WaitGrace { .. }
+            | Step::WaitBatch { .. }
+            | Step::WaitReady { .. }
+            | Step::Idle
+            | Step::NeedsRecreate { .. } => None,
+        }
+    }
+
     /// When to look at the pod again if no event arrives sooner.
     pub fn requeue_after(&self) -> Option<Duration> {
         match self {

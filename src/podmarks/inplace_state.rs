@@ -235,6 +235,16 @@ pub fn has_grace(pod: &Pod) -> bool {
     .is_some()
 }
 
+/// Whether the pod carries an update state (either key, non-empty), without reading it.
+pub fn has_state(pod: &Pod) -> bool {
+    annotation_with_fallback(
+        pod,
+        keys::INPLACE_UPDATE_STATE,
+        keys::INPLACE_UPDATE_STATE_LEGACY,
+    )
+    .is_some()
+}
+
 /// An empty value counts as absent, as Go's `if v := annotations[k]; v != ""` does.
 fn annotation_with_fallback<'a>(
     pod: &'a Pod,
