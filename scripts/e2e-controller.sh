@@ -300,7 +300,7 @@ undecodable_yaml e2e-in-range 2147483647 | kubectl create --dry-run=server -f - 
   && pass "the SidecarSet stored before stays stored with revisionHistoryLimit 99999999999" \
   || fail "the SidecarSet stored before is gone or changed"
 # The serving process with its controllers, no webhook registered; its Lease lives in $NS.
-KRUISE_WEBHOOK_LOG=info,kruise_webhook::controller::guarded_watch=debug \
+KRUISE_WEBHOOK_LOG=info,kruise_webhook::controller::guarded_watch=debug,kruise_webhook::controller::events=debug \
   "$BIN" serve --kubeconfig "$KUBECONFIG" --cert-dir "$tmp/certs" --log-format json \
   --service-namespace "$NS" \
   --listen "127.0.0.1:$serve_webhook_port" --admin-listen "127.0.0.1:$serve_admin_port" \
