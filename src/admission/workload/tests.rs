@@ -1,0 +1,207 @@
+use super::*;
+use crate::admission::review::decode_envelope;
+use serde_json::{Value, json};
+
+fn cloneset() -> Value {
+    json!({
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                         "spec": {"containers": [{"name": "web", "image": "nginx"}]}}
+        }
+    })
+}
+
+fn review(
+    kind: &str,
+    version: &str,
+    operation: &str,
+    object: Value,
+    old: Option<Value>,
+) -> Vec<u8> {
+    let mut request = json!({
+        "uid": "u1",
+        "kind": {"group": "apps.kruise.io", "version": version, "kind": kind},
+        "operation": operation,
+        "object": object,
+    });
+    if let Some(old) = old {
+        request["oldObject"] = old;
+    }
+    serde_json::to_vec(&json!({
+        "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request
+    }))
+    .unwrap()
+}
+
+fn validate(workload: Workload, body: &[u8]) -> AdmissionResponse {
+    let (_, request) = decode_envelope(body).unwrap();
+    validate_workload(workload, &request)
+}
+
+fn denial(response: &AdmissionResponse) -> (u16, String) {
+    assert!(!response.allowed, "{response:?}");
+    let status = response.status.as_ref().unwrap();
+    (status.code, status.message.clone())
+}
+
+#[test]
+fn a_template_that_is_not_a_pod_template_is_a_400_naming_the_field() {
+    let mut object = cloneset();
+    object["spec"]["template"]["spec"]["containers"] = json!("nginx");
+    let response = validate(
+        Workload::CloneSet,
+        &review("CloneSet", "v1alpha1", "CREATE", object, None),
+    );
+    let (code, message) = denial(&response);
+    assert_eq!(code, 400);
+    assert!(
+        message.starts_with("request.object.spec.template.spec.containers: Invalid value"),
+        "{message}"
+    );
+}
+
+#[test]
+fn numbers_where_strings_are_expected_are_a_400() {
+    let mut object = cloneset();
+    object["spec"]["updateStrategy"] = json!({"type": 7});
+    let response = validate(
+        Workload::CloneSet,
+        &review("CloneSet", "v1alpha1", "CREATE", object, None),
+    );
+    let (code, message) = denial(&response);
+    assert_eq!(code, 400);
+    assert!(message.contains("spec.updateStrategy.type"), "{message}");
+}
+
+#[test]
+fn unknown_enum_values_are_refused_with_the_supported_ones() {
+    let mut object = cloneset();
+    object["apiVersion"] = json!("apps.kruise.io/v1beta1");
+    object["kind"] = json!("StatefulSet");
+    object["spec"]["podManagementPolicy"] = json!("Sometimes");
+    object["spec"]["persistentVolumeClaimRetentionPolicy"] = json!({"whenScaled": "Keep"});
+    let response = validate(
+        Workload::StatefulSet,
+        &review("StatefulSet", "v1beta1", "CREATE", object, None),
+    );
+    let (code, message) = denial(&response);
+    assert_eq!(code, 422);
+    assert!(
+            message.contains(r#"spec.podManagementPolicy: Invalid value: "Sometimes": must be 'OrderedReady' or 'Parallel'"#),
+            "{message}"
+        );
+    assert!(
+            message.contains(r#"spec.persistentVolumeClaimRetentionPolicy.whenScaled: Unsupported value: "Keep": supported values: "Retain", "Delete""#),
+            "{message}"
+        );
+}
+
+#[test]
+fn an_update_without_old_object_is_a_400() {
+    let response = validate(
+        Workload::CloneSet,
+        &review("CloneSet", "v1alpha1", "UPDATE", cloneset(), None),
+    );
+    let (code, message) = denial(&response);
+    assert_eq!(code, 400);
+    assert_eq!(
+        message,
+        "request.oldObject: Required value: the request carries no object"
+    );
+}
+
+#[test]
+fn a_huge_object_is_judged_like_any_other() {
+    // 6 MiB of annotations: within the body limit, so it is decoded and validated (and
+    // refused by Kubernetes' 256 KiB annotation limit), not dropped.
+    let mut object = cloneset();
+    object["metadata"]["annotations"] = json!({"example.com/blob": "x".repeat(6 * 1024 * 1024)});
+    let response = validate(
+        Workload::CloneSet,
+        &review("CloneSet", "v1alpha1", "CREATE", object, None),
+    );
+    let (code, message) = denial(&response);
+    assert_eq!(code, 422);
+    assert!(
+        message.starts_with("metadata.annotations: Too long"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_protected_delete_without_old_object_is_allowed_and_a_cascading_one_with_replicas_is_not() {
+    let response = validate(
+        Workload::CloneSet,
+        &review("CloneSet", "v1alpha1", "DELETE", Value::Null, None),
+    );
+    assert!(response.allowed);
+    let mut old = cloneset();
+    old["metadata"]["labels"] = json!({"policy.kruise.io/delete-protection": "Cascading"});
+    let response = validate(
+        Workload::CloneSet,
+        &review(
+            "CloneSet",
+            "v1alpha1",
+            "DELETE",
+            Value::Null,
+            Some(old.clone()),
+        ),
+    );
+    assert_eq!(denial(&response).0, 403);
+    old["spec"]["replicas"] = json!(0);
+    let response = validate(
+        Workload::CloneSet,
+        &review("CloneSet", "v1alpha1", "DELETE", Value::Null, Some(old)),
+    );
+    assert!(response.allowed);
+}
+
+#[test]
+fn v1alpha1_statefulsets_are_validated_in_their_v1beta1_form() {
+    let mut object = cloneset();
+    object["apiVersion"] = json!("apps.kruise.io/v1alpha1");
+    object["kind"] = json!("StatefulSet");
+    object["spec"]["updateStrategy"] = json!({"rollingUpdate": {"podUpdatePolicy": "InPlaceOnly"}});
+    let response = validate(
+        Workload::StatefulSet,
+        &review("StatefulSet", "v1alpha1", "CREATE", object, None),
+    );
+    let (code, message) = denial(&response);
+    assert_eq!(code, 422);
+    assert!(
+        message.contains("must contains InPlaceUpdateReady"),
+        "{message}"
+    );
+}
+
+#[test]
+fn wrong_kinds_and_versions_are_refused() {
+    let response = validate(
+        Workload::DaemonSet,
+        &review("DaemonSet", "v1beta1", "CREATE", cloneset(), None),
+    );
+    assert_eq!(denial(&response).0, 400);
+    let body = review("CloneSet", "v1alpha1", "CREATE", cloneset(), None);
+    let (_, request) = decode_envelope(&body).unwrap();
+    let response = mutate_workload(Workload::StatefulSet, &request);
+    assert_eq!(denial(&response).0, 400);
+}
+
+#[test]
+fn mutation_is_reinvocation_safe() {
+    let body = review("CloneSet", "v1alpha1", "CREATE", cloneset(), None);
+    let (_, request) = decode_envelope(&body).unwrap();
+    let first = mutate_workload(Workload::CloneSet, &request);
+    let mut object = cloneset();
+    json_patch::patch(&mut object, &first.patch_operations().unwrap()).unwrap();
+    let body = review("CloneSet", "v1alpha1", "CREATE", object, None);
+    let (_, request) = decode_envelope(&body).unwrap();
+    assert_eq!(
+        mutate_workload(Workload::CloneSet, &request).patch_operations(),
+        None
+    );
+}

@@ -1,0 +1,280 @@
+use super::*;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{PodCondition, Volume, VolumeMount};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
+use proptest::prelude::*;
+
+use crate::controller::barrier;
+use crate::controller::sidecarset;
+use crate::inject::launch_priority::apply_launch_priority;
+use crate::inject::sidecar::{InjectionContext, inject_sidecars};
+use crate::podmarks::PodSummary;
+use crate::rollout;
+use crate::source::Catalogue;
+use crate::source::dir::{self, EMBEDDED_EXAMPLES};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+fn catalogue() -> Catalogue {
+    let files: Vec<(String, String)> = EMBEDDED_EXAMPLES
+        .iter()
+        .map(|(name, content)| (name.to_string(), content.to_string()))
+        .collect();
+    dir::load(&files).into_catalogue().0
+}
+
+/// A fixture pod as the apiserver would hold it after admission: sidecars injected, launch
+/// priority applied, plus the bulk real pods carry.
+fn admitted(fixture: &str, catalogue: &Catalogue) -> Pod {
+    let path = format!("{}/tests/fixtures/{fixture}", env!("CARGO_MANIFEST_DIR"));
+    let review: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let mut pod: Pod = serde_json::from_value(review["request"]["object"].clone()).unwrap();
+    let namespace = review["request"]["namespace"].as_str().unwrap().to_string();
+    pod.metadata.namespace = Some(namespace.clone());
+    let labels = catalogue.namespace_labels(&namespace);
+    let context = InjectionContext {
+        sidecarsets: catalogue.sidecarsets(),
+        namespace_labels: labels.as_deref(),
+        now: "2026-11-22T10:00:00Z",
+        sort_sidecars_by_name: false,
+    };
+    inject_sidecars(&mut pod, &context).unwrap();
+    apply_launch_priority(&mut pod, "x").unwrap();
+    pod.metadata.managed_fields = Some(vec![ManagedFieldsEntry {
+        manager: Some("kubectl".into()),
+        ..Default::default()
+    }]);
+    pod.metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(keys::LAST_APPLIED_CONFIGURATION.into(), "{}".into());
+    let spec = pod.spec.as_mut().unwrap();
+    spec.volumes.get_or_insert_with(Vec::new).push(Volume {
+        name: "data".into(),
+        ..Default::default()
+    });
+    for container in &mut spec.containers {
+        container.env.get_or_insert_with(Vec::new).push(EnvVar {
+            name: "UNRELATED".into(),
+            value: Some("1".into()),
+            ..Default::default()
+        });
+        container
+            .volume_mounts
+            .get_or_insert_with(Vec::new)
+            .push(VolumeMount {
+                name: "data".into(),
+                mount_path: "/data".into(),
+                ..Default::default()
+            });
+    }
+    pod
+}
+
+/// Gives `pod` a status: `ready[i]` for container i (absent: no status yet), the pod phase,
+/// and the Ready/ContainersReady conditions.
+fn with_status(mut pod: Pod, ready: &[Option<bool>], phase: &str, stale_image: bool) -> Pod {
+    let containers = pod.spec.as_ref().unwrap().containers.clone();
+    let statuses: Vec<ContainerStatus> = containers
+        .iter()
+        .zip(ready)
+        .filter_map(|(c, ready)| {
+            let ready = (*ready)?;
+            let image = c.image.clone().unwrap_or_default();
+            Some(ContainerStatus {
+                name: c.name.clone(),
+                image: if stale_image {
+                    format!("{image}-old")
+                } else {
+                    image
+                },
+                image_id: format!("docker-pullable://{}@sha256:0", c.name),
+                container_id: Some(format!("containerd://{}", c.name)),
+                ready,
+                ..Default::default()
+            })
+        })
+        .collect();
+    let all_ready = statuses.len() == containers.len() && statuses.iter().all(|s| s.ready);
+    let condition = |type_: &str, ok: bool| PodCondition {
+        type_: type_.into(),
+        status: if ok { "True" } else { "False" }.into(),
+        ..Default::default()
+    };
+    pod.status = Some(PodStatus {
+        phase: Some(phase.into()),
+        host_ip: Some("10.0.0.1".into()),
+        conditions: Some(vec![
+            condition("ContainersReady", all_ready),
+            condition("Ready", all_ready),
+        ]),
+        container_statuses: Some(statuses),
+        ..Default::default()
+    });
+    pod
+}
+
+fn pruned(pod: &Pod) -> Pod {
+    let mut pruned = pod.clone();
+    prune(&mut pruned);
+    pruned
+}
+
+/// Every decision the controllers take on a cached pod, side by side for the full pod and
+/// what the cache keeps of it: the pruned pod for the single-pod controllers, the summary for
+/// the planner.
+fn assert_same_decisions(full: &Pod, catalogue: &Catalogue) {
+    let small = pruned(full);
+    assert_eq!(barrier::decide(full), barrier::decide(&small));
+    let step = |pod: &Pod| {
+        crate::inplace::next_step(pod, None, &sidecarset::ENGINE, jiff::Timestamp::UNIX_EPOCH)
+            .map(|s| std::mem::discriminant(&s))
+            .ok()
+    };
+    assert_eq!(step(full), step(&small));
+    let sets = catalogue.sidecarsets();
+    assert_eq!(
+        sidecarset::sidecarsets_for_pod(full, sets),
+        sidecarset::sidecarsets_for_pod(&small, sets)
+    );
+    let now = Time(jiff::Timestamp::UNIX_EPOCH);
+    for set in sets {
+        for upgradable in [true, false] {
+            assert_eq!(
+                rollout::upgradable_condition(full, set.name(), upgradable, &now),
+                rollout::upgradable_condition(&small, set.name(), upgradable, &now)
+            );
+        }
+    }
+    let full = [Arc::new(full.clone())];
+    let summary = [Arc::new(PodSummary::of(&full[0]))];
+    for set in sets {
+        let matched_full = rollout::matched_pods(set, &full, |_| None).unwrap();
+        let matched_summary = rollout::matched_pods(set, &summary, |_| None).unwrap();
+        assert_eq!(matched_full.len(), matched_summary.len(), "{}", set.name());
+        assert_eq!(
+            rollout::facts_of(set, &full),
+            rollout::facts_of(set, &summary),
+            "{}",
+            set.name()
+        );
+        assert_eq!(
+            rollout::plan_round(set, &matched_full),
+            rollout::plan_round(set, &matched_summary),
+            "{}",
+            set.name()
+        );
+    }
+}
+
+#[test]
+fn pruning_drops_the_bulk() {
+    let catalogue = catalogue();
+    let full = with_status(
+        admitted("pod-web-log-agent.json", &catalogue),
+        &[Some(true); 8],
+        "Running",
+        false,
+    );
+    let small = pruned(&full);
+    assert!(small.metadata.managed_fields.is_none());
+    let annotations = small.metadata.annotations.as_ref().unwrap();
+    assert!(!annotations.contains_key(keys::LAST_APPLIED_CONFIGURATION));
+    assert!(annotations.contains_key(keys::SIDECARSET_INJECTED_LIST));
+    assert!(!annotations.contains_key(keys::SIDECARSET_HASH));
+    let spec = small.spec.as_ref().unwrap();
+    assert!(spec.volumes.is_none());
+    assert!(
+        spec.containers
+            .iter()
+            .all(|c| c.volume_mounts.is_none() && c.env.iter().flatten().all(read_by_controllers))
+    );
+    assert!(small.status.as_ref().unwrap().host_ip.is_none());
+    let size = |pod: &Pod| serde_json::to_vec(pod).unwrap().len();
+    assert!(
+        size(&small) * 2 < size(&full),
+        "{} vs {}",
+        size(&small),
+        size(&full)
+    );
+}
+
+#[test]
+fn pruning_keeps_the_launch_priority_env() {
+    let catalogue = catalogue();
+    let full = admitted("pod-ordered-launch.json", &catalogue);
+    let small = pruned(&full);
+    let env_names = |pod: &Pod| -> Vec<String> {
+        pod.spec
+            .as_ref()
+            .unwrap()
+            .containers
+            .iter()
+            .flat_map(|c| c.env.iter().flatten())
+            .filter(|e| read_by_controllers(e))
+            .map(|e| format!("{}={:?}", e.name, e.value_from))
+            .collect()
+    };
+    assert!(!env_names(&full).is_empty());
+    assert_eq!(env_names(&full), env_names(&small));
+    assert_eq!(
+        barrier::configmap_name(&full),
+        barrier::configmap_name(&small)
+    );
+}
+
+/// The in-place engine compares the env hash of the pod's metadata with the node agent's
+/// record: the cached pod must give the same hash as the full one.
+#[test]
+fn pruning_keeps_what_the_env_hash_reads() {
+    use crate::inplace::env_hash::expected_hash;
+    use k8s_openapi::api::core::v1::{EnvVarSource, ObjectFieldSelector};
+    let mut full = admitted("pod-ordered-launch.json", &catalogue());
+    full.metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert("app-config".into(), "config v2".into());
+    let reads = |name: &str, path: &str| EnvVar {
+        name: name.into(),
+        value_from: Some(EnvVarSource {
+            field_ref: Some(ObjectFieldSelector {
+                field_path: path.into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let container = &mut full.spec.as_mut().unwrap().containers[0];
+    container.env.get_or_insert_with(Vec::new).extend([
+        reads("APP_CONFIG", "metadata.annotations['app-config']"),
+        reads("POD_NAME", "metadata.name"),
+    ]);
+    let small = pruned(&full);
+    let full_container = &full.spec.as_ref().unwrap().containers[0];
+    let small_container = &small.spec.as_ref().unwrap().containers[0];
+    assert_ne!(expected_hash(&full, full_container), 86_995_377);
+    assert_eq!(
+        expected_hash(&full, full_container),
+        expected_hash(&small, small_container)
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn controllers_decide_the_same_on_what_the_cache_keeps(
+        fixture in prop::sample::select(vec![
+            "pod-web-log-agent.json",
+            "pod-ordered-launch.json",
+            "pod-shop-proxy-priority.json",
+        ]),
+        ready in prop::collection::vec(prop::option::of(any::<bool>()), 8),
+        phase in prop::sample::select(vec!["Pending", "Running", "Unknown", "Succeeded"]),
+        stale_image in any::<bool>(),
+    ) {
+        let catalogue = catalogue();
+        let pod = with_status(admitted(fixture, &catalogue), &ready, phase, stale_image);
+        assert_same_decisions(&pod, &catalogue);
+    }
+}
