@@ -695,9 +695,7 @@ async fn send_event(
         action: "Reconcile".into(),
         secondary: related,
     };
-    if let Err(error) = context.recorder.publish(&event, &set.object_ref(&())).await {
-        tracing::debug!(%error, "event not recorded");
-    }
+    super::events::record(&context.recorder, &set.object_ref(&()), &event).await;
 }
 
 #[cfg(test)]
