@@ -1,36 +1,81 @@
-//! Pure decision time of one SidecarSet reconcile over 10,000 matched pods held in memory, and the
-//! memory those pods take: run with `cargo bench --bench rollout`.
+//! Pure decision time of one SidecarSet reconcile over 10,000 matched pods held in memory, the
+//! memory the controller's pod cache takes for them, and the cost of one pod watch event: run
+//! with `cargo bench --bench rollout` (`BENCH_PODS=100000` for 100,000 pods).
 //!
 //! The pods are the example `log-agent` SidecarSet injected into the `pod-web-log-agent` fixture
 //! by the real injection code and upgraded in place once by the real upgrade code (so they carry
-//! the bookkeeping of a previous rollout), then copied 10,000 times with their own names and a
-//! running, ready status on the new image. As in the controller, each is held twice: pruned as the pod reflector caches it,
-//! and as the planner's `PodSummary`, which is what the timed pass reads. The allocator is the
-//! binary's. The SidecarSet then gets a new image, so every pod is matched, not updated and
-//! upgradable: the planner has to look at, order and budget all of them.
+//! the bookkeeping of a previous rollout), then copied with their own names and a running, ready
+//! status on the new image. They are listed into the controller's pod cache through its own
+//! event feed (`controller::pod_events`), as a pod watch's initial list: each is summarised, and
+//! kept whole (pruned) only if a controller reads it whole. The timed pass reads the summaries.
+//! The allocator is the binary's. The SidecarSet then gets a new image, so every pod is matched,
+//! not updated and upgradable: the planner has to look at, order and budget all of them.
 
+use std::alloc::{GlobalAlloc, Layout};
 use std::hint::black_box;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
+
+use futures::StreamExt;
+use kube::runtime::watcher::Event;
 
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodCondition, PodStatus};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_webhook::api::keys;
 use kruise_webhook::controller::pod_cache;
+use kruise_webhook::controller::pod_events::{Deletions, PodEvents, PodStores};
 use kruise_webhook::defaults::sidecarset::default_and_hash;
 use kruise_webhook::inject::sidecar::{InjectionContext, inject_sidecars};
-use kruise_webhook::podmarks::PodSummary;
 use kruise_webhook::rollout::{matched_pods, plan_round, upgrade_pod};
 use kruise_webhook::source::dir::{self, EMBEDDED_EXAMPLES};
 use kube::ResourceExt;
 
-const PODS: usize = 10_000;
-
 mod support;
 use support::rss_kib;
 
+/// The binary's allocator, counting allocations for the watch-event figure.
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { tikv_jemallocator::Jemalloc.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { tikv_jemallocator::Jemalloc.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { tikv_jemallocator::Jemalloc.realloc(ptr, layout, new_size) }
+    }
+}
+
 #[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+static ALLOCATOR: Counting = Counting;
+
+/// Runs pod watch `events` through a fresh cache with one subscriber, as the controller does.
+fn feed(events: impl Iterator<Item = Event<Pod>> + Send) -> PodStores {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    // `BENCH_HOLD_ALL=1`: every pod kept whole, as the cache did before it summarised most.
+    let hold_all = std::env::var_os("BENCH_HOLD_ALL").is_some();
+    let held: fn(&Pod) -> bool = if hold_all { |_| true } else { pod_cache::held };
+    let (stores, mut feed) = PodEvents::new(1024, held);
+    let heard = feed.subscribe(Deletions::Untold);
+    let events = futures::stream::iter(events.map(Ok));
+    runtime.block_on(async {
+        futures::join!(
+            feed.run(events),
+            heard.for_each(|_| futures::future::ready(()))
+        )
+    });
+    stores
+}
 
 fn main() {
     let files: Vec<(String, String)> = EMBEDDED_EXAMPLES
@@ -85,33 +130,39 @@ fn main() {
         "the previous rollout is recorded"
     );
 
-    // As the controller's pod reflector keeps them: a summary made from the full pod, and the
-    // pruned pod.
+    let pods: usize = std::env::var("BENCH_PODS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10_000);
+
+    // As the controller's pod watch lists them into its cache.
     let rss_before = rss_kib();
-    let summaries: Vec<Arc<PodSummary>> = (0..PODS)
-        .map(|i| Arc::new(PodSummary::of(&running_copy(&template, i))))
-        .collect();
-    let rss_summaries = rss_kib();
-    let pods: Vec<Arc<Pod>> = (0..PODS)
-        .map(|i| {
-            let mut pod = running_copy(&template, i);
-            pod_cache::prune(&mut pod);
-            Arc::new(pod)
-        })
-        .collect();
+    let list = std::iter::once(Event::Init)
+        .chain((0..pods).map(|i| Event::InitApply(running_copy(&template, i))))
+        .chain(std::iter::once(Event::InitDone));
+    let stores = feed(list);
     let rss_after = rss_kib();
-    black_box(&pods);
+    // As a reconcile reads them (`BENCH_HASH_ORDER=1`: in the store's own order).
+    let hash_order = std::env::var_os("BENCH_HASH_ORDER").is_some();
+    let read = || match hash_order {
+        true => stores.summaries.state(),
+        false => pod_cache::in_memory_order(stores.summaries.state()),
+    };
+    let summaries = read();
+    let held = stores.pods.state().len();
+    assert_eq!(summaries.len(), pods, "every pod summarised");
 
     let set = log_agent("fluent/fluent-bit:3.0.0");
 
     let matched = matched_pods(&set, &summaries, |_| None).expect("matching");
     let plan = plan_round(&set, &matched);
-    assert_eq!(plan.status.matched_pods, PODS as i32, "every pod matched");
-    assert_eq!(plan.upgrade.len(), PODS / 10, "10% upgraded per round");
+    assert_eq!(plan.status.matched_pods, pods as i32, "every pod matched");
+    assert_eq!(plan.upgrade.len(), pods / 10, "10% upgraded per round");
     let runs = 20;
     let (mut matching, mut planning, mut whole) = (Vec::new(), Vec::new(), Vec::new());
     for run in 0..3 + runs {
         let started = Instant::now();
+        let summaries = read();
         let matched = black_box(matched_pods(&set, &summaries, |_| None).expect("matching"));
         let after_matching = started.elapsed();
         black_box(plan_round(&set, &matched));
@@ -128,18 +179,51 @@ fn main() {
         times[times.len() / 2]
     };
     let max = whole.iter().copied().fold(0.0, f64::max);
+    let mib = |kib: u64| kib as f64 / 1024.0;
     println!(
-        "reconcile pass over {PODS} pods: median {:.2} ms (matching {:.2} ms + planning {:.2} ms), max {max:.2} ms ({runs} runs)",
+        "reconcile pass over {pods} pods: median {:.2} ms (reading and matching {:.2} ms + planning {:.2} ms), max {max:.2} ms ({runs} runs)",
         median(&mut whole),
         median(&mut matching),
         median(&mut planning),
     );
-    let mib = |kib: u64| kib as f64 / 1024.0;
     println!(
-        "process RSS: {:.1} MiB with {PODS} pods held ({:.1} MiB for the pruned pods, {:.1} MiB for their summaries)",
+        "process RSS: {:.1} MiB with {pods} pods cached ({:.1} MiB for the cache; {held} held whole)",
         mib(rss_after),
-        mib(rss_after.saturating_sub(rss_summaries)),
-        mib(rss_summaries.saturating_sub(rss_before)),
+        mib(rss_after.saturating_sub(rss_before)),
+    );
+    drop(stores);
+
+    // Watch traffic: one event per pod, each a status change the kubelet would write, through a
+    // cache that holds the pods already.
+    let events = 10_000.min(pods);
+    let mut again = |i: usize| {
+        let mut pod = running_copy(&template, i);
+        pod.metadata.resource_version = Some(format!("{}", 2 * i + 1));
+        pod
+    };
+    let listed: Vec<Pod> = (0..events).map(&mut again).collect();
+    let changed: Vec<Pod> = (0..events)
+        .map(|i| {
+            let mut pod = again(i);
+            pod.metadata.resource_version = Some(format!("{}", 2 * i + 2));
+            pod
+        })
+        .collect();
+    let list = std::iter::once(Event::Init)
+        .chain(listed.into_iter().map(Event::InitApply))
+        .chain(std::iter::once(Event::InitDone));
+    let allocations_before = ALLOCATIONS.load(Ordering::Relaxed);
+    let started = Instant::now();
+    let stores = feed(list.chain(changed.into_iter().map(Event::Apply)));
+    let elapsed = started.elapsed();
+    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - allocations_before;
+    black_box(&stores);
+    // Listing and changing each pod: two events per pod.
+    let per_event = 2 * events;
+    println!(
+        "pod watch events: {:.1} µs and {:.0} allocations per event ({per_event} events: the list, then one change per pod)",
+        elapsed.as_secs_f64() * 1e6 / per_event as f64,
+        allocations as f64 / per_event as f64,
     );
 }
 

@@ -22,7 +22,7 @@ pub mod sidecarset;
 
 use std::sync::Arc;
 
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::Api;
 use kube::runtime::events::{Recorder, Reporter};
@@ -31,9 +31,8 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::metrics::Metrics;
-use crate::podmarks::PodSummary;
 use leader::{Elector, LeaseConfig};
-use pod_events::{Deletions, PodEvents};
+use pod_events::{Deletions, PodEvents, PodStores};
 
 /// Name of the Lease and of the event reporter.
 pub const CONTROLLER_NAME: &str = "kruise-webhook-controller";
@@ -131,8 +130,8 @@ async fn run_term(
     config: ControllerConfig,
     term: CancellationToken,
 ) -> Result<(), ControllerError> {
-    let (pods, mut pod_events) = PodEvents::new(SHARED_BUFFER);
-    let (summaries, mut summary_writer) = reflector::store::<PodSummary>();
+    let (stores, mut pod_events) = PodEvents::new(SHARED_BUFFER, pod_cache::held);
+    let PodStores { pods, summaries } = stores;
     let (namespaces, namespace_writer) = reflector::store_shared::<Namespace>(SHARED_BUFFER);
     // Subscribe before the watches run so no subscriber misses the initial list.
     let pods_for_sidecarsets = pod_events.subscribe(Deletions::Untold);
@@ -143,19 +142,10 @@ async fn run_term(
         .subscribe()
         .ok_or(ControllerError::Subscribe("namespace"))?;
 
-    // Summaries are made from the full pod, which is then pruned, and stored before the pod
-    // store tells the controllers about the change, so a reconcile it triggers reads the new
-    // summary.
-    let pod_watch = pod_events.run(
-        watcher(
-            Api::<Pod>::all(client.clone()),
-            watcher::Config::default().any_semantic(),
-        )
-        .map_ok(move |event| {
-            summary_writer.apply_watcher_event(&pod_cache::summarize(&event));
-            event.modify(pod_cache::prune)
-        }),
-    );
+    let pod_watch = pod_events.run(watcher(
+        Api::<Pod>::all(client.clone()),
+        watcher::Config::default().any_semantic(),
+    ));
     let namespace_watch = reflector(
         namespace_writer,
         watcher(

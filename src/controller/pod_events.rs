@@ -22,6 +22,9 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 
+use super::pod_cache;
+use crate::podmarks::PodSummary;
+
 /// Whether a subscriber hears of deleted pods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Deletions {
@@ -34,24 +37,38 @@ struct Subscriber {
     deletions: Deletions,
 }
 
-/// The pod store and its subscribers; [`PodEvents::run`] feeds both from a pod watch.
+/// What the cache holds of the cluster's pods (see [`pod_cache`]).
+#[derive(Clone)]
+pub struct PodStores {
+    /// The pruned pods that some controller reads whole ([`pod_cache::held`]).
+    pub pods: Store<Pod>,
+    /// Every pod's summary, for the SidecarSet planner.
+    pub summaries: Store<PodSummary>,
+}
+
+/// The pod stores and their subscribers; [`PodEvents::run`] feeds them from a pod watch.
 pub struct PodEvents {
-    writer: reflector::store::Writer<Pod>,
+    pods: reflector::store::Writer<Pod>,
+    summaries: reflector::store::Writer<PodSummary>,
+    held: fn(&Pod) -> bool,
     buffer: usize,
     subscribers: Vec<Subscriber>,
 }
 
 impl PodEvents {
-    /// The store, and the feed of it. A subscriber may lag `buffer` events behind before the
-    /// watch waits for it.
-    pub fn new(buffer: usize) -> (Store<Pod>, PodEvents) {
-        let (store, writer) = reflector::store::<Pod>();
+    /// The stores, and the feed of them; `held` chooses the pods kept whole (pruned). A
+    /// subscriber may lag `buffer` events behind before the watch waits for it.
+    pub fn new(buffer: usize, held: fn(&Pod) -> bool) -> (PodStores, PodEvents) {
+        let (pods, pod_writer) = reflector::store::<Pod>();
+        let (summaries, summary_writer) = reflector::store::<PodSummary>();
         let events = PodEvents {
-            writer,
+            pods: pod_writer,
+            summaries: summary_writer,
+            held,
             buffer,
             subscribers: Vec::new(),
         };
-        (store, events)
+        (PodStores { pods, summaries }, events)
     }
 
     /// A stream of the pods of every event from now on; it must be drained, or the watch stalls.
@@ -61,38 +78,65 @@ impl PodEvents {
         receiver
     }
 
-    /// Applies `events` (a pod watch) to the store and tells the subscribers; ends with `events`.
+    /// Applies `events` (a watch of whole pods) to the stores and tells the subscribers the
+    /// pruned pod; ends with `events`.
     pub async fn run(
         self,
         events: impl Stream<Item = Result<watcher::Event<Pod>, watcher::Error>> + Send,
     ) {
         let PodEvents {
-            writer,
+            pods: mut writer,
+            summaries: mut summary_writer,
+            held,
             mut subscribers,
             ..
         } = self;
         let store = writer.as_reader();
-        let mut applied = pin!(reflector::reflector(writer, events).default_backoff());
+        let summaries = summary_writer.as_reader();
+        let mut events = pin!(events.default_backoff());
         // The pods held when a relist began: those it does not find again were deleted.
         let mut before_relist: Vec<Arc<Pod>> = Vec::new();
-        while let Some(event) = applied.next().await {
+        while let Some(event) = events.next().await {
             let Ok(event) = event else {
                 continue;
             };
-            match event {
+            // Summaries are made from the whole pod, and stored before anyone is told, so a
+            // reconcile an event triggers reads the new summary.
+            summary_writer.apply_watcher_event(&pod_cache::summarize(&event));
+            match event.modify(pod_cache::prune) {
                 watcher::Event::Apply(pod) => {
-                    let held = store.get(&ObjectRef::from_obj(&pod));
-                    tell(
-                        &mut subscribers,
-                        held.unwrap_or_else(|| Arc::new(pod)),
-                        false,
-                    )
-                    .await;
+                    let key = ObjectRef::from_obj(&pod);
+                    let held_pod = if held(&pod) {
+                        let applied = watcher::Event::Apply(pod);
+                        writer.apply_watcher_event(&applied);
+                        store.get(&key)
+                    } else {
+                        // No longer held: gone from the store.
+                        if store.get(&key).is_some() {
+                            writer.apply_watcher_event(&watcher::Event::Delete(pod.clone()));
+                        }
+                        tell(&mut subscribers, Arc::new(pod), false).await;
+                        continue;
+                    };
+                    if let Some(pod) = held_pod {
+                        tell(&mut subscribers, pod, false).await;
+                    }
                 }
-                watcher::Event::Delete(pod) => tell(&mut subscribers, Arc::new(pod), true).await,
-                watcher::Event::Init => before_relist = store.state(),
-                watcher::Event::InitApply(_) => {}
+                watcher::Event::Delete(pod) => {
+                    writer.apply_watcher_event(&watcher::Event::Delete(pod.clone()));
+                    tell(&mut subscribers, Arc::new(pod), true).await;
+                }
+                watcher::Event::Init => {
+                    writer.apply_watcher_event(&watcher::Event::Init);
+                    before_relist = store.state();
+                }
+                watcher::Event::InitApply(pod) => {
+                    if held(&pod) {
+                        writer.apply_watcher_event(&watcher::Event::InitApply(pod));
+                    }
+                }
                 watcher::Event::InitDone => {
+                    writer.apply_watcher_event(&watcher::Event::InitDone);
                     for pod in std::mem::take(&mut before_relist) {
                         if store.get(&ObjectRef::from_obj(pod.as_ref())).is_none() {
                             tell(&mut subscribers, pod, true).await;
@@ -100,6 +144,19 @@ impl PodEvents {
                     }
                     for pod in store.state() {
                         tell(&mut subscribers, pod, false).await;
+                    }
+                    // The pods not held are told as the stand-in their summary gives, one at a
+                    // time: what the subscribers map events by (names, labels, injected list).
+                    for summary in summaries.state() {
+                        let key = ObjectRef::<Pod>::new(summary.name_field().unwrap_or(""));
+                        let key = match summary.namespace_field() {
+                            Some(namespace) => key.within(namespace),
+                            None => key,
+                        };
+                        if store.get(&key).is_none() {
+                            let pod = Arc::new(pod_cache::stand_in(&summary));
+                            tell(&mut subscribers, pod, false).await;
+                        }
                     }
                 }
             }

@@ -22,7 +22,7 @@ fn names(pods: &[Arc<Pod>]) -> Vec<&str> {
 
 /// Runs `events` through a feed with one subscriber of each kind; what each heard, in order.
 async fn heard(events: Vec<Event<Pod>>) -> (Vec<Arc<Pod>>, Vec<Arc<Pod>>) {
-    let (_store, mut feed) = PodEvents::new(4);
+    let (_stores, mut feed) = PodEvents::new(4, |_| true);
     let told = feed.subscribe(Deletions::Told);
     let untold = feed.subscribe(Deletions::Untold);
     let watch = futures::stream::iter(events.into_iter().map(Ok));
@@ -73,4 +73,74 @@ async fn a_relist_tells_of_the_pods_deleted_while_the_watch_was_down() {
     assert_eq!(first, ["a", "b"]);
     assert_eq!(names(&told[2..]), ["b", "a"]);
     assert_eq!(names(&untold[2..]), ["a"]);
+}
+
+/// Held: the pods whose name starts with "held".
+fn held_by_name(pod: &Pod) -> bool {
+    pod.metadata
+        .name
+        .as_deref()
+        .is_some_and(|n| n.starts_with("held"))
+}
+
+fn labelled(name: &str, app: &str) -> Pod {
+    let mut pod = pod(name, false);
+    pod.metadata.labels = Some([("app".to_string(), app.to_string())].into());
+    pod
+}
+
+#[tokio::test]
+async fn only_held_pods_are_stored_whole_and_every_pod_is_summarised_and_told() {
+    let (stores, mut feed) = PodEvents::new(16, held_by_name);
+    let heard = feed.subscribe(Deletions::Untold);
+    let watch = futures::stream::iter(
+        vec![
+            Event::Init,
+            Event::InitApply(labelled("held-a", "web")),
+            Event::InitApply(labelled("b", "web")),
+            Event::InitDone,
+            Event::Apply(labelled("c", "db")),
+        ]
+        .into_iter()
+        .map(Ok),
+    );
+    let (_, heard) = futures::join!(feed.run(watch), heard.collect::<Vec<_>>());
+    assert_eq!(names(&stores.pods.state()), ["held-a"]);
+    let mut summarised: Vec<String> = stores
+        .summaries
+        .state()
+        .iter()
+        .map(|s| s.name_field().unwrap_or("").to_string())
+        .collect();
+    summarised.sort();
+    assert_eq!(summarised, ["b", "c", "held-a"]);
+    // After the list: the held pod from the store, the other as the stand-in its summary gives,
+    // with the labels the controllers map events by.
+    assert_eq!(names(&heard), ["held-a", "b", "c"]);
+    let labels = |pod: &Pod| pod.metadata.labels.clone().unwrap_or_default();
+    assert_eq!(labels(&heard[1])["app"], "web");
+    assert_eq!(labels(&heard[2])["app"], "db");
+}
+
+#[tokio::test]
+async fn a_pod_that_stops_being_held_leaves_the_store() {
+    let (stores, feed) = PodEvents::new(16, |pod| {
+        pod.metadata
+            .labels
+            .as_ref()
+            .is_some_and(|l| l.get("app").map(String::as_str) == Some("web"))
+    });
+    let watch = futures::stream::iter(
+        vec![
+            Event::Init,
+            Event::InitApply(labelled("a", "web")),
+            Event::InitDone,
+            Event::Apply(labelled("a", "db")),
+        ]
+        .into_iter()
+        .map(Ok),
+    );
+    feed.run(watch).await;
+    assert!(stores.pods.state().is_empty());
+    assert_eq!(stores.summaries.state().len(), 1);
 }

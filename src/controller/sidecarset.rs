@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::events;
 use super::guarded_watch::{self, UndecodableReporter};
-use super::pod_write;
+use super::{pod_cache, pod_write};
 use crate::api::{SidecarSet, keys};
 use crate::inplace::{self, EngineOptions, Step, Write};
 use crate::k8s::retry::{Attempt, again_on_conflict, is_conflict, retry_on_conflict};
@@ -171,7 +171,7 @@ async fn reconcile(set: Arc<SidecarSet>, context: Arc<Context>) -> Result<Action
     if !synced {
         return Ok(Action::requeue(NOT_SYNCED_REQUEUE));
     }
-    let summaries = context.summaries.state();
+    let summaries = pod_cache::in_memory_order(context.summaries.state());
     let namespaces = namespace_labels_by_name(&context.namespaces.state());
     let matched = rollout::matched_pods(&set, &summaries, |ns| namespaces.get(ns))?;
     let round = rollout::round_actions(&set, &matched, rollout::plan_round(&set, &matched));
@@ -181,19 +181,21 @@ async fn reconcile(set: Arc<SidecarSet>, context: Arc<Context>) -> Result<Action
     let revision = round.revision.as_deref();
     let mut engine_going = false;
     if let Some(revision) = revision {
-        for pod in cached_pods(&context, &matched, &round.drive) {
-            engine_going |= drive_engine(&context, &pod, revision).await?;
+        for summary in chosen(&matched, &round.drive) {
+            if let Some(pod) = held_or_read(&context, summary).await? {
+                engine_going |= drive_engine(&context, &pod, revision).await?;
+            }
         }
     }
-    for pod in cached_pods(&context, &matched, &round.not_upgradable) {
-        mark_not_upgradable(&context, &set, &pod).await?;
+    for summary in chosen(&matched, &round.not_upgradable) {
+        mark_not_upgradable(&context, &set, summary).await?;
     }
     let now = rfc3339(Timestamp::now());
-    for pod in cached_pods(&context, &matched, &round.reset_idle) {
-        reset_idle(&context, &set, &pod, &now).await?;
+    for summary in chosen(&matched, &round.reset_idle) {
+        reset_idle(&context, &set, &PodId::of(summary), &now).await?;
     }
-    for pod in cached_pods(&context, &matched, &round.upgrade) {
-        upgrade(&context, &set, &pod, revision).await?;
+    for summary in chosen(&matched, &round.upgrade) {
+        upgrade(&context, &set, &PodId::of(summary), revision).await?;
     }
     Ok(match round.requeue_after(engine_going) {
         Some(after) => Action::requeue(after),
@@ -225,46 +227,71 @@ async fn write_status(
     Ok(())
 }
 
-/// The cached pods the planner chose by index into `matched`, each looked up when its turn comes;
-/// those gone from the cache are skipped.
-fn cached_pods<'a>(
-    context: &'a Context,
+/// The pods the planner chose by index into `matched`.
+fn chosen<'a>(
     matched: &'a [Arc<PodSummary>],
     indices: &'a [usize],
-) -> impl Iterator<Item = Arc<Pod>> + 'a {
+) -> impl Iterator<Item = &'a PodSummary> + 'a {
     indices
         .iter()
-        .filter_map(|&i| cached_pod(context, &matched[i]))
+        .filter_map(|&i| matched.get(i).map(Arc::as_ref))
 }
 
-/// The cached pod the planner chose by its summary; `None` once it is gone from the cache.
-fn cached_pod(context: &Context, summary: &PodSummary) -> Option<Arc<Pod>> {
+/// A pod by the identity its summary (or the pod itself) holds.
+struct PodId<'a> {
+    namespace: &'a str,
+    name: &'a str,
+}
+
+impl<'a> PodId<'a> {
+    fn of(pod: &'a impl PodView) -> Self {
+        PodId {
+            namespace: pod.namespace(),
+            name: pod.name(),
+        }
+    }
+
+    fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    fn api(&self, context: &Context) -> Api<Pod> {
+        let namespace = if self.namespace.is_empty() {
+            "default"
+        } else {
+            self.namespace
+        };
+        Api::namespaced(context.client.clone(), namespace)
+    }
+}
+
+/// The pod behind `summary`: the cache's pruned copy when it holds one
+/// ([`super::pod_cache::held`]), else the stored pod, read; `None` once it is gone.
+async fn held_or_read(
+    context: &Context,
+    summary: &PodSummary,
+) -> Result<Option<Arc<Pod>>, SidecarSetError> {
     let key = ObjectRef::<Pod>::new(summary.name());
-    context.pods.get(&match summary.namespace_field() {
+    let key = match summary.namespace_field() {
         Some(namespace) => key.within(namespace),
         None => key,
-    })
-}
-
-fn pod_api(context: &Context, pod: &Pod) -> Api<Pod> {
-    Api::namespaced(
-        context.client.clone(),
-        pod.metadata.namespace.as_deref().unwrap_or("default"),
-    )
+    };
+    if let Some(pod) = context.pods.get(&key) {
+        return Ok(Some(pod));
+    }
+    let id = PodId::of(summary);
+    let read = id.api(context).get_opt(id.name).await;
+    Ok(read.map_err(api_error(id.key()))?.map(Arc::new))
 }
 
 fn pod_key(pod: &Pod) -> String {
-    format!(
-        "{}/{}",
-        pod.metadata.namespace.as_deref().unwrap_or(""),
-        pod.metadata.name.as_deref().unwrap_or("")
-    )
+    PodId::of(pod).key()
 }
 
-/// The stored pod behind `cached`, read again.
-async fn read_fresh(api: &Api<Pod>, cached: &Pod) -> Result<Pod, SidecarSetError> {
-    let fresh = api.get(&cached.name_any()).await;
-    fresh.map_err(api_error(pod_key(cached)))
+/// The stored pod `id`, read again.
+async fn read_fresh(api: &Api<Pod>, id: &PodId<'_>) -> Result<Pod, SidecarSetError> {
+    let fresh = api.get(id.name).await;
+    fresh.map_err(api_error(id.key()))
 }
 
 /// Sends one write as a patch against `read`, the pod it was decided on (see [`pod_write`]);
@@ -295,7 +322,8 @@ async fn drive_engine(
     cached: &Pod,
     revision: &str,
 ) -> Result<bool, SidecarSetError> {
-    let api = &pod_api(context, cached);
+    let id = &PodId::of(cached);
+    let api = &id.api(context);
     // Decided on the cached pod first: most rounds only wait. A write is decided again on a
     // fresh read, since the cache holds a pruned copy that may also lag behind; after a write,
     // the next step is decided on the pod the apiserver answered with.
@@ -314,7 +342,7 @@ async fn drive_engine(
                 return Ok(Attempt::Done(going));
             };
             if let Cow::Borrowed(_) = pod {
-                return Ok(Attempt::Again(Cow::Owned(read_fresh(api, cached).await?)));
+                return Ok(Attempt::Again(Cow::Owned(read_fresh(api, id).await?)));
             }
             if let Step::PatchBatch { containers, .. } = &step {
                 tracing::info!(pod = pod_key(&pod), ?containers, "next sidecar batch");
@@ -322,7 +350,7 @@ async fn drive_engine(
             match send(api, &pod, write).await {
                 Ok(next) => Ok(Attempt::Again(Cow::Owned(next))),
                 Err(error) if is_conflict(&error) => {
-                    Ok(Attempt::Again(Cow::Owned(read_fresh(api, cached).await?)))
+                    Ok(Attempt::Again(Cow::Owned(read_fresh(api, id).await?)))
                 }
                 Err(error) => Err(api_error(pod_key(&pod))(error)),
             }
@@ -338,13 +366,13 @@ async fn drive_engine(
 async fn upgrade(
     context: &Context,
     set: &SidecarSet,
-    cached: &Pod,
+    id: &PodId<'_>,
     revision: Option<&str>,
 ) -> Result<(), SidecarSetError> {
-    let api = &pod_api(context, cached);
-    let key = &pod_key(cached);
+    let api = &id.api(context);
+    let key = &id.key();
     let written = retry_on_conflict(CONFLICT_ATTEMPTS, (), |()| async move {
-        let fresh = read_fresh(api, cached).await?;
+        let fresh = read_fresh(api, id).await?;
         let now = Timestamp::now();
         let upgrade = rollout::upgrade_pod(&fresh, set, &rfc3339(now)).map_err(|source| {
             SidecarSetError::Upgrade {
@@ -409,13 +437,13 @@ async fn upgrade(
 async fn reset_idle(
     context: &Context,
     set: &SidecarSet,
-    cached: &Pod,
+    id: &PodId<'_>,
     now: &str,
 ) -> Result<(), SidecarSetError> {
-    let api = &pod_api(context, cached);
-    let key = &pod_key(cached);
+    let api = &id.api(context);
+    let key = &id.key();
     let done = retry_on_conflict(CONFLICT_ATTEMPTS, (), |()| async move {
-        let fresh = read_fresh(api, cached).await?;
+        let fresh = read_fresh(api, id).await?;
         let reset = rollout::reset_idle_copies(&fresh, set, now);
         if reset == fresh {
             return Ok(Attempt::Done(()));
@@ -430,15 +458,26 @@ async fn reset_idle(
     })
 }
 
+/// Records on the pod that `set` cannot upgrade it in place. Decided on the summary first: once
+/// recorded, later rounds send nothing; a write is decided again on the stored pod.
 async fn mark_not_upgradable(
     context: &Context,
     set: &SidecarSet,
-    pod: &Pod,
+    summary: &PodSummary,
 ) -> Result<(), SidecarSetError> {
-    let api = pod_api(context, pod);
-    if set_upgradable(&api, pod, set.name(), false).await? {
-        for event in round::not_upgradable_events(set, &pod_key(pod)) {
-            publish(context, set, pod, event).await;
+    let now = Time(Timestamp::now());
+    if rollout::upgradable_condition(summary, set.name(), false, &now).is_none() {
+        return Ok(());
+    }
+    let id = PodId::of(summary);
+    let api = id.api(context);
+    let read = api.get_opt(id.name).await;
+    let Some(pod) = read.map_err(api_error(id.key()))? else {
+        return Ok(());
+    };
+    if set_upgradable(&api, &pod, set.name(), false).await? {
+        for event in round::not_upgradable_events(set, &pod_key(&pod)) {
+            publish(context, set, &pod, event).await;
         }
     }
     Ok(())

@@ -64,12 +64,12 @@ fn injected_pod(injected: &SidecarSet) -> Pod {
     serde_json::from_value(pod).unwrap()
 }
 
-/// The context over the shared stores as `run_term` fills them: the pruned pod, its summary,
-/// the namespace.
+/// The context over the shared stores as `run_term` fills them: the pruned pod if the cache holds
+/// it whole, its summary, the namespace.
 fn context(client: kube::Client, pod: &Pod) -> Arc<Context> {
     let mut pruned = pod.clone();
     pod_cache::prune(&mut pruned);
-    let (pods, _) = store_of([pruned]);
+    let (pods, _) = store_of(pod_cache::held(&pruned).then_some(pruned));
     let (summaries, _) = store_of([PodSummary::of(pod)]);
     let namespace: Namespace =
         serde_json::from_value(json!({"metadata": {"name": "default"}})).unwrap();
@@ -217,4 +217,68 @@ async fn a_paused_rollout_writes_the_status_alone() {
     drop(context);
     server.finish().await;
     assert_eq!(result.unwrap(), Action::await_change());
+}
+
+/// A SidecarSet that changed more than images: the pod is read and its `SidecarSetUpgradable`
+/// condition turns False, with an event on each side. Once the pod carries it, the decision is
+/// taken on the cache's summary alone and nothing is sent.
+#[tokio::test]
+async fn a_pod_not_upgradable_is_marked_from_a_read_then_left_alone() {
+    let old = mesh("proxy:v1");
+    let mut set = mesh("proxy:v1");
+    if let Some(proxy) = set.spec.containers.as_mut().and_then(|c| c.first_mut()) {
+        proxy.container.command = Some(vec!["run".into()]);
+    }
+    default_and_hash(&mut set);
+    let pod = injected_pod(&old);
+    let stored = serde_json::to_value(&pod).unwrap();
+
+    let mut scenario = Scenario::new();
+    scenario
+        .expect(
+            Method::PATCH,
+            "/apis/apps.kruise.io/v1alpha1/sidecarsets/mesh/status",
+        )
+        .content_type(MERGE_PATCH)
+        .body_includes(json!({"status": {"matchedPods": 1, "updatedPods": 0}}))
+        .reply_with(patched(serde_json::to_value(&set).unwrap(), "4"));
+    // The cache does not hold this pod whole: the write is decided on the stored pod.
+    scenario.expect(Method::GET, POD).reply(ok(stored.clone()));
+    let condition = json!({"type": "SidecarSetUpgradable", "status": "False",
+        "reason": keys::REASON_UPDATE_IMMUTABLE_FIELD, "message": "{\"mesh\":false}"});
+    scenario
+        .expect(Method::PATCH, format!("{POD}/status"))
+        .content_type(STRATEGIC_PATCH)
+        .body_includes(json!({"status": {"conditions": [condition.clone()]}}))
+        .reply_with(patched(stored.clone(), "6"));
+    scenario.event("default", ("Pod", "web-0"), "Warning", "NotUpgradablePods");
+    scenario
+        .expect(
+            Method::POST,
+            "/apis/events.k8s.io/v1/namespaces/default/events",
+        )
+        .body_includes(json!({"type": "Warning", "reason": "NotUpgradablePods",
+            "regarding": {"kind": "SidecarSet", "name": "mesh"}}))
+        .reply_with(crate::controller::fake_apiserver::created("1"));
+    let (client, server) = scenario.start();
+    let first = context(client, &pod);
+    let result = reconcile(Arc::new(set.clone()), first.clone()).await;
+    drop(first);
+    server.finish().await;
+    result.unwrap();
+
+    // The next round, on the marked pod, with the status as written.
+    let mut marked = stored;
+    marked["status"]["conditions"]
+        .as_array_mut()
+        .unwrap()
+        .push(condition);
+    let marked: Pod = serde_json::from_value(marked).unwrap();
+    set.status = Some(rollout::plan_round(&set, &[Arc::new(PodSummary::of(&marked))]).status);
+    let (client, server) = Scenario::new().start();
+    let second = context(client, &marked);
+    let result = reconcile(Arc::new(set), second.clone()).await;
+    drop(second);
+    server.finish().await;
+    result.unwrap();
 }

@@ -11,5 +11,5 @@ pub mod view;
 pub use summary::PodSummary;
 pub use view::{
     ContainerView, EngineProgress, HashAnnotation, PlannerAnnotation, PodView, RecordedHashes,
-    StatusView,
+    StatusView, UpgradableView,
 };

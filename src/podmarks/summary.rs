@@ -19,7 +19,7 @@ use super::sidecarset::parse_upgrade_specs;
 use super::sidecarset::{SidecarState, annotation};
 use super::view::{
     ContainerView, EngineProgress, HashAnnotation, PlannerAnnotation, PodView, RecordedHashes,
-    StatusView,
+    StatusView, UpgradableView,
 };
 use crate::api::keys;
 use crate::k8s::selector::Labels;
@@ -69,6 +69,8 @@ pub struct PodSummary {
     /// (name, image) of each container.
     containers: Box<[(Span, Span)]>,
     statuses: Box<[StatusSpans]>,
+    /// The `SidecarSetUpgradable` condition: status, reason, message.
+    upgradable: Option<(Span, Option<Span>, Option<Span>)>,
     phase: Span,
     labels: Option<Labels>,
     ready: bool,
@@ -165,6 +167,13 @@ impl PodSummary {
                 restart_count: s.restart_count,
             })
             .collect();
+        let upgradable = pod.upgradable_condition().map(|c| {
+            (
+                text.push(c.status),
+                c.reason.map(|v| text.push(v)),
+                c.message.map(|v| text.push(v)),
+            )
+        });
         let phase = text.push(pod.phase());
         Self {
             text: text.text.into_boxed_str(),
@@ -176,6 +185,7 @@ impl PodSummary {
             engine,
             containers,
             statuses,
+            upgradable,
             phase,
             labels: pod.labels().cloned(),
             ready: pod.has_ready_condition(),
@@ -307,6 +317,15 @@ impl PodView for PodSummary {
 
     fn scheduled(&self) -> bool {
         self.scheduled
+    }
+
+    fn upgradable_condition(&self) -> Option<UpgradableView<'_>> {
+        self.upgradable
+            .map(|(status, reason, message)| UpgradableView {
+                status: self.str(status),
+                reason: self.opt_str(reason),
+                message: self.opt_str(message),
+            })
     }
 }
 

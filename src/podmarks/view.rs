@@ -88,7 +88,16 @@ pub struct ContainerView<'a> {
 }
 
 /// One entry of `status.containerStatuses`.
+/// The pod's `SidecarSetUpgradable` condition: the parts that decide whether it must change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UpgradableView<'a> {
+    pub status: &'a str,
+    pub reason: Option<&'a str>,
+    pub message: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+
 pub struct StatusView<'a> {
     pub name: &'a str,
     pub image: &'a str,
@@ -124,6 +133,8 @@ pub trait PodView {
     fn deleting(&self) -> bool;
     /// `spec.nodeName` is set and not empty.
     fn scheduled(&self) -> bool;
+    /// The first `SidecarSetUpgradable` condition.
+    fn upgradable_condition(&self) -> Option<UpgradableView<'_>>;
 
     /// Still running or about to run: finished and terminating pods are left alone.
     fn is_active(&self) -> bool {
@@ -227,5 +238,17 @@ impl PodView for Pod {
             .as_ref()
             .and_then(|s| s.node_name.as_deref())
             .is_some_and(|n| !n.is_empty())
+    }
+
+    fn upgradable_condition(&self) -> Option<UpgradableView<'_>> {
+        let conditions = self.status.as_ref()?.conditions.as_ref()?;
+        let condition = conditions
+            .iter()
+            .find(|c| c.type_ == keys::SIDECARSET_UPGRADABLE_CONDITION)?;
+        Some(UpgradableView {
+            status: &condition.status,
+            reason: condition.reason.as_deref(),
+            message: condition.message.as_deref(),
+        })
     }
 }

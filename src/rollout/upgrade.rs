@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 use crate::api::{SidecarContainer, SidecarSet, keys};
 use crate::inject::launch_priority::barrier_priority;
 use crate::inject::sidecar::{InjectError, apply_patch_pod_metadata};
+use crate::podmarks::PodView;
 use crate::podmarks::sidecarset::{
     UpgradeSpec, annotation, container_statuses, hot_upgrade_copies, idle_copy,
     parse_upgrade_specs, working_containers,
@@ -376,22 +377,14 @@ fn priority_batches(changes: Vec<ImageChange>) -> Vec<Vec<ImageChange>> {
 /// The pod's `SidecarSetUpgradable` condition after recording whether this SidecarSet can be
 /// upgraded in place; `None` when the condition would not change.
 pub fn upgradable_condition(
-    pod: &Pod,
+    pod: &impl PodView,
     sidecarset: &str,
     upgradable: bool,
     now: &Time,
 ) -> Option<PodCondition> {
-    let existing = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|conditions| {
-            conditions
-                .iter()
-                .find(|c| c.type_ == keys::SIDECARSET_UPGRADABLE_CONDITION)
-        });
+    let existing = pod.upgradable_condition();
     let mut verdicts: BTreeMap<String, bool> = existing
-        .and_then(|c| c.message.as_deref())
+        .and_then(|c| c.message)
         .and_then(|message| serde_json::from_str(message).ok())
         .unwrap_or_default();
     verdicts.insert(sidecarset.to_string(), upgradable);
@@ -403,9 +396,7 @@ pub fn upgradable_condition(
     };
     let message = to_json(&verdicts);
     let unchanged = existing.is_some_and(|c| {
-        c.status == status
-            && c.reason.as_deref() == Some(reason)
-            && c.message.as_deref() == Some(message.as_str())
+        c.status == status && c.reason == Some(reason) && c.message == Some(message.as_str())
     });
     (!unchanged).then(|| PodCondition {
         type_: keys::SIDECARSET_UPGRADABLE_CONDITION.to_string(),

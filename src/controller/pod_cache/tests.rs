@@ -146,8 +146,17 @@ fn assert_same_decisions(full: &Pod, catalogue: &Catalogue) {
             );
         }
     }
+    assert_eq!(held(full), held(&small));
     let full = [Arc::new(full.clone())];
     let summary = [Arc::new(PodSummary::of(&full[0]))];
+    for set in sets {
+        for upgradable in [true, false] {
+            assert_eq!(
+                rollout::upgradable_condition(full[0].as_ref(), set.name(), upgradable, &now),
+                rollout::upgradable_condition(summary[0].as_ref(), set.name(), upgradable, &now)
+            );
+        }
+    }
     for set in sets {
         let matched_full = rollout::matched_pods(set, &full, |_| None).unwrap();
         let matched_summary = rollout::matched_pods(set, &summary, |_| None).unwrap();
@@ -272,9 +281,81 @@ proptest! {
         ready in prop::collection::vec(prop::option::of(any::<bool>()), 8),
         phase in prop::sample::select(vec!["Pending", "Running", "Unknown", "Succeeded"]),
         stale_image in any::<bool>(),
+        marked in prop::option::of(any::<bool>()),
     ) {
         let catalogue = catalogue();
-        let pod = with_status(admitted(fixture, &catalogue), &ready, phase, stale_image);
+        let mut pod = with_status(admitted(fixture, &catalogue), &ready, phase, stale_image);
+        if let Some(upgradable) = marked {
+            // A condition a previous round wrote, for some SidecarSet.
+            let status = if upgradable { "True" } else { "False" };
+            pod.status.as_mut().unwrap().conditions.as_mut().unwrap().push(PodCondition {
+                type_: keys::SIDECARSET_UPGRADABLE_CONDITION.into(),
+                status: status.into(),
+                reason: Some(keys::REASON_UPDATE_IMMUTABLE_FIELD.into()),
+                message: Some(format!("{{\"log-agent\":{upgradable}}}")),
+                ..Default::default()
+            });
+        }
         assert_same_decisions(&pod, &catalogue);
     }
+}
+
+fn owned_by(kind: &str, api_version: &str, controller: bool) -> Pod {
+    serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "p", "namespace": "ns", "ownerReferences": [{
+            "apiVersion": api_version, "kind": kind, "name": "x", "uid": "u",
+            "controller": controller}]},
+        "spec": {"containers": [{"name": "app", "image": "app:v1"}]}
+    }))
+    .unwrap()
+}
+
+#[test]
+fn the_cache_holds_whole_only_the_pods_a_controller_reads_whole() {
+    let catalogue = catalogue();
+    let all_ready = [Some(true); 8];
+    // A sidecar-injected pod without a barrier: the summary is enough.
+    let plain = with_status(
+        admitted("pod-web-log-agent.json", &catalogue),
+        &all_ready,
+        "Running",
+        false,
+    );
+    assert!(!held(&plain));
+    // A CloneSet's pod, or one naming a CloneSet (adoption), whatever else it is.
+    assert!(held(&owned_by("CloneSet", "apps.kruise.io/v1alpha1", true)));
+    assert!(held(&owned_by(
+        "CloneSet",
+        "apps.kruise.io/v1alpha1",
+        false
+    )));
+    assert!(!held(&owned_by("ReplicaSet", "apps/v1", true)));
+    assert!(!held(&owned_by("CloneSet", "example.com/v1", true)));
+    // A launch barrier still to open; once it opened, never again.
+    let ordered = admitted("pod-ordered-launch.json", &catalogue);
+    let starting = with_status(ordered, &[Some(false); 8], "Pending", false);
+    assert_ne!(barrier::decide(&starting), BarrierDecision::Ignore);
+    assert!(held(&starting));
+    let mut opened = starting.clone();
+    opened
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(
+            keys::CONTAINER_LAUNCH_PRIORITY_COMPLETED.into(),
+            "true".into(),
+        );
+    assert_eq!(barrier::decide(&opened), BarrierDecision::Ignore);
+    assert!(!held(&opened));
+    // An in-place update in progress.
+    let mut updating = plain.clone();
+    updating
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(
+            keys::INPLACE_UPDATE_STATE.into(),
+            r#"{"revision":"r2","updateTimestamp":"2026-11-22T10:00:00Z"}"#.into(),
+        );
+    assert!(held(&updating));
 }
