@@ -34,7 +34,7 @@ use kube::{Resource, ResourceExt};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::expectations::{Expectations, Seen};
+use super::expectations::{Expectations, Seen, Told};
 use super::guarded_watch::{self, UndecodableReporter};
 use super::pod_write;
 use crate::api::cloneset::CloneSet;
@@ -157,9 +157,13 @@ pub async fn run(
     .default_backoff()
     .touched_objects();
     let controller = cloneset_controller(&context);
+    let observer = context.clone();
     let shell = Arc::new(Shell { context, claims });
     controller
-        .watches_shared_stream(pod_events, |pod| clonesets_to_sync(&pod))
+        .watches_shared_stream(pod_events, move |pod| {
+            observe_pod_event(&observer, &pod);
+            clonesets_to_sync(&pod)
+        })
         .watches_stream(claim_events, |claim| controlling_cloneset(&claim.metadata))
         .graceful_shutdown_on(shutdown.cancelled_owned())
         .run(reconcile, error_policy, shell)
@@ -237,6 +241,34 @@ fn seen_in(meta: Option<&ObjectMeta>) -> Seen {
                 .and_then(|v| v.parse().ok()),
         },
     }
+}
+
+/// A pod event observes its CloneSet's expectations (§5.1). The subscription does not say which
+/// kind of event it was, but the store already holds each event's outcome: a pod it no longer
+/// holds (or holds under another uid) was deleted, and the held pod is at least as new as the
+/// event's, so its deletionTimestamp counts.
+fn observe_pod_event(context: &Context, pod: &Pod) {
+    let Some(owner) = owner_of(pod) else {
+        return;
+    };
+    let key = format!(
+        "{}/{}",
+        owner.namespace.as_deref().unwrap_or(""),
+        owner.name
+    );
+    let told = match context.pods.get(&ObjectRef::from_obj(pod)) {
+        Some(held) if held.metadata.uid == pod.metadata.uid => {
+            if held.metadata.deletion_timestamp.is_some() {
+                Told::Deleting
+            } else {
+                Told::Exists
+            }
+        }
+        _ => Told::Deleted,
+    };
+    context
+        .lock_expectations()
+        .observe(&key, &pod.name_any(), told);
 }
 
 /// What the caches say about an expected name: a pod, or a PVC behind [`CLAIM_KEY`].
@@ -439,9 +471,7 @@ async fn create_slow_start(
         let end = (start + batch).min(pods.len());
         let results = futures::future::join_all(pods[start..end].iter().map(|(pod, _)| {
             let name = pod.name_any();
-            context
-                .lock_expectations()
-                .expect_create(key, &name, Instant::now());
+            context.lock_expectations().expect_create(key, &name);
             let pod_claims = claims.create.get(&name).map_or(&[][..], Vec::as_slice);
             async move {
                 if let Err(error) = create_claims(context, set, key, claim_api, pod_claims).await {
@@ -503,9 +533,7 @@ async fn delete_pod(
     api: &Api<Pod>,
     name: &str,
 ) -> Result<bool, String> {
-    context
-        .lock_expectations()
-        .expect_delete(key, name, Instant::now());
+    context.lock_expectations().expect_delete(key, name);
     match api.delete(name, &DeleteParams::default()).await {
         Ok(_) => {
             publish_about(
@@ -573,7 +601,6 @@ async fn write_pod(
                     key,
                     &name,
                     answer.metadata.resource_version.as_deref(),
-                    Instant::now(),
                 );
                 base = write.pod.clone();
                 base.metadata.resource_version = answer.metadata.resource_version;
