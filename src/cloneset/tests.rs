@@ -1247,6 +1247,9 @@ fn pre_delete_hook_holds_a_pod_in_preparing_delete_until_released() {
     world.set.spec.replicas = Some(2);
     let plan = world.round();
     assert!(deletes(&plan).is_empty(), "a hooked pod is not deleted");
+    let purposes: Vec<&Purpose> = writes(&plan).into_iter().map(|(_, p, _)| p).collect();
+    // The shell reports a failure of this write as a failed scale.
+    assert_eq!(purposes, vec![&Purpose::ScaleLifecycle]);
     let held: Vec<String> = world
         .pods
         .iter()

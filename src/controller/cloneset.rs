@@ -380,7 +380,8 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
 struct Executed {
     /// Some write met a newer pod (409).
     conflicted: bool,
-    /// The error of the first scale write (pod or PVC create or delete) that failed.
+    /// The error of the first scale write (pod or PVC create or delete, scale lifecycle write)
+    /// that failed.
     failed_scale: Option<String>,
 }
 
@@ -434,9 +435,14 @@ async fn execute(
                 before,
                 writes,
                 purpose,
-            } => {
-                conflicted |= write_pod(context, set, key, &api, before, writes, purpose).await?;
-            }
+            } => match write_pod(context, set, key, &api, before, writes, purpose).await {
+                Ok(conflict) => conflicted |= conflict,
+                // OpenKruise: a lifecycle write of Scale that fails is an error of Scale.
+                Err(CloneSetError::Api { source, .. }) if *purpose == Purpose::ScaleLifecycle => {
+                    failed_scale = failed_scale.or(Some(error_text(&source)));
+                }
+                Err(error) => return Err(error),
+            },
             Action::Event(event) => {
                 let kind = if event.warning {
                     EventType::Warning
@@ -660,7 +666,7 @@ async fn write_pod(
             )
             .await;
         }
-        Purpose::Refresh | Purpose::Lifecycle => {}
+        Purpose::Refresh | Purpose::Lifecycle | Purpose::ScaleLifecycle => {}
     }
     Ok(false)
 }

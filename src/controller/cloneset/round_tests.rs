@@ -262,3 +262,46 @@ async fn a_refused_create_sets_failed_scale_in_the_status_written() {
         None
     );
 }
+
+#[tokio::test]
+async fn a_refused_pre_delete_write_sets_failed_scale_in_the_status_written() {
+    let mut set = as_json(&cloneset(1, "app:v1"));
+    set["spec"]["lifecycle"] = json!({"preDelete": {"labelsHandler": {"hold": "true"}}});
+    let set: CloneSet = serde_json::from_value(set).unwrap();
+    let history = [revision_of(&set, 1)];
+    let hooked = |id: &str, version: &str, created: &str| {
+        let mut pod = pod_with_id(&set, id, version, created);
+        pod.metadata
+            .labels
+            .get_or_insert_default()
+            .insert("hold".into(), "true".into());
+        pod
+    };
+    let older = hooked("bbbbb", "5", "2024-01-01T00:00:00Z");
+    let newer = hooked("ccccc", "6", "2024-01-02T00:00:00Z");
+    let refusal = "etcdserver: request timed out";
+    let mut scenario = Scenario::new();
+    scenario
+        .expect(Method::GET, REVISIONS)
+        .query(&[SELECTOR])
+        .reply(revision_list(&history));
+    // The newest pod goes to PreparingDelete instead of being deleted; the write is refused.
+    scenario
+        .expect(Method::PATCH, format!("{PODS}/web-ccccc"))
+        .body_satisfies("moves the pod to PreparingDelete", |body| {
+            check(body.to_string().contains("PreparingDelete"), || {
+                format!("body {body}")
+            })
+        })
+        .reply(failure(500, "InternalError", refusal));
+    expect_status(
+        &mut scenario,
+        &set,
+        json!({"replicas": 2, "conditions": [
+            {"type": "FailedScale", "status": "True", "message": refusal}
+        ]}),
+    );
+    let (pods, _writer) = store_of([older, newer]);
+    let (result, _) = reconcile_once(&set, pods, scenario).await;
+    assert!(result.is_ok(), "{result:?}");
+}
