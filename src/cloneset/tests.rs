@@ -643,6 +643,8 @@ fn cc6_in_place_only_refuses_a_non_image_change_without_touching_pods() {
         (condition.type_.as_str(), condition.status.as_str()),
         ("FailedUpdate", "True")
     );
+    // A condition alone is never written; here it goes with the generation the round observed.
+    assert!(plan.write_status);
     world.apply(&plan);
     // Repeating the round writes no new condition.
     let again = world.plan();

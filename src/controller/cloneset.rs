@@ -326,9 +326,9 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
     clean_up_claims(context, &set, &key, &plan.claims).await?;
     let executed = execute(context, &set, &key, &plan).await?;
     if let Some(message) = &executed.failed_scale {
-        // OpenKruise: an error of Scale sets FailedScale in the status written this round.
+        // OpenKruise: an error of Scale sets FailedScale in the status, written if this round
+        // writes one (a condition alone is no reason to, `status::changed`).
         status::record_failure(&mut plan.status, "FailedScale", message, now);
-        plan.write_status = status::changed(set.status.as_ref(), &plan.status);
     }
     if plan.write_status {
         write_status(context, &set, &plan).await?;

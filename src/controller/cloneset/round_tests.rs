@@ -305,3 +305,32 @@ async fn a_refused_pre_delete_write_sets_failed_scale_in_the_status_written() {
     let (result, _) = reconcile_once(&set, pods, scenario).await;
     assert!(result.is_ok(), "{result:?}");
 }
+
+#[tokio::test]
+async fn a_failed_scale_alone_writes_no_status() {
+    let mut set = cloneset(1, "app:v1");
+    let history = [revision_of(&set, 1)];
+    let revision = name_of(&history[0]);
+    // The status already says what this round counts (no pod, the generation observed).
+    set.status = Some(
+        serde_json::from_value(json!({
+            "observedGeneration": 1, "replicas": 0, "expectedUpdatedReplicas": 1,
+            "updateRevision": revision, "currentRevision": revision,
+            "collisionCount": 0, "labelSelector": "app=web"
+        }))
+        .unwrap(),
+    );
+    let mut scenario = Scenario::new();
+    scenario
+        .expect(Method::GET, REVISIONS)
+        .query(&[SELECTOR])
+        .reply(revision_list(&history));
+    scenario
+        .expect(Method::POST, PODS)
+        .reply(failure(403, "Forbidden", "exceeded quota: pods"));
+    scenario.event("default", REGARDING, "Warning", "FailedCreate");
+    // No status write: FailedScale rides along only with a status that changed (spec 10.1).
+    let (pods, _writer) = store_of::<Pod>([]);
+    let (result, _) = reconcile_once(&set, pods, scenario).await;
+    assert!(result.is_ok(), "{result:?}");
+}
