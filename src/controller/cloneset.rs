@@ -34,7 +34,7 @@ use kube::{Resource, ResourceExt};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::expectations::{Expectations, Seen, Told};
+use super::expectations::{Expectations, Seen};
 use super::guarded_watch::{self, UndecodableReporter};
 use super::pod_write;
 use crate::api::cloneset::CloneSet;
@@ -46,6 +46,7 @@ use crate::metrics::Metrics;
 mod adoption;
 mod claims;
 mod history;
+mod observe;
 
 use adoption::{Claimed, claim_pods, clonesets_to_sync};
 use claims::{clean_up_claims, create_claims, delete_claims, owned_claims};
@@ -157,14 +158,18 @@ pub async fn run(
     .default_backoff()
     .touched_objects();
     let controller = cloneset_controller(&context);
-    let observer = context.clone();
+    let (pod_observer, claim_observer) = (context.clone(), context.clone());
+    let claims_held = claims.clone();
     let shell = Arc::new(Shell { context, claims });
     controller
         .watches_shared_stream(pod_events, move |pod| {
-            observe_pod_event(&observer, &pod);
+            observe::pod_event(&pod_observer, &pod);
             clonesets_to_sync(&pod)
         })
-        .watches_stream(claim_events, |claim| controlling_cloneset(&claim.metadata))
+        .watches_stream(claim_events, move |claim| {
+            observe::claim_event(&claim_observer, &claims_held, &claim);
+            controlling_cloneset(&claim.metadata)
+        })
         .graceful_shutdown_on(shutdown.cancelled_owned())
         .run(reconcile, error_policy, shell)
         .for_each(|result| async move {
@@ -241,34 +246,6 @@ fn seen_in(meta: Option<&ObjectMeta>) -> Seen {
                 .and_then(|v| v.parse().ok()),
         },
     }
-}
-
-/// A pod event observes its CloneSet's expectations (§5.1). The subscription does not say which
-/// kind of event it was, but the store already holds each event's outcome: a pod it no longer
-/// holds (or holds under another uid) was deleted, and the held pod is at least as new as the
-/// event's, so its deletionTimestamp counts.
-fn observe_pod_event(context: &Context, pod: &Pod) {
-    let Some(owner) = owner_of(pod) else {
-        return;
-    };
-    let key = format!(
-        "{}/{}",
-        owner.namespace.as_deref().unwrap_or(""),
-        owner.name
-    );
-    let told = match context.pods.get(&ObjectRef::from_obj(pod)) {
-        Some(held) if held.metadata.uid == pod.metadata.uid => {
-            if held.metadata.deletion_timestamp.is_some() {
-                Told::Deleting
-            } else {
-                Told::Exists
-            }
-        }
-        _ => Told::Deleted,
-    };
-    context
-        .lock_expectations()
-        .observe(&key, &pod.name_any(), told);
 }
 
 /// What the caches say about an expected name: a pod, or a PVC behind [`CLAIM_KEY`].

@@ -285,12 +285,12 @@ async fn pod_events_release_the_expectations_the_cache_cannot() {
             })
     };
     for pod in [&flash, &going, &stays] {
-        observe_pod_event(&context, pod);
+        observe::pod_event(&context, pod);
     }
     assert!(waiting(&context).is_some(), "web-stays is not deleted yet");
     // Its delete event, once the store no longer holds it.
     writer.apply_watcher_event(&kube::runtime::watcher::Event::Delete(stays.clone()));
-    observe_pod_event(&context, &stays);
+    observe::pod_event(&context, &stays);
     assert_eq!(waiting(&context), None);
     drop(context);
     server.finish().await;

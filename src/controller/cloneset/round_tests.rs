@@ -334,3 +334,29 @@ async fn a_failed_scale_alone_writes_no_status() {
     let (result, _) = reconcile_once(&set, pods, scenario).await;
     assert!(result.is_ok(), "{result:?}");
 }
+
+#[tokio::test]
+async fn pvc_events_release_the_expectations_of_their_names() {
+    let key = "default/web";
+    let (client, server) = Scenario::new().start();
+    let (pods, _pod_writer) = store_of::<Pod>([]);
+    let context = super::shell_tests::context(client, pods);
+    // The PVC store after the events: `data-web-aaaaa` was created and deleted between two
+    // rounds, `data-web-bbbbb` is there.
+    let (held, _writer) = store_of([claim("bbbbb")]);
+    {
+        let mut expectations = context.lock_expectations();
+        expectations.expect_create(key, &claim_key("data-web-aaaaa"));
+        expectations.expect_create(key, &claim_key("data-web-bbbbb"));
+    }
+    for id in ["aaaaa", "bbbbb"] {
+        observe::claim_event(&context, &held, &claim(id));
+    }
+    // The cache shows neither: the events alone released them.
+    let waiting = context
+        .lock_expectations()
+        .unsatisfied(key, Instant::now(), |_| Seen::Absent);
+    assert_eq!(waiting, None);
+    drop(context);
+    server.finish().await;
+}
