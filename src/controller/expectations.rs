@@ -13,7 +13,7 @@ pub const TIMEOUT: Duration = Duration::from_secs(300);
 /// `ForceDeleteTimeoutExpectationGate`): whatever was lost, the next round plans on the cache.
 pub const AFTER_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// What a pod event of a CloneSet's pod tells (§5.1): it exists or existed, so its create
+/// What an event of a CloneSet's pod or PVC tells (§5.1): it exists or existed, so its create
 /// happened; being deleted or gone, its delete happened too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Told {
@@ -40,8 +40,8 @@ struct Pending {
     deletes: BTreeSet<String>,
     /// Pod name → the resourceVersion our last write returned.
     versions: BTreeMap<String, u64>,
-    /// The first check that found them unsatisfied: the timeout counts from there, so a write
-    /// made long after the last check does not start old.
+    /// The first check that found them unsatisfied: the timeout counts from there (spec §5.1,
+    /// as OpenKruise), not from the first write expected.
     unsatisfied_since: Option<Instant>,
 }
 
@@ -85,8 +85,8 @@ impl Expectations {
         });
     }
 
-    /// A pod event of `key`'s pod `pod`. The cache alone cannot tell of a pod created and deleted
-    /// between two looks: it shows no pod, as before the create; the events do.
+    /// An event of `key`'s pod (or PVC) `pod`. The cache alone cannot tell of a pod created and
+    /// deleted between two looks: it shows no pod, as before the create; the events do.
     pub fn observe(&mut self, key: &str, pod: &str, told: Told) {
         self.release(key, |pending| {
             pending.creates.remove(pod);
