@@ -89,8 +89,11 @@ impl Clone for PodWrite {
 pub enum Purpose {
     /// The in-place engine moves an update forward (gate, grace, next batch).
     Refresh,
-    /// The lifecycle label moves on.
+    /// The lifecycle label moves on in the update step.
     Lifecycle,
+    /// The lifecycle label moves on in the scale step: `PreparingDelete` instead of a hooked pod's
+    /// deletion, `PreparingNormal` for a pod taken back. Its failure is a failed scale.
+    ScaleLifecycle,
     /// An in-place update to `revision` starts.
     InPlace { revision: String },
     /// Marked `specified-delete` so that Scale re-creates it at `revision`.

@@ -60,7 +60,7 @@ pub(super) fn scale(
             ctx,
             candidate,
             PREPARING_NORMAL,
-            Purpose::Lifecycle,
+            Purpose::ScaleLifecycle,
         ));
         missing -= 1;
         reverted = true;
@@ -167,7 +167,7 @@ fn delete(ctx: &Context<'_>, p: &Pod) -> Option<Action> {
             ctx,
             &before,
             PREPARING_DELETE,
-            Purpose::Lifecycle,
+            Purpose::ScaleLifecycle,
         ));
     }
     Some(Action::DeletePod {

@@ -122,9 +122,23 @@ pub fn selector_string(selector: &LabelSelector) -> String {
         .join(",")
 }
 
-/// Whether the new status is worth a write: any field but the conditions' timestamps differs.
+/// Whether the new status is worth a write (OpenKruise's `inconsistentStatus`): observedGeneration
+/// increased, or a counter, a revision or the label selector differs. The conditions and
+/// `collisionCount` go along with such a write but are never written on their own, so a failure
+/// repeated every round costs no write.
 pub fn changed(previous: Option<&CloneSetStatus>, next: &CloneSetStatus) -> bool {
-    previous != Some(next)
+    let none = CloneSetStatus::default();
+    let old = previous.unwrap_or(&none);
+    next.observed_generation.unwrap_or(0) > old.observed_generation.unwrap_or(0)
+        || next.replicas != old.replicas
+        || next.ready_replicas != old.ready_replicas
+        || next.available_replicas != old.available_replicas
+        || next.updated_replicas != old.updated_replicas
+        || next.updated_ready_replicas != old.updated_ready_replicas
+        || next.expected_updated_replicas != old.expected_updated_replicas
+        || next.update_revision != old.update_revision
+        || next.current_revision != old.current_revision
+        || next.label_selector != old.label_selector
 }
 
 #[cfg(test)]
@@ -159,6 +173,44 @@ mod tests {
             selector_string(&selector),
             "app=sample,!gone,tier in (a,b),z=1"
         );
+    }
+
+    #[test]
+    fn only_generation_counters_revisions_and_selector_are_written_on_their_own() {
+        let old = CloneSetStatus {
+            observed_generation: Some(2),
+            replicas: 3,
+            expected_updated_replicas: Some(3),
+            update_revision: Some("web-1".into()),
+            current_revision: Some("web-1".into()),
+            collision_count: Some(0),
+            label_selector: Some("app=web".into()),
+            ..CloneSetStatus::default()
+        };
+        let with = |change: fn(&mut CloneSetStatus)| {
+            let mut next = old.clone();
+            change(&mut next);
+            changed(Some(&old), &next)
+        };
+        assert!(!with(|_| {}));
+        assert!(!with(|s| s.collision_count = Some(1)));
+        assert!(!with(|s| {
+            record_failure(s, "FailedScale", "quota", Timestamp::UNIX_EPOCH);
+            record_failure(s, "FailedUpdate", "refused", Timestamp::UNIX_EPOCH);
+        }));
+        assert!(!with(|s| s.observed_generation = Some(1)));
+        assert!(with(|s| s.observed_generation = Some(3)));
+        assert!(with(|s| s.replicas = 2));
+        assert!(with(|s| s.ready_replicas = 1));
+        assert!(with(|s| s.available_replicas = 1));
+        assert!(with(|s| s.updated_replicas = 1));
+        assert!(with(|s| s.updated_ready_replicas = 1));
+        assert!(with(|s| s.expected_updated_replicas = Some(2)));
+        assert!(with(|s| s.update_revision = Some("web-2".into())));
+        assert!(with(|s| s.current_revision = Some("web-2".into())));
+        assert!(with(|s| s.label_selector = None));
+        // Nothing written yet: any status with a revision is news.
+        assert!(changed(None, &old));
     }
 
     #[test]

@@ -643,6 +643,8 @@ fn cc6_in_place_only_refuses_a_non_image_change_without_touching_pods() {
         (condition.type_.as_str(), condition.status.as_str()),
         ("FailedUpdate", "True")
     );
+    // A condition alone is never written; here it goes with the generation the round observed.
+    assert!(plan.write_status);
     world.apply(&plan);
     // Repeating the round writes no new condition.
     let again = world.plan();
@@ -1247,6 +1249,9 @@ fn pre_delete_hook_holds_a_pod_in_preparing_delete_until_released() {
     world.set.spec.replicas = Some(2);
     let plan = world.round();
     assert!(deletes(&plan).is_empty(), "a hooked pod is not deleted");
+    let purposes: Vec<&Purpose> = writes(&plan).into_iter().map(|(_, p, _)| p).collect();
+    // The shell reports a failure of this write as a failed scale.
+    assert_eq!(purposes, vec![&Purpose::ScaleLifecycle]);
     let held: Vec<String> = world
         .pods
         .iter()

@@ -46,6 +46,7 @@ use crate::metrics::Metrics;
 mod adoption;
 mod claims;
 mod history;
+mod observe;
 
 use adoption::{Claimed, claim_pods, clonesets_to_sync};
 use claims::{clean_up_claims, create_claims, delete_claims, owned_claims};
@@ -157,10 +158,18 @@ pub async fn run(
     .default_backoff()
     .touched_objects();
     let controller = cloneset_controller(&context);
+    let (pod_observer, claim_observer) = (context.clone(), context.clone());
+    let claims_held = claims.clone();
     let shell = Arc::new(Shell { context, claims });
     controller
-        .watches_shared_stream(pod_events, |pod| clonesets_to_sync(&pod))
-        .watches_stream(claim_events, |claim| controlling_cloneset(&claim.metadata))
+        .watches_shared_stream(pod_events, move |pod| {
+            observe::pod_event(&pod_observer, &pod);
+            clonesets_to_sync(&pod)
+        })
+        .watches_stream(claim_events, move |claim| {
+            observe::claim_event(&claim_observer, &claims_held, &claim);
+            controlling_cloneset(&claim.metadata)
+        })
         .graceful_shutdown_on(shutdown.cancelled_owned())
         .run(reconcile, error_policy, shell)
         .for_each(|result| async move {
@@ -294,9 +303,9 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
     clean_up_claims(context, &set, &key, &plan.claims).await?;
     let executed = execute(context, &set, &key, &plan).await?;
     if let Some(message) = &executed.failed_scale {
-        // OpenKruise: an error of Scale sets FailedScale in the status written this round.
+        // OpenKruise: an error of Scale sets FailedScale in the status, written if this round
+        // writes one (a condition alone is no reason to, `status::changed`).
         status::record_failure(&mut plan.status, "FailedScale", message, now);
-        plan.write_status = status::changed(set.status.as_ref(), &plan.status);
     }
     if plan.write_status {
         write_status(context, &set, &plan).await?;
@@ -348,7 +357,8 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
 struct Executed {
     /// Some write met a newer pod (409).
     conflicted: bool,
-    /// The error of the first scale write (pod or PVC create or delete) that failed.
+    /// The error of the first scale write (pod or PVC create or delete, scale lifecycle write)
+    /// that failed.
     failed_scale: Option<String>,
 }
 
@@ -402,9 +412,14 @@ async fn execute(
                 before,
                 writes,
                 purpose,
-            } => {
-                conflicted |= write_pod(context, set, key, &api, before, writes, purpose).await?;
-            }
+            } => match write_pod(context, set, key, &api, before, writes, purpose).await {
+                Ok(conflict) => conflicted |= conflict,
+                // OpenKruise: a lifecycle write of Scale that fails is an error of Scale.
+                Err(CloneSetError::Api { source, .. }) if *purpose == Purpose::ScaleLifecycle => {
+                    failed_scale = failed_scale.or(Some(error_text(&source)));
+                }
+                Err(error) => return Err(error),
+            },
             Action::Event(event) => {
                 let kind = if event.warning {
                     EventType::Warning
@@ -439,9 +454,7 @@ async fn create_slow_start(
         let end = (start + batch).min(pods.len());
         let results = futures::future::join_all(pods[start..end].iter().map(|(pod, _)| {
             let name = pod.name_any();
-            context
-                .lock_expectations()
-                .expect_create(key, &name, Instant::now());
+            context.lock_expectations().expect_create(key, &name);
             let pod_claims = claims.create.get(&name).map_or(&[][..], Vec::as_slice);
             async move {
                 if let Err(error) = create_claims(context, set, key, claim_api, pod_claims).await {
@@ -503,9 +516,7 @@ async fn delete_pod(
     api: &Api<Pod>,
     name: &str,
 ) -> Result<bool, String> {
-    context
-        .lock_expectations()
-        .expect_delete(key, name, Instant::now());
+    context.lock_expectations().expect_delete(key, name);
     match api.delete(name, &DeleteParams::default()).await {
         Ok(_) => {
             publish_about(
@@ -573,7 +584,6 @@ async fn write_pod(
                     key,
                     &name,
                     answer.metadata.resource_version.as_deref(),
-                    Instant::now(),
                 );
                 base = write.pod.clone();
                 base.metadata.resource_version = answer.metadata.resource_version;
@@ -633,7 +643,7 @@ async fn write_pod(
             )
             .await;
         }
-        Purpose::Refresh | Purpose::Lifecycle => {}
+        Purpose::Refresh | Purpose::Lifecycle | Purpose::ScaleLifecycle => {}
     }
     Ok(false)
 }

@@ -237,10 +237,63 @@ async fn a_reconcile_before_the_cache_shows_its_creates_sends_nothing() {
         .expectations
         .lock()
         .unwrap()
-        .expect_create("default/web", "web-abcde", Instant::now());
+        .expect_create("default/web", "web-abcde");
     let action = reconcile(Arc::new(set), shell(context)).await.unwrap();
     server.finish().await;
     assert!(action != Requeue::await_change(), "{action:?}");
+}
+
+/// A pod of `set` named `name` at `resourceVersion`, optionally being deleted.
+fn named_pod(set: &CloneSet, name: &str, resource_version: &str, deleting: bool) -> Pod {
+    let mut pod = running_pod(set, resource_version);
+    pod.metadata.name = Some(name.into());
+    pod.metadata.uid = Some(format!("{name}-uid"));
+    if deleting {
+        pod.metadata.deletion_timestamp = pod.metadata.creation_timestamp.clone();
+    }
+    pod
+}
+
+#[tokio::test]
+async fn pod_events_release_the_expectations_the_cache_cannot() {
+    let set = cloneset(2, "app:v1");
+    let key = "default/web";
+    // The store holds each event's outcome: `web-going` with its deletionTimestamp, `web-stays`;
+    // `web-flash` was created and deleted before the controller looked.
+    let going = named_pod(&set, "web-going", "7", true);
+    let stays = named_pod(&set, "web-stays", "8", false);
+    let flash = named_pod(&set, "web-flash", "9", false);
+    let (client, server) = Scenario::new().start();
+    let (pods, mut writer) = store_of([going.clone(), stays.clone()]);
+    let context = context(client, pods);
+    {
+        let mut expectations = context.lock_expectations();
+        expectations.expect_create(key, "web-flash");
+        expectations.expect_delete(key, "web-going");
+        expectations.expect_delete(key, "web-stays");
+    }
+    let waiting = |context: &Context| {
+        context
+            .lock_expectations()
+            .unsatisfied(key, Instant::now(), |name| match name {
+                // The cache: no trace of the flash, the others as before the deletes.
+                "web-flash" => Seen::Absent,
+                _ => Seen::Present {
+                    deleting: false,
+                    version: Some(1),
+                },
+            })
+    };
+    for pod in [&flash, &going, &stays] {
+        observe::pod_event(&context, pod);
+    }
+    assert!(waiting(&context).is_some(), "web-stays is not deleted yet");
+    // Its delete event, once the store no longer holds it.
+    writer.apply_watcher_event(&kube::runtime::watcher::Event::Delete(stays.clone()));
+    observe::pod_event(&context, &stays);
+    assert_eq!(waiting(&context), None);
+    drop(context);
+    server.finish().await;
 }
 
 /// A running, ready pod of `set` at its revision 1, at `resourceVersion`, in lifecycle Normal.

@@ -127,7 +127,6 @@ async fn write_owners(
                 key,
                 &name,
                 answer.metadata.resource_version.as_deref(),
-                Instant::now(),
             );
             let verb = if change.adopt { "adopted" } else { "released" };
             tracing::info!(cloneset = key, pod = %name, "pod {verb}");

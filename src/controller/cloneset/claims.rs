@@ -37,9 +37,7 @@ pub(super) async fn create_claims(
     for claim in claims {
         let name = claim.name_any();
         let expected = claim_key(&name);
-        context
-            .lock_expectations()
-            .expect_create(key, &expected, Instant::now());
+        context.lock_expectations().expect_create(key, &expected);
         match api.create(&PostParams::default(), claim).await {
             Ok(_) => {}
             Err(error) => {
@@ -77,9 +75,7 @@ pub(super) async fn delete_claims(
     let mut first_failure = None;
     for name in names {
         let expected = claim_key(name);
-        context
-            .lock_expectations()
-            .expect_delete(key, &expected, Instant::now());
+        context.lock_expectations().expect_delete(key, &expected);
         if let Err(error) = api.delete(name, &DeleteParams::default()).await {
             context.lock_expectations().forget(key, &expected);
             if status_code(&error) != Some(404) {
@@ -161,7 +157,6 @@ async fn hand_claim_over(
                 key,
                 &claim_key(name),
                 answer.metadata.resource_version.as_deref(),
-                Instant::now(),
             );
             tracing::info!(cloneset = key, pvc = %name, pod = %hand_over.pod, "PVC handed to its pod");
             Ok(())

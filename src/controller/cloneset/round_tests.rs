@@ -262,3 +262,101 @@ async fn a_refused_create_sets_failed_scale_in_the_status_written() {
         None
     );
 }
+
+#[tokio::test]
+async fn a_refused_pre_delete_write_sets_failed_scale_in_the_status_written() {
+    let mut set = as_json(&cloneset(1, "app:v1"));
+    set["spec"]["lifecycle"] = json!({"preDelete": {"labelsHandler": {"hold": "true"}}});
+    let set: CloneSet = serde_json::from_value(set).unwrap();
+    let history = [revision_of(&set, 1)];
+    let hooked = |id: &str, version: &str, created: &str| {
+        let mut pod = pod_with_id(&set, id, version, created);
+        pod.metadata
+            .labels
+            .get_or_insert_default()
+            .insert("hold".into(), "true".into());
+        pod
+    };
+    let older = hooked("bbbbb", "5", "2024-01-01T00:00:00Z");
+    let newer = hooked("ccccc", "6", "2024-01-02T00:00:00Z");
+    let refusal = "etcdserver: request timed out";
+    let mut scenario = Scenario::new();
+    scenario
+        .expect(Method::GET, REVISIONS)
+        .query(&[SELECTOR])
+        .reply(revision_list(&history));
+    // The newest pod goes to PreparingDelete instead of being deleted; the write is refused.
+    scenario
+        .expect(Method::PATCH, format!("{PODS}/web-ccccc"))
+        .body_satisfies("moves the pod to PreparingDelete", |body| {
+            check(body.to_string().contains("PreparingDelete"), || {
+                format!("body {body}")
+            })
+        })
+        .reply(failure(500, "InternalError", refusal));
+    expect_status(
+        &mut scenario,
+        &set,
+        json!({"replicas": 2, "conditions": [
+            {"type": "FailedScale", "status": "True", "message": refusal}
+        ]}),
+    );
+    let (pods, _writer) = store_of([older, newer]);
+    let (result, _) = reconcile_once(&set, pods, scenario).await;
+    assert!(result.is_ok(), "{result:?}");
+}
+
+#[tokio::test]
+async fn a_failed_scale_alone_writes_no_status() {
+    let mut set = cloneset(1, "app:v1");
+    let history = [revision_of(&set, 1)];
+    let revision = name_of(&history[0]);
+    // The status already says what this round counts (no pod, the generation observed).
+    set.status = Some(
+        serde_json::from_value(json!({
+            "observedGeneration": 1, "replicas": 0, "expectedUpdatedReplicas": 1,
+            "updateRevision": revision, "currentRevision": revision,
+            "collisionCount": 0, "labelSelector": "app=web"
+        }))
+        .unwrap(),
+    );
+    let mut scenario = Scenario::new();
+    scenario
+        .expect(Method::GET, REVISIONS)
+        .query(&[SELECTOR])
+        .reply(revision_list(&history));
+    scenario
+        .expect(Method::POST, PODS)
+        .reply(failure(403, "Forbidden", "exceeded quota: pods"));
+    scenario.event("default", REGARDING, "Warning", "FailedCreate");
+    // No status write: FailedScale rides along only with a status that changed (spec 10.1).
+    let (pods, _writer) = store_of::<Pod>([]);
+    let (result, _) = reconcile_once(&set, pods, scenario).await;
+    assert!(result.is_ok(), "{result:?}");
+}
+
+#[tokio::test]
+async fn pvc_events_release_the_expectations_of_their_names() {
+    let key = "default/web";
+    let (client, server) = Scenario::new().start();
+    let (pods, _pod_writer) = store_of::<Pod>([]);
+    let context = super::shell_tests::context(client, pods);
+    // The PVC store after the events: `data-web-aaaaa` was created and deleted between two
+    // rounds, `data-web-bbbbb` is there.
+    let (held, _writer) = store_of([claim("bbbbb")]);
+    {
+        let mut expectations = context.lock_expectations();
+        expectations.expect_create(key, &claim_key("data-web-aaaaa"));
+        expectations.expect_create(key, &claim_key("data-web-bbbbb"));
+    }
+    for id in ["aaaaa", "bbbbb"] {
+        observe::claim_event(&context, &held, &claim(id));
+    }
+    // The cache shows neither: the events alone released them.
+    let waiting = context
+        .lock_expectations()
+        .unsatisfied(key, Instant::now(), |_| Seen::Absent);
+    assert_eq!(waiting, None);
+    drop(context);
+    server.finish().await;
+}

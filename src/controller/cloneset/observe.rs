@@ -1,0 +1,54 @@
+//! Pod and PVC events observe the CloneSet's expectations (spec §5.1). The cache alone cannot
+//! tell of an object created and deleted between two rounds: it shows nothing, as before the
+//! create. The event streams do not say which kind of event they carry, but each store already
+//! holds the outcome of the event it passes on: an object it no longer holds (or holds under
+//! another uid) was deleted, and the held object is at least as new as the event's, so its
+//! deletionTimestamp counts.
+
+use super::*;
+use crate::controller::expectations::Told;
+
+/// What an event of the object `event` tells, `held` being what the store holds of its name.
+fn told(event: &ObjectMeta, held: Option<&ObjectMeta>) -> Told {
+    match held {
+        Some(held) if held.uid == event.uid => {
+            if held.deletion_timestamp.is_some() {
+                Told::Deleting
+            } else {
+                Told::Exists
+            }
+        }
+        _ => Told::Deleted,
+    }
+}
+
+/// An event of `pod`, heard on the pod subscription (deletions included).
+pub(super) fn pod_event(context: &Context, pod: &Pod) {
+    let Some(owner) = owner_of(pod) else {
+        return;
+    };
+    let held = context.pods.get(&ObjectRef::from_obj(pod));
+    let told = told(&pod.metadata, held.as_deref().map(|p| &p.metadata));
+    observe(context, &owner, &pod.name_any(), told);
+}
+
+/// An event of `claim`, heard on the PVC watch behind `claims`.
+pub(super) fn claim_event(context: &Context, claims: &Store<ClaimMeta>, claim: &ClaimMeta) {
+    let Some(owner) = controlling_cloneset(&claim.metadata) else {
+        return;
+    };
+    let name = claim.name_any();
+    let namespace = claim.metadata.namespace.as_deref().unwrap_or("");
+    let held = claims.get(&ObjectRef::new(&name).within(namespace));
+    let told = told(&claim.metadata, held.as_deref().map(|c| &c.metadata));
+    observe(context, &owner, &claim_key(&name), told);
+}
+
+fn observe(context: &Context, owner: &ObjectRef<CloneSet>, name: &str, told: Told) {
+    let key = format!(
+        "{}/{}",
+        owner.namespace.as_deref().unwrap_or(""),
+        owner.name
+    );
+    context.lock_expectations().observe(&key, name, told);
+}
