@@ -182,7 +182,6 @@ fn plan_with_facts<P: PodView>(
 
     let (waiting, not_upgradable) = candidates(strategy, matched, facts);
     plan.not_upgradable = not_upgradable;
-    let waiting = upgrade_order(strategy, matched, waiting);
 
     let partition = partition_count(strategy.partition.as_ref(), matched.len());
     let Some(kept) = waiting.len().checked_sub(partition).filter(|&n| n > 0) else {
@@ -190,12 +189,24 @@ fn plan_with_facts<P: PodView>(
     };
     let unavailable = facts.iter().filter(|f| f.updated && !f.available()).count();
     let max_unavailable = max_unavailable_count(strategy.max_unavailable.as_ref(), matched.len());
-    plan.upgrade = take_within_budget(
-        &waiting[..kept],
-        |i| facts.get(i).is_some_and(|f| f.ready),
-        unavailable,
-        max_unavailable,
-    );
+    let is_ready = |i: usize| facts.get(i).is_some_and(|f| f.ready);
+    let whole_order_read = strategy.priority_strategy.is_some()
+        || strategy
+            .scatter_strategy
+            .as_ref()
+            .is_some_and(|t| !t.is_empty());
+    let waiting = if whole_order_read {
+        let mut waiting = upgrade_order(strategy, matched, waiting);
+        waiting.truncate(kept);
+        waiting
+    } else {
+        // The budget stops at the first ready pod past it, so no pod beyond every pod not ready
+        // plus the budget's ready ones can be taken: only those are sorted.
+        let not_ready = waiting.iter().filter(|&&i| !is_ready(i)).count();
+        let reachable = not_ready + max_unavailable.saturating_sub(unavailable);
+        first_in_order(matched, waiting, kept.min(reachable))
+    };
+    plan.upgrade = take_within_budget(&waiting, is_ready, unavailable, max_unavailable);
     plan
 }
 
@@ -228,6 +239,30 @@ fn candidates<P: PodView>(
     (waiting, not_upgradable)
 }
 
+/// The first `count` of `waiting` in the default order (§2.7): what [`upgrade_order`] gives
+/// without a priority or scatter strategy, cut to `count`, without ordering the rest.
+pub fn first_in_order<P: PodView>(
+    pods: &[Arc<P>],
+    waiting: Vec<usize>,
+    count: usize,
+) -> Vec<usize> {
+    // The index breaks ties as the stable sort of `upgrade_order` does (`waiting` ascends).
+    let mut keyed: Vec<(OrderKey<'_>, usize)> = waiting
+        .into_iter()
+        .filter(|&i| i < pods.len())
+        .map(|i| (OrderKey::of(pods[i].as_ref()), i))
+        .collect();
+    if count == 0 {
+        return Vec::new();
+    }
+    if count < keyed.len() {
+        keyed.select_nth_unstable(count - 1);
+        keyed.truncate(count);
+    }
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, i)| i).collect()
+}
+
 /// Orders waiting pods (§2.7): default order, then `priorityStrategy` (stable), then
 /// `scatterStrategy`, whose percentages and `*` values look at every matched pod.
 pub fn upgrade_order<P: PodView>(
@@ -249,3 +284,7 @@ pub fn upgrade_order<P: PodView>(
     }
     waiting
 }
+
+#[cfg(test)]
+#[path = "plan_tests.rs"]
+mod tests;
