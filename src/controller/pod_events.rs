@@ -106,19 +106,17 @@ impl PodEvents {
             match event.modify(pod_cache::prune) {
                 watcher::Event::Apply(pod) => {
                     let key = ObjectRef::from_obj(&pod);
-                    let held_pod = if held(&pod) {
-                        let applied = watcher::Event::Apply(pod);
-                        writer.apply_watcher_event(&applied);
+                    let told = if held(&pod) {
+                        writer.apply_watcher_event(&watcher::Event::Apply(pod));
                         store.get(&key)
                     } else {
-                        // No longer held: gone from the store.
+                        // Not held (any more): gone from the store.
                         if store.get(&key).is_some() {
                             writer.apply_watcher_event(&watcher::Event::Delete(pod.clone()));
                         }
-                        tell(&mut subscribers, Arc::new(pod), false).await;
-                        continue;
+                        Some(Arc::new(pod))
                     };
-                    if let Some(pod) = held_pod {
+                    if let Some(pod) = told {
                         tell(&mut subscribers, pod, false).await;
                     }
                 }
