@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PodTemplateSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::CustomResource;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
@@ -22,6 +22,11 @@ use super::sidecarset::{UpdatePriorityStrategy, UpdateScatterTerm};
 pub const RECREATE: &str = "ReCreate";
 pub const IN_PLACE_IF_POSSIBLE: &str = "InPlaceIfPossible";
 pub const IN_PLACE_ONLY: &str = "InPlaceOnly";
+
+/// Whether `owner` names a CloneSet of this API group (any version).
+pub fn names_cloneset(owner: &OwnerReference) -> bool {
+    owner.kind == "CloneSet" && owner.api_version.split('/').next() == Some(super::keys::GROUP)
+}
 
 /// Desired state of a CloneSet: a set of interchangeable pods, updated in place when possible.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]

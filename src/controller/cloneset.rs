@@ -37,8 +37,7 @@ use tokio_util::sync::CancellationToken;
 use super::expectations::{Expectations, Seen};
 use super::guarded_watch::{self, UndecodableReporter};
 use super::pod_write;
-use crate::api::cloneset::CloneSet;
-use crate::api::keys;
+use crate::api::cloneset::{CloneSet, names_cloneset};
 use crate::cloneset::pvc::{ClaimPlan, HandOver};
 use crate::cloneset::{self as core, Action, Plan, PodWrite, Purpose, pod, revision, status};
 use crate::metrics::Metrics;
@@ -131,10 +130,8 @@ fn controlling_cloneset(meta: &ObjectMeta) -> Option<ObjectRef<CloneSet>> {
         .iter()
         .flatten()
         .find(|o| o.controller == Some(true))?;
-    let group = owner.api_version.split('/').next().unwrap_or("");
     let namespace = meta.namespace.as_deref()?;
-    (owner.kind == "CloneSet" && group == keys::GROUP)
-        .then(|| ObjectRef::new(&owner.name).within(namespace))
+    names_cloneset(owner).then(|| ObjectRef::new(&owner.name).within(namespace))
 }
 
 /// Runs until `shutdown`; `pod_events` is a subscription to the watch behind `context.pods`,

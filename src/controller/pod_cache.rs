@@ -22,9 +22,10 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Container, ContainerStatus, EnvVar, Pod, PodSpec, PodStatus};
-use kube::runtime::reflector::Lookup;
+use kube::runtime::reflector::{Lookup, ObjectRef};
 use kube::runtime::watcher::Event;
 
+use crate::api::cloneset::names_cloneset;
 use crate::api::keys;
 use crate::barrier::{self, BarrierDecision};
 use crate::podmarks::{EngineProgress, PlannerAnnotation, PodSummary, PodView};
@@ -85,12 +86,19 @@ pub fn summarize(event: &Event<Pod>) -> Event<PodSummary> {
 ///   barrier controller has nothing more to do with it, ever);
 /// - a pod with an in-place update state, which the SidecarSet controller drives each round.
 pub fn held(pod: &Pod) -> bool {
-    let names_a_cloneset = pod.metadata.owner_references.iter().flatten().any(|owner| {
-        owner.kind == "CloneSet" && owner.api_version.split('/').next() == Some(keys::GROUP)
-    });
-    names_a_cloneset
+    let mut owners = pod.metadata.owner_references.iter().flatten();
+    owners.any(names_cloneset)
         || barrier::decide(pod) != BarrierDecision::Ignore
         || EngineProgress::of(pod).is_some()
+}
+
+/// The store key of the pod `summary` summarises.
+pub fn key_of(summary: &PodSummary) -> ObjectRef<Pod> {
+    let key = ObjectRef::new(PodView::name(summary));
+    match summary.namespace_field() {
+        Some(namespace) => key.within(namespace),
+        None => key,
+    }
 }
 
 /// A pod standing in for one the cache holds only as its summary, when the subscribers are told

@@ -146,12 +146,7 @@ impl PodEvents {
                     // The pods not held are told as the stand-in their summary gives, one at a
                     // time: what the subscribers map events by (names, labels, injected list).
                     for summary in summaries.state() {
-                        let key = ObjectRef::<Pod>::new(summary.name_field().unwrap_or(""));
-                        let key = match summary.namespace_field() {
-                            Some(namespace) => key.within(namespace),
-                            None => key,
-                        };
-                        if store.get(&key).is_none() {
+                        if store.get(&pod_cache::key_of(&summary)).is_none() {
                             let pod = Arc::new(pod_cache::stand_in(&summary));
                             tell(&mut subscribers, pod, false).await;
                         }

@@ -271,12 +271,7 @@ async fn held_or_read(
     context: &Context,
     summary: &PodSummary,
 ) -> Result<Option<Arc<Pod>>, SidecarSetError> {
-    let key = ObjectRef::<Pod>::new(summary.name());
-    let key = match summary.namespace_field() {
-        Some(namespace) => key.within(namespace),
-        None => key,
-    };
-    if let Some(pod) = context.pods.get(&key) {
+    if let Some(pod) = context.pods.get(&pod_cache::key_of(summary)) {
         return Ok(Some(pod));
     }
     let id = PodId::of(summary);

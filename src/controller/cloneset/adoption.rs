@@ -34,7 +34,7 @@ pub(super) fn clonesets_to_sync(pod: &Pod) -> Vec<ObjectRef<CloneSet>> {
         .owner_references
         .iter()
         .flatten()
-        .filter(|o| o.kind == "CloneSet" && o.api_version.split('/').next() == Some(keys::GROUP))
+        .filter(|o| names_cloneset(o))
         .map(|o| ObjectRef::new(&o.name).within(namespace))
         .collect()
 }
