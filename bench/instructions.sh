@@ -15,7 +15,8 @@
 #                                   handshake and anything else per connection cancels out.
 #                                   SERVER_BIN / FLOOR_BIN measure other builds (e.g. an older
 #                                   commit; FLOOR_BIN=none skips the floor); CALLGRIND_DIR keeps
-#                                   the dumps for callgrind_annotate.
+#                                   the dumps for callgrind_annotate; BENCH_BODY posts another
+#                                   review (e.g. the fixture in the apiserver's compact form).
 set -euo pipefail
 # The webhook binaries started here stop at once: no endpoints drain them (see --shutdown-delay).
 export KRUISE_WEBHOOK_SHUTDOWN_DELAY=${KRUISE_WEBHOOK_SHUTDOWN_DELAY:-0}
@@ -42,7 +43,7 @@ stages() {
 server() {
   local WARMUP=${WARMUP:-100} SMALL=${SMALL:-100} LARGE=${LARGE:-1100}
   local PORT=${BENCH_PORT:-19443} ADMIN_PORT=${BENCH_ADMIN_PORT:-19090}
-  local body=tests/fixtures/pod-web-log-agent.json
+  local body=${BENCH_BODY:-tests/fixtures/pod-web-log-agent.json}
   # Two builds: an example pulls in the dev-dependencies, whose features must not leak into the
   # measured server.
   SERVER_BIN=${SERVER_BIN:-$(executable --bin kruise-webhook)}
