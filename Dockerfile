@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# Static-ish release build on Debian, run as non-root on distroless.
+# Static-ish build on Debian (the `dist` profile: whole-program LTO), run as non-root on distroless.
 FROM rust:1-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock build.rs ./
@@ -8,7 +8,7 @@ COPY src src
 COPY deploy/examples deploy/examples
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked && cp target/release/kruise-webhook /kruise-webhook
+    cargo build --profile dist --locked && cp target/dist/kruise-webhook /kruise-webhook
 
 FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=build /kruise-webhook /usr/local/bin/kruise-webhook

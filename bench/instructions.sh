@@ -16,7 +16,8 @@
 #                                   SERVER_BIN / FLOOR_BIN measure other builds (e.g. an older
 #                                   commit; FLOOR_BIN=none skips the floor); CALLGRIND_DIR keeps
 #                                   the dumps for callgrind_annotate; BENCH_BODY posts another
-#                                   review (e.g. the fixture in the apiserver's compact form).
+#                                   review (e.g. the fixture in the apiserver's compact form);
+#                                   BENCH_PROFILE=dist builds the profile that ships.
 set -euo pipefail
 # The webhook binaries started here stop at once: no endpoints drain them (see --shutdown-delay).
 export KRUISE_WEBHOOK_SHUTDOWN_DELAY=${KRUISE_WEBHOOK_SHUTDOWN_DELAY:-0}
@@ -89,8 +90,8 @@ server() {
   }'
 }
 
-executable() { # cargo target selection -> path of the release executable
-  cargo build --release --locked "$@" --message-format=json 2>/dev/null |
+executable() { # cargo target selection -> path of the executable (BENCH_PROFILE, default release)
+  cargo build --profile "${BENCH_PROFILE:-release}" --locked "$@" --message-format=json 2>/dev/null |
     jq -r 'select(.reason == "compiler-artifact" and .executable != null) | .executable'
 }
 

@@ -5,7 +5,7 @@
 # uid echoed, allowed) runs beside it on its own port. wrk drives HTTP/1.1 keep-alive on loopback.
 # Prints throughput ratios, p99 latency and the server's resident memory after the run. Bounded:
 # every wrk run lasts DURATION seconds, and the 16-connection triple (floor, baseline, injection)
-# is repeated ROUNDS times.
+# is repeated ROUNDS times. BENCH_PROFILE=dist measures the build that ships (slow to build).
 set -euo pipefail
 # The webhook binaries started here stop at once: no endpoints drain them (see --shutdown-delay).
 export KRUISE_WEBHOOK_SHUTDOWN_DELAY=${KRUISE_WEBHOOK_SHUTDOWN_DELAY:-0}
@@ -17,14 +17,15 @@ PORT=${BENCH_PORT:-19443}
 ADMIN_PORT=${BENCH_ADMIN_PORT:-19090}
 FLOOR_PORT=${BENCH_FLOOR_PORT:-19444}
 command -v wrk >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
-cargo build --release --locked --quiet
+PROFILE=${BENCH_PROFILE:-release}
+cargo build --profile "$PROFILE" --locked --quiet
 # A build of its own: the example pulls in the dev-dependencies, whose features must not leak into
 # the measured server.
-cargo build --release --locked --quiet --example floor-webhook
+cargo build --profile "$PROFILE" --locked --quiet --example floor-webhook
 work=$(mktemp -d)
 floor=
 trap 'kill $server $floor 2>/dev/null || true; rm -rf "$work"' EXIT
-./target/release/kruise-webhook serve --listen 127.0.0.1:$PORT --admin-listen 127.0.0.1:$ADMIN_PORT \
+./target/$PROFILE/kruise-webhook serve --listen 127.0.0.1:$PORT --admin-listen 127.0.0.1:$ADMIN_PORT \
   --cert-dir "$work/certs" --sidecarsets bench/sidecarsets --baseline-route --log warn,rustls=error &
 server=$!
 for _ in $(seq 100); do curl -sf http://127.0.0.1:$ADMIN_PORT/readyz >/dev/null && break; sleep 0.1; done
@@ -32,7 +33,7 @@ export BODY=tests/fixtures/pod-web-log-agent.json
 # Sanity: the benchmarked request really is injected.
 curl -sf --cacert "$work/certs/ca.crt" -H 'Content-Type: application/json' --data-binary @"$BODY" \
   https://localhost:$PORT/mutate-pod | jq -e '.response.patch != null' >/dev/null
-./target/release/examples/floor-webhook 127.0.0.1:$FLOOR_PORT "$work/certs/tls.crt" "$work/certs/tls.key" &
+./target/$PROFILE/examples/floor-webhook 127.0.0.1:$FLOOR_PORT "$work/certs/tls.crt" "$work/certs/tls.key" &
 floor=$!
 for _ in $(seq 100); do
   curl -sf --cacert "$work/certs/ca.crt" -H 'Content-Type: application/json' --data-binary @"$BODY" \
