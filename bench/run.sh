@@ -40,6 +40,9 @@ for _ in $(seq 100); do
     https://localhost:$FLOOR_PORT/ >/dev/null && break
   sleep 0.1
 done
+# Sanity: the floor answers the same review (and a floor that never started stops the run here).
+curl -sf --cacert "$work/certs/ca.crt" -H 'Content-Type: application/json' --data-binary @"$BODY" \
+  https://localhost:$FLOOR_PORT/ | jq -e '.response.allowed == true' >/dev/null
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # utime + stime, clock ticks
 steal_and_total() { awk '/^cpu / {print $9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat; }
