@@ -30,19 +30,17 @@ trap 'kill $server $floor 2>/dev/null || true; rm -rf "$work"' EXIT
 server=$!
 for _ in $(seq 100); do curl -sf http://127.0.0.1:$ADMIN_PORT/readyz >/dev/null && break; sleep 0.1; done
 export BODY=tests/fixtures/pod-web-log-agent.json
+review() { # port/path -> the answer to the benchmarked review
+  curl -sf --cacert "$work/certs/ca.crt" -H 'Content-Type: application/json' --data-binary @"$BODY" \
+    "https://localhost:$1"
+}
 # Sanity: the benchmarked request really is injected.
-curl -sf --cacert "$work/certs/ca.crt" -H 'Content-Type: application/json' --data-binary @"$BODY" \
-  https://localhost:$PORT/mutate-pod | jq -e '.response.patch != null' >/dev/null
+review "$PORT/mutate-pod" | jq -e '.response.patch != null' >/dev/null
 ./target/$PROFILE/examples/floor-webhook 127.0.0.1:$FLOOR_PORT "$work/certs/tls.crt" "$work/certs/tls.key" &
 floor=$!
-for _ in $(seq 100); do
-  curl -sf --cacert "$work/certs/ca.crt" -H 'Content-Type: application/json' --data-binary @"$BODY" \
-    https://localhost:$FLOOR_PORT/ >/dev/null && break
-  sleep 0.1
-done
+for _ in $(seq 100); do review "$FLOOR_PORT/" >/dev/null && break; sleep 0.1; done
 # Sanity: the floor answers the same review (and a floor that never started stops the run here).
-curl -sf --cacert "$work/certs/ca.crt" -H 'Content-Type: application/json' --data-binary @"$BODY" \
-  https://localhost:$FLOOR_PORT/ | jq -e '.response.allowed == true' >/dev/null
+review "$FLOOR_PORT/" | jq -e '.response.allowed == true' >/dev/null
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # utime + stime, clock ticks
 steal_and_total() { awk '/^cpu / {print $9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat; }
