@@ -14,7 +14,7 @@ use super::pod::{
     self, NORMAL, PREPARING_DELETE, PREPARING_NORMAL, PREPARING_UPDATE, UPDATED, UPDATING,
 };
 use crate::api::keys;
-use crate::inplace::{conditions, state};
+use crate::inplace::state;
 
 /// `lifecycle.apps.kruise.io/state` as a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,17 +60,20 @@ pub struct PodFacts {
     pub specified_delete: bool,
     /// [`state::has_grace`].
     pub has_grace: bool,
-    /// The in-place engine has nothing to do on the pod: no grace, no update state, and the
-    /// `InPlaceUpdateReady` gate (if the pod has it) already True. `inplace::next_step` then
-    /// answers `Idle` and no update of any owner is in flight.
+    /// [`super::update::engine_at_rest`]: `inplace::next_step` answers `Idle` and no update of
+    /// any owner is in flight.
     pub engine_idle: bool,
     /// `controller-revision-hash` without `pod-template-hash` (the refresh adds it).
     pub missing_template_hash: bool,
 }
 
 impl PodFacts {
+    /// `engine_idle` is [`super::update::engine_at_rest`]`(p)`, given because it is the costly
+    /// part and the same for every round that sees the same pod (see
+    /// [`super::resting::RestingPods`]).
     pub fn of(
         p: &Pod,
+        engine_idle: bool,
         update_revision: &str,
         pods_to_delete: &[String],
         min_ready_seconds: i32,
@@ -83,9 +86,6 @@ impl PodFacts {
             && matches!(lifecycle, Lifecycle::Unset | Lifecycle::Normal)
             && (min_ready_seconds <= 0 || pod::running_available(p, min_ready_seconds, now));
         let has_grace = state::has_grace(p);
-        let gate_true_or_none = !conditions::has_inplace_readiness_gate(p)
-            || conditions::pod_condition(p, keys::INPLACE_UPDATE_READY)
-                .is_some_and(|c| c.status == keys::CONDITION_TRUE);
         PodFacts {
             at_update_revision: pod::at_revision(p, update_revision),
             lifecycle,
@@ -93,7 +93,7 @@ impl PodFacts {
             available,
             specified_delete: pod::is_specified_delete(p, pods_to_delete),
             has_grace,
-            engine_idle: !has_grace && !state::has_state(p) && gate_true_or_none,
+            engine_idle,
             missing_template_hash: pod::label(p, pod::POD_TEMPLATE_HASH).is_none()
                 && pod::label(p, keys::CONTROLLER_REVISION_HASH).is_some(),
         }
@@ -108,7 +108,9 @@ impl PodFacts {
 mod tests {
     use super::*;
     use crate::inplace::{self, Step};
-    use k8s_openapi::api::core::v1::{PodCondition, PodReadinessGate, PodSpec, PodStatus};
+    use k8s_openapi::api::core::v1::{
+        Container, ContainerStatus, PodCondition, PodReadinessGate, PodSpec, PodStatus,
+    };
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use std::collections::BTreeMap;
 
@@ -157,35 +159,56 @@ mod tests {
                             p.metadata.name = Some(format!("p{}", out.len()));
                             p.metadata.labels = Some(labels);
                             let mut annotations = BTreeMap::new();
-                            if gate == Some("False") {
+                            if gate == Some("False") && (variant / 28) % 2 == 0 {
                                 annotations.insert(
                                     keys::INPLACE_UPDATE_GRACE.to_string(),
                                     "{}".to_string(),
                                 );
                             }
                             let state = r#"{"revision":"web-abc"}"#;
-                            match (variant / 2) % 4 {
-                                1 => annotations
-                                    .insert(keys::INPLACE_UPDATE_STATE.into(), state.into()),
+                            // A batch still to come; a batch whose image has not changed yet (the
+                            // pod's status records the same image ID); an unreadable state.
+                            let next = r#"{"revision":"web-abc","nextContainerImages":{"main":"main:v2"}}"#;
+                            let waiting = r#"{"revision":"web-abc","updateImages":true,"lastContainerStatuses":{"main":{"imageID":"sha256:old"}}}"#;
+                            let key = keys::INPLACE_UPDATE_STATE;
+                            match (variant / 2) % 7 {
+                                1 => annotations.insert(key.into(), state.into()),
                                 2 => annotations
                                     .insert(keys::INPLACE_UPDATE_STATE_LEGACY.into(), state.into()),
-                                3 => {
-                                    annotations.insert(keys::INPLACE_UPDATE_STATE.into(), "".into())
-                                }
+                                3 => annotations.insert(key.into(), "".into()),
+                                4 => annotations.insert(key.into(), next.into()),
+                                5 => annotations.insert(key.into(), waiting.into()),
+                                6 => annotations.insert(key.into(), "{".into()),
                                 _ => None,
                             };
                             p.metadata.annotations = Some(annotations);
-                            if variant % 2 == 0 {
-                                p.spec = Some(PodSpec {
-                                    readiness_gates: Some(vec![PodReadinessGate {
-                                        condition_type: keys::INPLACE_UPDATE_READY.into(),
-                                    }]),
+                            let mut spec = PodSpec {
+                                containers: vec![Container {
+                                    name: "main".into(),
+                                    image: Some("main:v2".into()),
                                     ..Default::default()
-                                });
+                                }],
+                                ..Default::default()
+                            };
+                            if variant % 2 == 0 {
+                                spec.readiness_gates = Some(vec![PodReadinessGate {
+                                    condition_type: keys::INPLACE_UPDATE_READY.into(),
+                                }]);
                             }
+                            p.spec = Some(spec);
+                            // Half the pods run the new image already, half still the old one.
+                            let (image, image_id) =
+                                [("main:v1", "sha256:old"), ("main:v2", "sha256:new")]
+                                    [(variant / 14) % 2];
                             p.status = Some(PodStatus {
                                 phase: Some(phase.into()),
                                 conditions: Some(conditions),
+                                container_statuses: Some(vec![ContainerStatus {
+                                    name: "main".into(),
+                                    image: image.into(),
+                                    image_id: image_id.into(),
+                                    ..Default::default()
+                                }]),
                                 ..Default::default()
                             });
                             out.push(p);
@@ -203,7 +226,8 @@ mod tests {
         for min_ready in [0, 10, 1_000] {
             let now = at(200);
             for p in pods() {
-                let facts = PodFacts::of(&p, "web-abc", &named, min_ready, now);
+                let at_rest = crate::cloneset::update::engine_at_rest(&p);
+                let facts = PodFacts::of(&p, at_rest, "web-abc", &named, min_ready, now);
                 let name = pod::name(&p);
                 assert_eq!(facts.ready, pod::is_ready(&p, now), "{name}");
                 assert_eq!(
@@ -227,14 +251,14 @@ mod tests {
                     facts.lifecycle == Lifecycle::Updated,
                     pod::lifecycle(&p) == UPDATED
                 );
-                let engine_idle = state::read_grace(&p).is_none()
-                    && state::read_state(&p).is_none()
-                    && conditions::mark_ready(&p, now).is_none();
-                assert_eq!(facts.engine_idle, engine_idle, "{name}");
-                if facts.engine_idle {
-                    let step = inplace::next_step(&p, None, &crate::cloneset::update::ENGINE, now);
-                    assert!(matches!(step, Ok(Step::Idle)), "{name}: {step:?}");
-                    assert_eq!(inplace::in_flight_revision(&p), None, "{name}");
+                // At rest exactly when the engine, at any time, has nothing to do and sees no
+                // update in flight (a grace period is never at rest, even while it runs).
+                for time in [now, at(0), at(1_000_000)] {
+                    let step = inplace::next_step(&p, None, &crate::cloneset::update::ENGINE, time);
+                    let idle = state::read_grace(&p).is_none()
+                        && matches!(step, Ok(Step::Idle))
+                        && inplace::in_flight_revision(&p).is_none();
+                    assert_eq!(facts.engine_idle, idle, "{name} at {time}: {step:?}");
                 }
                 assert_eq!(
                     facts.missing_template_hash,

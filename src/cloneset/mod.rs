@@ -22,6 +22,7 @@ pub mod numbers;
 pub mod pod;
 pub mod pod_after;
 pub mod pvc;
+pub mod resting;
 pub mod revision;
 pub mod scale;
 pub mod status;
@@ -49,6 +50,9 @@ pub struct Snapshot<'a> {
     pub update_revision: &'a str,
     pub collision_count: i32,
     pub now: Timestamp,
+    /// [`update::engine_at_rest`] of each of `pods`, in order, when the caller keeps them
+    /// between rounds ([`resting::RestingPods`]); `None`: worked out here.
+    pub at_rest: Option<&'a [bool]>,
 }
 
 /// One pod write; a list of them is sent in order, each against the pod the previous returned.
@@ -217,13 +221,19 @@ pub fn plan_with_claims(
     let current_revision = current.metadata.name.as_deref().unwrap_or(update_revision);
     let min_ready_seconds = cloneset.spec.min_ready_seconds.unwrap_or(0);
     // One pass over the pods: each is read while it is in the processor's cache.
+    let at_rest = snapshot.at_rest.filter(|v| v.len() == snapshot.pods.len());
     let (active, facts): (Vec<&Arc<Pod>>, Vec<facts::PodFacts>) = snapshot
         .pods
         .iter()
-        .filter(|p| pod::is_active(p))
-        .map(|p| {
+        .enumerate()
+        .filter(|(_, p)| pod::is_active(p))
+        .map(|(index, p)| {
+            let engine_idle = at_rest
+                .and_then(|verdicts| verdicts.get(index).copied())
+                .unwrap_or_else(|| update::engine_at_rest(p));
             let facts = facts::PodFacts::of(
                 p,
+                engine_idle,
                 update_revision,
                 cloneset.pods_to_delete(),
                 min_ready_seconds,

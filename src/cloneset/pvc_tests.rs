@@ -345,6 +345,7 @@ impl Cluster {
             update_revision: &update,
             collision_count: 0,
             now: Timestamp::from_second(1_700_000_000).unwrap(),
+            at_rest: None,
         };
         let plan = plan_with_claims(&snapshot, &listed, &mut self.rng).unwrap();
         self.apply(&plan);

@@ -15,6 +15,7 @@ use super::*;
 use crate::api::cloneset::CloneSet;
 use crate::api::keys;
 use crate::cloneset::pod::{NORMAL, PREPARING_DELETE, PREPARING_UPDATE, UPDATED};
+use crate::cloneset::resting::RestingPods;
 use crate::inject::launch_priority::barrier_env;
 
 const T0: i64 = 1_700_000_000;
@@ -57,6 +58,8 @@ struct World {
     rng: fastrand::Rng,
     /// Pods the kubelet leaves alone (not started / never ready).
     stuck: Vec<String>,
+    /// The shell's verdicts kept between rounds.
+    resting: RestingPods,
 }
 
 impl World {
@@ -69,6 +72,7 @@ impl World {
             version: 1,
             rng: fastrand::Rng::with_seed(7),
             stuck: Vec::new(),
+            resting: RestingPods::default(),
         };
         world.sync_revision();
         world
@@ -112,8 +116,19 @@ impl World {
             update_revision: &update,
             collision_count: 0,
             now: at(self.now),
+            at_rest: None,
         };
-        plan(&snapshot, &mut self.rng).unwrap()
+        // Every round of every scenario also checks that verdicts kept between rounds plan the
+        // same: the world's pods are `Arc`s that change only when a write applies.
+        let mut same_draws = self.rng.clone();
+        let planned = plan(&snapshot, &mut self.rng).unwrap();
+        let at_rest = self.resting.verdicts(&self.pods);
+        let remembered = Snapshot {
+            at_rest: Some(&at_rest),
+            ..snapshot
+        };
+        assert_eq!(plan(&remembered, &mut same_draws).unwrap(), planned);
+        planned
     }
 
     fn next_version(&mut self) -> String {

@@ -39,6 +39,7 @@ use super::guarded_watch::{self, UndecodableReporter};
 use super::pod_write;
 use crate::api::cloneset::{CloneSet, names_cloneset};
 use crate::cloneset::pvc::{ClaimPlan, HandOver};
+use crate::cloneset::resting::RestingPods;
 use crate::cloneset::{self as core, Action, Plan, PodWrite, Purpose, pod, revision, status};
 use crate::metrics::Metrics;
 
@@ -77,6 +78,9 @@ pub struct Context {
     pub pods: Store<Pod>,
     pub recorder: Recorder,
     pub expectations: Mutex<Expectations>,
+    /// Which pods the in-place engine is at rest on, kept between rounds: reading it again for
+    /// every pod of every round is most of a round's work once pods carry an update state.
+    pub resting: Mutex<RestingPods>,
     /// Where stored CloneSets the types refuse are counted.
     pub metrics: Arc<Metrics>,
 }
@@ -288,6 +292,11 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
     let (update_revision, collision_count) =
         ensure_update_revision(context, &set, &mut history).await?;
     let now = Timestamp::now();
+    let at_rest = context
+        .resting
+        .lock()
+        .expect("resting pods lock")
+        .verdicts(&pods);
     let snapshot = core::Snapshot {
         cloneset: &set,
         pods: &pods,
@@ -295,6 +304,7 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
         update_revision: &update_revision,
         collision_count,
         now,
+        at_rest: Some(&at_rest),
     };
     let mut plan = core::plan_with_claims(&snapshot, &claim_meta, &mut fastrand::Rng::new())?;
     clean_up_claims(context, &set, &key, &plan.claims).await?;

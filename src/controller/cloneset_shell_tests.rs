@@ -59,6 +59,7 @@ pub(super) fn context(client: kube::Client, pods: Store<Pod>) -> Arc<Context> {
         pods,
         recorder: Recorder::new(client, reporter),
         expectations: Default::default(),
+        resting: Default::default(),
         metrics: Arc::new(Metrics::new()),
     })
 }
@@ -306,6 +307,7 @@ pub(super) fn running_pod(set: &CloneSet, resource_version: &str) -> Pod {
         update_revision: &name_of(&history[0]),
         collision_count: 0,
         now: Timestamp::UNIX_EPOCH,
+        at_rest: None,
     };
     let plan = core::plan(&snapshot, &mut fastrand::Rng::with_seed(1)).unwrap();
     let Some(Action::CreatePod { pod, .. }) = plan.actions.into_iter().next() else {

@@ -165,6 +165,7 @@ async fn run_term(
         pods: pods.clone(),
         recorder: Recorder::new(client.clone(), reporter.clone()),
         expectations: Default::default(),
+        resting: Default::default(),
         metrics: config.metrics.clone(),
     });
     let context = Arc::new(sidecarset::Context {
