@@ -253,7 +253,7 @@ fn timed_plan(
     resting: &mut RestingPods,
     rng: &mut fastrand::Rng,
 ) -> kruise_webhook::cloneset::Plan {
-    let at_rest = resting.verdicts(snapshot.pods);
+    let at_rest = resting.verdicts(snapshot.pods, |_, _, _| true);
     let snapshot = Snapshot {
         at_rest: Some(&at_rest),
         ..*snapshot

@@ -1,48 +1,68 @@
 //! Which pods the in-place engine is at rest on, remembered from one round to the next.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod;
 
 use super::update::engine_at_rest;
 
-/// [`engine_at_rest`] verdicts kept from one round to the next. The pod cache hands out an
-/// unchanged pod as the same `Arc` and a changed one as a new `Arc`, so a verdict is reused while
-/// the pod's `Arc` is the one it was taken on (the `Weak` kept with it keeps that allocation, and
-/// so its address, from being reused).
+/// [`engine_at_rest`] verdicts kept from one round to the next, each with the `resourceVersion`
+/// of the pod it was taken on: the apiserver changes it with every change of the pod, so only
+/// pods that changed are judged again.
 #[derive(Debug, Default)]
 pub struct RestingPods {
-    /// By pod uid.
-    known: HashMap<String, (Weak<Pod>, bool)>,
-    /// Entries after the last sweep of pods gone from the cache.
+    /// By uid.
+    known: HashMap<String, Verdict>,
+    /// Entries left by the last sweep.
     after_sweep: usize,
 }
 
+#[derive(Debug)]
+struct Verdict {
+    namespace: String,
+    name: String,
+    resource_version: String,
+    at_rest: bool,
+}
+
 impl RestingPods {
-    /// [`engine_at_rest`] of each of `pods`, in order.
-    pub fn verdicts(&mut self, pods: &[Arc<Pod>]) -> Vec<bool> {
+    /// [`engine_at_rest`] of each of `pods`, in order. `exists(namespace, name, uid)`: whether
+    /// the pod is still in the cache, asked only once the map has doubled since the last sweep,
+    /// so that the entries of deleted pods go.
+    pub fn verdicts(
+        &mut self,
+        pods: &[Arc<Pod>],
+        exists: impl Fn(&str, &str, &str) -> bool,
+    ) -> Vec<bool> {
         let verdicts = pods.iter().map(|p| self.verdict(p)).collect();
-        // Pods gone from the cache leave entries behind: swept once they could be half the map.
         if self.known.len() > 2 * self.after_sweep.max(1024) {
-            self.known.retain(|_, (pod, _)| pod.strong_count() > 0);
+            self.known
+                .retain(|uid, v| exists(&v.namespace, &v.name, uid));
             self.after_sweep = self.known.len();
         }
         verdicts
     }
 
-    fn verdict(&mut self, p: &Arc<Pod>) -> bool {
-        let Some(uid) = p.metadata.uid.as_deref() else {
+    fn verdict(&mut self, p: &Pod) -> bool {
+        let meta = &p.metadata;
+        let (Some(uid), Some(version)) = (meta.uid.as_deref(), meta.resource_version.as_deref())
+        else {
             return engine_at_rest(p);
         };
-        if let Some((pod, at_rest)) = self.known.get(uid)
-            && std::ptr::eq(pod.as_ptr(), Arc::as_ptr(p))
+        if let Some(known) = self.known.get(uid)
+            && known.resource_version == version
         {
-            return *at_rest;
+            return known.at_rest;
         }
         let at_rest = engine_at_rest(p);
-        self.known
-            .insert(uid.to_string(), (Arc::downgrade(p), at_rest));
+        let verdict = Verdict {
+            namespace: meta.namespace.clone().unwrap_or_default(),
+            name: meta.name.clone().unwrap_or_default(),
+            resource_version: version.to_string(),
+            at_rest,
+        };
+        self.known.insert(uid.to_string(), verdict);
         at_rest
     }
 

@@ -122,7 +122,11 @@ impl World {
         // same: the world's pods are `Arc`s that change only when a write applies.
         let mut same_draws = self.rng.clone();
         let planned = plan(&snapshot, &mut self.rng).unwrap();
-        let at_rest = self.resting.verdicts(&self.pods);
+        let pods = &self.pods;
+        let exists = |_: &str, _: &str, uid: &str| {
+            pods.iter().any(|p| p.metadata.uid.as_deref() == Some(uid))
+        };
+        let at_rest = self.resting.verdicts(pods, exists);
         let remembered = Snapshot {
             at_rest: Some(&at_rest),
             ..snapshot

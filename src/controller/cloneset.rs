@@ -292,11 +292,15 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
     let (update_revision, collision_count) =
         ensure_update_revision(context, &set, &mut history).await?;
     let now = Timestamp::now();
+    let exists = |namespace: &str, name: &str, uid: &str| {
+        let key = ObjectRef::<Pod>::new(name).within(namespace);
+        (context.pods.get(&key)).is_some_and(|pod| pod.metadata.uid.as_deref() == Some(uid))
+    };
     let at_rest = context
         .resting
         .lock()
         .expect("resting pods lock")
-        .verdicts(&pods);
+        .verdicts(&pods, exists);
     let snapshot = core::Snapshot {
         cloneset: &set,
         pods: &pods,

@@ -4,10 +4,14 @@ use k8s_openapi::api::core::v1::{
     ContainerStatus, PodCondition, PodReadinessGate, PodSpec, PodStatus,
 };
 
-/// A pod with the in-place gate, its condition `gate`, and a finished update's state.
-fn pod(uid: &str, gate: &str) -> Arc<Pod> {
+/// Pod `uid` at `version`, with the in-place gate, its condition `gate`, and a finished update's
+/// state.
+fn pod(uid: &str, version: &str, gate: &str) -> Arc<Pod> {
     let mut p = Pod::default();
+    p.metadata.namespace = Some("default".into());
+    p.metadata.name = Some(format!("web-{uid}"));
     p.metadata.uid = Some(uid.into());
+    p.metadata.resource_version = Some(version.into());
     p.metadata.annotations = Some(
         [(
             keys::INPLACE_UPDATE_STATE.to_string(),
@@ -38,47 +42,65 @@ fn pod(uid: &str, gate: &str) -> Arc<Pod> {
     Arc::new(p)
 }
 
+fn always(_: &str, _: &str, _: &str) -> bool {
+    true
+}
+
 #[test]
-fn verdicts_are_the_engines_and_follow_each_change_of_a_pod() {
+fn verdicts_are_the_engines_and_follow_each_new_version_of_a_pod() {
     let mut resting = RestingPods::default();
-    let settled = pod("a", "True");
-    let moving = pod("b", "False");
-    let pods = vec![settled.clone(), moving.clone()];
-    assert_eq!(resting.verdicts(&pods), vec![true, false]);
+    let pods = vec![pod("a", "1", "True"), pod("b", "1", "False")];
+    assert_eq!(resting.verdicts(&pods, always), vec![true, false]);
     assert_eq!(
-        resting.verdicts(&pods),
+        resting.verdicts(&pods, always),
         pods.iter().map(|p| engine_at_rest(p)).collect::<Vec<_>>()
     );
     assert_eq!(resting.len(), 2);
 
-    // The gate turned True: a new `Arc` for the same uid, judged again.
-    let moved = pod("b", "True");
+    // The gate turned True in version 2: judged again.
+    let moved = pod("b", "2", "True");
     assert_eq!(
-        resting.verdicts(&[settled.clone(), moved]),
+        resting.verdicts(&[pods[0].clone(), moved], always),
         vec![true, true]
     );
-    // And back: the verdict is not the one kept for the uid.
-    assert_eq!(resting.verdicts(&[settled, moving]), vec![true, false]);
+    // A version is what is compared, not which one is newer.
+    assert_eq!(resting.verdicts(&pods, always), vec![true, false]);
 }
 
 #[test]
-fn a_pod_without_uid_is_judged_every_time_and_not_kept() {
+fn a_pod_without_uid_or_version_is_judged_every_time_and_not_kept() {
     let mut resting = RestingPods::default();
-    let mut p = Pod::clone(&pod("x", "False"));
-    p.metadata.uid = None;
-    assert_eq!(resting.verdicts(&[Arc::new(p)]), vec![false]);
+    let mut no_uid = Pod::clone(&pod("x", "1", "False"));
+    no_uid.metadata.uid = None;
+    let mut no_version = Pod::clone(&pod("y", "1", "False"));
+    no_version.metadata.resource_version = None;
+    let pods = [Arc::new(no_uid), Arc::new(no_version)];
+    assert_eq!(resting.verdicts(&pods, always), vec![false, false]);
     assert!(resting.is_empty());
 }
 
 #[test]
-fn pods_gone_from_the_cache_are_swept() {
+fn entries_of_deleted_pods_go_once_the_map_has_doubled() {
     let mut resting = RestingPods::default();
-    for round in 0..5 {
-        // Each round sees 1,000 new pods; the previous rounds' are dropped.
-        let pods: Vec<Arc<Pod>> = (0..1000)
-            .map(|i| pod(&format!("{round}-{i}"), "True"))
+    let kept = pod("kept", "1", "True");
+    for round in 0..10 {
+        // Each round the previous round's 1,000 pods are deleted and 1,000 others created.
+        let pods: Vec<Arc<Pod>> = std::iter::once(kept.clone())
+            .chain((0..1000).map(|i| pod(&format!("{round}-{i}"), "1", "True")))
             .collect();
-        assert!(resting.verdicts(&pods).iter().all(|at_rest| *at_rest));
+        let exists =
+            |_: &str, _: &str, uid: &str| uid == "kept" || uid.starts_with(&format!("{round}-"));
+        assert!(
+            resting
+                .verdicts(&pods, exists)
+                .iter()
+                .all(|at_rest| *at_rest)
+        );
+        assert!(
+            resting.len() <= 3 * 1001,
+            "round {round}: {} kept",
+            resting.len()
+        );
     }
-    assert!(resting.len() <= 3000, "{} kept", resting.len());
+    assert!(resting.known.contains_key("kept"));
 }
