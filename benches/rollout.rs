@@ -10,6 +10,8 @@
 //! kept whole (pruned) only if a controller reads it whole. The timed pass reads the summaries.
 //! The allocator is the binary's. The SidecarSet then gets a new image, so every pod is matched,
 //! not updated and upgradable: the planner has to look at, order and budget all of them.
+//! `BENCH_AFTER_ROLLOUT=1` also gives every pod the in-place state a finished multi-batch update
+//! leaves on it.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::hint::black_box;
@@ -230,6 +232,17 @@ fn main() {
 /// Pod `i`: its own name and uid, scheduled, running and ready, with image IDs.
 fn running_copy(template: &Pod, i: usize) -> Pod {
     let mut pod = template.clone();
+    // `BENCH_AFTER_ROLLOUT=1`: the in-place state a finished multi-batch update leaves (it stays
+    // on the pod); the running image IDs differ from the ones recorded before it.
+    if std::env::var_os("BENCH_AFTER_ROLLOUT").is_some() {
+        pod.metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(
+                keys::INPLACE_UPDATE_STATE.into(),
+                r#"{"revision":"log-agent-1","updateImages":true,"lastContainerStatuses":{"log-agent":{"imageID":"sha256:before"}}}"#.into(),
+            );
+    }
     pod.metadata.name = Some(format!("web-{i}"));
     pod.metadata.uid = Some(format!("00000000-0000-4000-8000-{i:012}"));
     let spec = pod.spec.get_or_insert_with(Default::default);

@@ -20,8 +20,8 @@ use super::{Action, Context, Event, PodAfter, PodWrite, Purpose};
 use crate::api::cloneset::{IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY};
 use crate::api::keys;
 use crate::inplace::{
-    self, CalculateOptions, EngineOptions, EnvFromMetadata, Revision, Step, batch, completion,
-    conditions, env_hash, state,
+    self, CalculateOptions, EngineOptions, EnvFromMetadata, Revision, Step, batch, conditions,
+    env_hash, state,
 };
 use crate::rollout::order::{OrderKey, priority_order};
 use crate::rollout::scatter::scatter;
@@ -36,33 +36,14 @@ pub const ENGINE: EngineOptions<'static> = EngineOptions {
     hasher: &env_hash::MetadataEnvHasher,
 };
 
-/// Whether the in-place engine has nothing to do on `p` and no update of any owner is in flight
-/// there: no grace period, the `InPlaceUpdateReady` gate (if the pod has it) True, and either no
-/// update state or one whose last batch is done with none left and the condition not False.
-/// `inplace::next_step(p, None, ..)` then answers `Idle` and `inplace::in_flight_revision(p)`
-/// `None` (tested). It reads the pod only, not the time.
+/// [`inplace::at_rest`] with the CloneSet's engine options: whether the in-place engine has
+/// nothing to do on `p` and no update of any owner is in flight there. It reads the pod only,
+/// not the time.
 ///
 /// The update state stays on a pod after its update, so after one in-place rollout every pod
 /// carries one; reading it (two JSON documents) is most of a round's work on such a CloneSet.
 pub fn engine_at_rest(p: &Pod) -> bool {
-    if state::has_grace(p) {
-        return false;
-    }
-    let condition = conditions::pod_condition(p, keys::INPLACE_UPDATE_READY).map(|c| &c.status);
-    let gate_true_or_none = !conditions::has_inplace_readiness_gate(p)
-        || condition.is_some_and(|status| status == keys::CONDITION_TRUE);
-    if !gate_true_or_none {
-        return false;
-    }
-    match state::read_state(p) {
-        None => true,
-        Some(Err(_)) => false,
-        Some(Ok(update)) => {
-            !update.has_next_batch()
-                && condition.is_none_or(|status| status != keys::CONDITION_FALSE)
-                && completion::batch_completed(p, &update, ENGINE.hasher).is_ok()
-        }
-    }
+    inplace::at_rest(p, &ENGINE)
 }
 
 /// Step 1 of every update round: returns whether any pod was written (then nothing else is).

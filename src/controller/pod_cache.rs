@@ -28,7 +28,9 @@ use kube::runtime::watcher::Event;
 use crate::api::cloneset::names_cloneset;
 use crate::api::keys;
 use crate::barrier::{self, BarrierDecision};
+use crate::inplace;
 use crate::podmarks::{EngineProgress, PlannerAnnotation, PodSummary, PodView};
+use crate::rollout::engine;
 
 /// Stored by `namespace/name` like the pod it summarises.
 impl Lookup for PodSummary {
@@ -72,24 +74,31 @@ impl Lookup for PodSummary {
 /// The same watcher event for the summary store.
 pub fn summarize(event: &Event<Pod>) -> Event<PodSummary> {
     match event {
-        Event::Apply(pod) => Event::Apply(PodSummary::of(pod)),
-        Event::Delete(pod) => Event::Delete(PodSummary::of(pod)),
+        Event::Apply(pod) => Event::Apply(summary(pod)),
+        Event::Delete(pod) => Event::Delete(summary(pod)),
         Event::Init => Event::Init,
-        Event::InitApply(pod) => Event::InitApply(PodSummary::of(pod)),
+        Event::InitApply(pod) => Event::InitApply(summary(pod)),
         Event::InitDone => Event::InitDone,
     }
+}
+
+/// The summary of `pod`, with whether a SidecarSet's in-place engine is at rest on it.
+pub fn summary(pod: &Pod) -> PodSummary {
+    PodSummary::of(pod).with_engine_at_rest(inplace::at_rest(pod, &engine::ENGINE))
 }
 
 /// Whether a controller reads `pod` whole from the cache, so that the cache keeps it:
 /// - a CloneSet's pod, or one naming a CloneSet among its owners (the claim step adopts those);
 /// - a pod whose launch barrier is still to open (once it opened, or for a pod without one, the
 ///   barrier controller has nothing more to do with it, ever);
-/// - a pod with an in-place update state, which the SidecarSet controller drives each round.
+/// - a pod with an in-place update in flight, which the SidecarSet controller drives each round.
+///   The update state stays on the pod once the update is done; the pod is then at rest
+///   ([`inplace::at_rest`]) and, from then on, no longer held.
 pub fn held(pod: &Pod) -> bool {
     let mut owners = pod.metadata.owner_references.iter().flatten();
     owners.any(names_cloneset)
         || barrier::decide(pod) != BarrierDecision::Ignore
-        || EngineProgress::of(pod).is_some()
+        || (EngineProgress::of(pod).is_some() && !inplace::at_rest(pod, &engine::ENGINE))
 }
 
 /// The store key of the pod `summary` summarises.

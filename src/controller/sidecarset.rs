@@ -27,10 +27,11 @@ use super::events;
 use super::guarded_watch::{self, UndecodableReporter};
 use super::{pod_cache, pod_write};
 use crate::api::{SidecarSet, keys};
-use crate::inplace::{self, EngineOptions, Step, Write};
+use crate::inplace::{self, Step, Write};
 use crate::k8s::retry::{Attempt, again_on_conflict, is_conflict, retry_on_conflict};
 use crate::k8s::selector;
 use crate::podmarks::{PodSummary, PodView};
+use crate::rollout::engine::ENGINE;
 use crate::rollout::round::{self, FAILED_REQUEUE, NOT_SYNCED_REQUEUE};
 use crate::rollout::{self, PlannedEvent, Subject, UpgradeRoute};
 
@@ -81,12 +82,6 @@ pub fn sidecarsets_for_pod(pod: &Pod, sets: &[Arc<SidecarSet>]) -> BTreeSet<Stri
     }
     names
 }
-
-/// SidecarSets do not own their pods' revision label.
-pub(crate) const ENGINE: EngineOptions<'static> = EngineOptions {
-    revision_label: None,
-    hasher: &inplace::NoRuntimeHashes,
-};
 
 pub struct Context {
     pub client: kube::Client,
@@ -182,6 +177,11 @@ async fn reconcile(set: Arc<SidecarSet>, context: Arc<Context>) -> Result<Action
     let mut engine_going = false;
     if let Some(revision) = revision {
         for summary in chosen(&matched, &round.drive) {
+            // A finished update keeps its state on the pod: nothing to drive, and the cache no
+            // longer holds the pod (`pod_cache::held`), so it is not read either.
+            if summary.engine_at_rest() {
+                continue;
+            }
             if let Some(pod) = held_or_read(&context, summary).await? {
                 engine_going |= drive_engine(&context, &pod, revision).await?;
             }

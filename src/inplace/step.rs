@@ -204,6 +204,32 @@ pub fn in_flight_revision(pod: &Pod) -> Option<String> {
     (state::has_grace(pod) || state.has_next_batch() || gate_false).then_some(state.revision)
 }
 
+/// Whether the engine has nothing to do on the pod and no update of any owner is in flight there:
+/// no grace period, the `InPlaceUpdateReady` gate (if the pod has it) True, and either no update
+/// state or one whose last batch is done with none left and the condition not False. Then
+/// [`next_step`]`(pod, None, options, now)` answers `Idle` at any `now` and [`in_flight_revision`]
+/// `None` (tested in `cloneset::facts`). It reads the pod only, not the time.
+pub fn at_rest(pod: &Pod, options: &EngineOptions<'_>) -> bool {
+    if state::has_grace(pod) {
+        return false;
+    }
+    let condition = conditions::pod_condition(pod, keys::INPLACE_UPDATE_READY).map(|c| &c.status);
+    let gate_true_or_none = !conditions::has_inplace_readiness_gate(pod)
+        || condition.is_some_and(|status| status == keys::CONDITION_TRUE);
+    if !gate_true_or_none {
+        return false;
+    }
+    match state::read_state(pod) {
+        None => true,
+        Some(Err(_)) => false,
+        Some(Ok(update)) => {
+            !update.has_next_batch()
+                && condition.is_none_or(|status| status != keys::CONDITION_FALSE)
+                && completion::batch_completed(pod, &update, options.hasher).is_ok()
+        }
+    }
+}
+
 /// Whether the pod has already been moved to `revision` (it may still be mid-update).
 pub fn on_revision(pod: &Pod, revision: &str, options: &EngineOptions<'_>) -> bool {
     match options.revision_label {

@@ -78,6 +78,10 @@ pub struct PodSummary {
     created: Option<Timestamp>,
     deleting: bool,
     scheduled: bool,
+    /// Whether the in-place engine has nothing to do on the pod (`inplace::at_rest`), set by
+    /// whoever builds the summary (the engine's options belong to a controller): `false` until
+    /// then.
+    engine_at_rest: bool,
 }
 
 const ANNOTATIONS: [PlannerAnnotation; 2] = [
@@ -193,7 +197,20 @@ impl PodSummary {
             created: pod.created().copied(),
             deleting: pod.deleting(),
             scheduled: pod.scheduled(),
+            engine_at_rest: false,
         }
+    }
+
+    /// The summary with [`engine_at_rest`](Self::engine_at_rest) set.
+    pub fn with_engine_at_rest(mut self, at_rest: bool) -> Self {
+        self.engine_at_rest = at_rest;
+        self
+    }
+
+    /// Whether the in-place engine has nothing to do on the pod: no update of any owner in
+    /// flight, nothing to drive.
+    pub fn engine_at_rest(&self) -> bool {
+        self.engine_at_rest
     }
 
     fn str(&self, span: Span) -> &str {

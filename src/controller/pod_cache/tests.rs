@@ -127,9 +127,14 @@ fn assert_same_decisions(full: &Pod, catalogue: &Catalogue) {
     let small = pruned(full);
     assert_eq!(barrier::decide(full), barrier::decide(&small));
     let step = |pod: &Pod| {
-        crate::inplace::next_step(pod, None, &sidecarset::ENGINE, jiff::Timestamp::UNIX_EPOCH)
-            .map(|s| std::mem::discriminant(&s))
-            .ok()
+        crate::inplace::next_step(
+            pod,
+            None,
+            &crate::rollout::engine::ENGINE,
+            jiff::Timestamp::UNIX_EPOCH,
+        )
+        .map(|s| std::mem::discriminant(&s))
+        .ok()
     };
     assert_eq!(step(full), step(&small));
     let sets = catalogue.sidecarsets();
@@ -147,6 +152,10 @@ fn assert_same_decisions(full: &Pod, catalogue: &Catalogue) {
         }
     }
     assert_eq!(held(full), held(&small));
+    let engine = &crate::rollout::engine::ENGINE;
+    let at_rest = crate::inplace::at_rest(full, engine);
+    assert_eq!(at_rest, crate::inplace::at_rest(&small, engine));
+    assert_eq!(summary(full).engine_at_rest(), at_rest);
     let full = [Arc::new(full.clone())];
     let summary = [Arc::new(PodSummary::of(&full[0]))];
     for set in sets {
@@ -347,15 +356,27 @@ fn the_cache_holds_whole_only_the_pods_a_controller_reads_whole() {
         );
     assert_eq!(barrier::decide(&opened), BarrierDecision::Ignore);
     assert!(!held(&opened));
-    // An in-place update in progress.
-    let mut updating = plain.clone();
-    updating
-        .metadata
-        .annotations
-        .get_or_insert_with(Default::default)
-        .insert(
-            keys::INPLACE_UPDATE_STATE.into(),
-            r#"{"revision":"r2","updateTimestamp":"2026-11-22T10:00:00Z"}"#.into(),
-        );
+    // An in-place update in progress: a batch still to come.
+    let with_state = |state: &str| {
+        let mut pod = plain.clone();
+        pod.metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(keys::INPLACE_UPDATE_STATE.into(), state.into());
+        pod
+    };
+    let updating = with_state(
+        r#"{"revision":"r2","updateTimestamp":"2026-11-22T10:00:00Z","nextContainerImages":{"app":"app:v2"}}"#,
+    );
     assert!(held(&updating));
+    assert!(!summary(&updating).engine_at_rest());
+    // Done: the state stays on the pod, which is no longer held.
+    let finished = with_state(r#"{"revision":"r2","updateTimestamp":"2026-11-22T10:00:00Z"}"#);
+    assert!(!held(&finished));
+    assert!(summary(&finished).engine_at_rest());
+    // An unreadable state is none for the engine: not held, and not at rest either (the engine
+    // reports it on every round it reads it).
+    let unreadable = with_state("{");
+    assert!(!held(&unreadable));
+    assert!(!summary(&unreadable).engine_at_rest());
 }
