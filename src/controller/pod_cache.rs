@@ -30,7 +30,6 @@ use crate::api::keys;
 use crate::barrier::{self, BarrierDecision};
 use crate::inplace;
 use crate::podmarks::{EngineProgress, PlannerAnnotation, PodSummary, PodView};
-use crate::rollout::engine;
 
 /// Stored by `namespace/name` like the pod it summarises.
 impl Lookup for PodSummary {
@@ -84,7 +83,7 @@ pub fn summarize(event: &Event<Pod>) -> Event<PodSummary> {
 
 /// The summary of `pod`, with whether a SidecarSet's in-place engine is at rest on it.
 pub fn summary(pod: &Pod) -> PodSummary {
-    PodSummary::of(pod).with_engine_at_rest(inplace::at_rest(pod, &engine::ENGINE))
+    PodSummary::of(pod).with_engine_at_rest(inplace::at_rest(pod, &inplace::SIDECARSET_ENGINE))
 }
 
 /// Whether a controller reads `pod` whole from the cache, so that the cache keeps it:
@@ -98,7 +97,8 @@ pub fn held(pod: &Pod) -> bool {
     let mut owners = pod.metadata.owner_references.iter().flatten();
     owners.any(names_cloneset)
         || barrier::decide(pod) != BarrierDecision::Ignore
-        || (EngineProgress::of(pod).is_some() && !inplace::at_rest(pod, &engine::ENGINE))
+        || (EngineProgress::of(pod).is_some()
+            && !inplace::at_rest(pod, &inplace::SIDECARSET_ENGINE))
 }
 
 /// The store key of the pod `summary` summarises.

@@ -27,11 +27,10 @@ use super::events;
 use super::guarded_watch::{self, UndecodableReporter};
 use super::{pod_cache, pod_write};
 use crate::api::{SidecarSet, keys};
-use crate::inplace::{self, Step, Write};
+use crate::inplace::{self, SIDECARSET_ENGINE as ENGINE, Step, Write};
 use crate::k8s::retry::{Attempt, again_on_conflict, is_conflict, retry_on_conflict};
 use crate::k8s::selector;
 use crate::podmarks::{PodSummary, PodView};
-use crate::rollout::engine::ENGINE;
 use crate::rollout::round::{self, FAILED_REQUEUE, NOT_SYNCED_REQUEUE};
 use crate::rollout::{self, PlannedEvent, Subject, UpgradeRoute};
 

@@ -204,6 +204,13 @@ pub fn in_flight_revision(pod: &Pod) -> Option<String> {
     (state::has_grace(pod) || state.has_next_batch() || gate_false).then_some(state.revision)
 }
 
+/// How a SidecarSet's multi-batch upgrades run the engine: a SidecarSet does not own its pods'
+/// revision label, and confirms a batch by image IDs.
+pub const SIDECARSET_ENGINE: EngineOptions<'static> = EngineOptions {
+    revision_label: None,
+    hasher: &NoRuntimeHashes,
+};
+
 /// Whether the engine has nothing to do on the pod and no update of any owner is in flight there:
 /// no grace period, the `InPlaceUpdateReady` gate (if the pod has it) True, and either no update
 /// state or one whose last batch is done with none left and the condition not False. Then

@@ -10,16 +10,8 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::upgrade::PodUpgrade;
 use crate::api::{SidecarSet, keys};
-use crate::inplace::{EngineOptions, NoRuntimeHashes};
 use crate::podmarks::PodView;
 use crate::podmarks::inplace_state::UpdateSpec;
-
-/// How the in-place engine runs a SidecarSet's multi-batch upgrades: SidecarSets do not own their
-/// pods' revision label.
-pub const ENGINE: EngineOptions<'static> = EngineOptions {
-    revision_label: None,
-    hasher: &NoRuntimeHashes,
-};
 
 /// The in-place revision a SidecarSet's multi-batch upgrades record: unique per SidecarSet and
 /// per content. `None` until the SidecarSet carries its hash.

@@ -130,7 +130,7 @@ fn assert_same_decisions(full: &Pod, catalogue: &Catalogue) {
         crate::inplace::next_step(
             pod,
             None,
-            &crate::rollout::engine::ENGINE,
+            &crate::inplace::SIDECARSET_ENGINE,
             jiff::Timestamp::UNIX_EPOCH,
         )
         .map(|s| std::mem::discriminant(&s))
@@ -152,7 +152,7 @@ fn assert_same_decisions(full: &Pod, catalogue: &Catalogue) {
         }
     }
     assert_eq!(held(full), held(&small));
-    let engine = &crate::rollout::engine::ENGINE;
+    let engine = &crate::inplace::SIDECARSET_ENGINE;
     let at_rest = crate::inplace::at_rest(full, engine);
     assert_eq!(at_rest, crate::inplace::at_rest(&small, engine));
     assert_eq!(summary(full).engine_at_rest(), at_rest);
