@@ -29,7 +29,7 @@ use crate::api::cloneset::names_cloneset;
 use crate::api::keys;
 use crate::barrier::{self, BarrierDecision};
 use crate::inplace;
-use crate::podmarks::{EngineProgress, PlannerAnnotation, PodSummary, PodView};
+use crate::podmarks::{PlannerAnnotation, PodSummary, PodView};
 
 /// Stored by `namespace/name` like the pod it summarises.
 impl Lookup for PodSummary {
@@ -97,8 +97,7 @@ pub fn held(pod: &Pod) -> bool {
     let mut owners = pod.metadata.owner_references.iter().flatten();
     owners.any(names_cloneset)
         || barrier::decide(pod) != BarrierDecision::Ignore
-        || (EngineProgress::of(pod).is_some()
-            && !inplace::at_rest(pod, &inplace::SIDECARSET_ENGINE))
+        || inplace::update_in_flight(pod, &inplace::SIDECARSET_ENGINE)
 }
 
 /// The store key of the pod `summary` summarises.

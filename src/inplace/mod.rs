@@ -25,5 +25,5 @@ pub use completion::{ContainerHasher, Incomplete, NoRuntimeHashes, pod_update_co
 pub use state::{InPlaceUpdateState, UpdateSpec};
 pub use step::{
     BatchKind, EngineError, EngineOptions, SIDECARSET_ENGINE, Step, Write, at_rest,
-    in_flight_revision, next_step, refresh, start_update, start_update_owned,
+    in_flight_revision, next_step, refresh, start_update, start_update_owned, update_in_flight,
 };

@@ -217,6 +217,21 @@ pub const SIDECARSET_ENGINE: EngineOptions<'static> = EngineOptions {
 /// [`next_step`]`(pod, None, options, now)` answers `Idle` at any `now` and [`in_flight_revision`]
 /// `None` (tested in `cloneset::facts`). It reads the pod only, not the time.
 pub fn at_rest(pod: &Pod, options: &EngineOptions<'_>) -> bool {
+    match state::read_state(pod) {
+        None => at_rest_on(pod, None, options),
+        Some(Err(_)) => false,
+        Some(Ok(update)) => at_rest_on(pod, Some(&update), options),
+    }
+}
+
+/// Whether an in-place update is in flight on the pod: it has a readable update state and the
+/// engine is not [`at_rest`] on it. The state is read once.
+pub fn update_in_flight(pod: &Pod, options: &EngineOptions<'_>) -> bool {
+    matches!(state::read_state(pod), Some(Ok(update)) if !at_rest_on(pod, Some(&update), options))
+}
+
+/// [`at_rest`] with the pod's update state already read (`None`: the pod has none).
+fn at_rest_on(pod: &Pod, update: Option<&InPlaceUpdateState>, options: &EngineOptions<'_>) -> bool {
     if state::has_grace(pod) {
         return false;
     }
@@ -226,13 +241,12 @@ pub fn at_rest(pod: &Pod, options: &EngineOptions<'_>) -> bool {
     if !gate_true_or_none {
         return false;
     }
-    match state::read_state(pod) {
+    match update {
         None => true,
-        Some(Err(_)) => false,
-        Some(Ok(update)) => {
+        Some(update) => {
             !update.has_next_batch()
                 && condition.is_none_or(|status| status != keys::CONDITION_FALSE)
-                && completion::batch_completed(pod, &update, options.hasher).is_ok()
+                && completion::batch_completed(pod, update, options.hasher).is_ok()
         }
     }
 }

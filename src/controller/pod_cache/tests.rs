@@ -156,6 +156,10 @@ fn assert_same_decisions(full: &Pod, catalogue: &Catalogue) {
     let at_rest = crate::inplace::at_rest(full, engine);
     assert_eq!(at_rest, crate::inplace::at_rest(&small, engine));
     assert_eq!(summary(full).engine_at_rest(), at_rest);
+    assert_eq!(
+        crate::inplace::update_in_flight(full, engine),
+        crate::podmarks::EngineProgress::of(full).is_some() && !at_rest
+    );
     let full = [Arc::new(full.clone())];
     let summary = [Arc::new(PodSummary::of(&full[0]))];
     for set in sets {
