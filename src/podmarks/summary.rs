@@ -79,7 +79,7 @@ pub struct PodSummary {
     deleting: bool,
     scheduled: bool,
     /// Whether the in-place engine has nothing to do on the pod (`inplace::at_rest`), set by
-    /// whoever builds the summary (the engine's options belong to a controller): `false` until
+    /// whoever builds the summary (`podmarks` sits below the engine, which reads the state): `false` until
     /// then.
     engine_at_rest: bool,
 }
