@@ -79,8 +79,8 @@ pub struct PodSummary {
     deleting: bool,
     scheduled: bool,
     /// Whether the in-place engine has nothing to do on the pod (`inplace::at_rest`), set by
-    /// whoever builds the summary (`podmarks` sits below the engine, which reads the state): `false` until
-    /// then.
+    /// whoever builds the summary (`podmarks` sits below the engine, which reads the state):
+    /// `false` until then.
     engine_at_rest: bool,
 }
 
