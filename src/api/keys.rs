@@ -116,5 +116,8 @@ pub const CONDITION_CONTAINERS_READY: &str = "ContainersReady";
 pub const CONDITION_TRUE: &str = "True";
 pub const CONDITION_FALSE: &str = "False";
 
+/// Pod annotation: the lower, the sooner the pod goes on scale-in.
+pub const POD_DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
+
 /// Where `kubectl apply` keeps the last applied manifest: often the largest annotation of all.
 pub const LAST_APPLIED_CONFIGURATION: &str = "kubectl.kubernetes.io/last-applied-configuration";

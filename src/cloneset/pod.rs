@@ -6,7 +6,7 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::revision::label_names_revision;
 use crate::api::keys;
-use crate::inplace::conditions::pod_condition;
+use crate::podmarks::PodView;
 
 /// Pod label: the pod's short revision hash, always written next to `controller-revision-hash`.
 pub const POD_TEMPLATE_HASH: &str = "pod-template-hash";
@@ -17,8 +17,7 @@ pub const SPECIFIED_DELETE: &str = "apps.kruise.io/specified-delete";
 /// Pod label: lifecycle state; annotation: when it last changed.
 pub const LIFECYCLE_STATE: &str = "lifecycle.apps.kruise.io/state";
 pub const LIFECYCLE_TIMESTAMP: &str = "lifecycle.apps.kruise.io/timestamp";
-/// Pod annotation: the lower, the sooner the pod goes on scale-in.
-pub const DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
+pub const DELETION_COST: &str = keys::POD_DELETION_COST;
 
 /// Lifecycle states (`lifecycle.apps.kruise.io/state`).
 pub const PREPARING_NORMAL: &str = "PreparingNormal";
@@ -28,8 +27,8 @@ pub const UPDATING: &str = "Updating";
 pub const UPDATED: &str = "Updated";
 pub const PREPARING_DELETE: &str = "PreparingDelete";
 
-pub fn label<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
-    pod.metadata.labels.as_ref()?.get(key).map(String::as_str)
+pub fn label<'a, P: PodView + ?Sized>(pod: &'a P, key: &str) -> Option<&'a str> {
+    pod.labels()?.get(key).map(String::as_str)
 }
 
 pub fn annotation<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
@@ -40,47 +39,43 @@ pub fn annotation<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
         .map(String::as_str)
 }
 
-pub fn name(pod: &Pod) -> &str {
-    pod.metadata.name.as_deref().unwrap_or("")
+pub fn name<P: PodView + ?Sized>(pod: &P) -> &str {
+    pod.name()
 }
 
-pub fn phase(pod: &Pod) -> &str {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.phase.as_deref())
-        .unwrap_or("")
+pub fn phase<P: PodView + ?Sized>(pod: &P) -> &str {
+    pod.phase()
 }
 
 /// Neither finished nor terminating.
-pub fn is_active(pod: &Pod) -> bool {
-    !matches!(phase(pod), "Succeeded" | "Failed") && pod.metadata.deletion_timestamp.is_none()
+pub fn is_active<P: PodView + ?Sized>(pod: &P) -> bool {
+    pod.is_active()
 }
 
-pub fn lifecycle(pod: &Pod) -> &str {
+pub fn lifecycle<P: PodView + ?Sized>(pod: &P) -> &str {
     label(pod, LIFECYCLE_STATE).unwrap_or("")
 }
 
-pub fn scheduled(pod: &Pod) -> bool {
-    pod.spec
-        .as_ref()
-        .and_then(|s| s.node_name.as_deref())
-        .is_some_and(|n| !n.is_empty())
+pub fn scheduled<P: PodView + ?Sized>(pod: &P) -> bool {
+    pod.scheduled()
 }
 
-/// The `Ready` condition when it is True: its transition time.
-fn ready_since(pod: &Pod) -> Option<Option<Timestamp>> {
-    pod_condition(pod, keys::CONDITION_READY)
-        .filter(|c| c.status == keys::CONDITION_TRUE)
-        .map(|c| c.last_transition_time.as_ref().map(|t| t.0))
+/// The first `Ready` condition, when it is True: its transition time.
+fn ready_since<P: PodView + ?Sized>(pod: &P) -> Option<Option<Timestamp>> {
+    pod.first_ready_true().then(|| pod.ready_since().copied())
 }
 
 /// Kubernetes' `IsPodReady`.
-pub fn has_ready_condition(pod: &Pod) -> bool {
-    ready_since(pod).is_some()
+pub fn has_ready_condition<P: PodView + ?Sized>(pod: &P) -> bool {
+    pod.first_ready_true()
 }
 
 /// Running, Ready, and Ready for longer than `min_ready_seconds`.
-pub fn running_available(pod: &Pod, min_ready_seconds: i32, now: Timestamp) -> bool {
+pub fn running_available<P: PodView + ?Sized>(
+    pod: &P,
+    min_ready_seconds: i32,
+    now: Timestamp,
+) -> bool {
     if phase(pod) != "Running" {
         return false;
     }
@@ -98,72 +93,64 @@ pub fn running_available(pod: &Pod, min_ready_seconds: i32, now: Timestamp) -> b
 }
 
 /// `InPlaceUpdateReady` absent or True.
-pub fn in_place_ready(pod: &Pod) -> bool {
-    pod_condition(pod, keys::INPLACE_UPDATE_READY).is_none_or(|c| c.status == keys::CONDITION_TRUE)
+pub fn in_place_ready<P: PodView + ?Sized>(pod: &P) -> bool {
+    pod.inplace_ready_status()
+        .is_none_or(|status| status == keys::CONDITION_TRUE)
 }
 
 /// Counted in `status.readyReplicas`.
-pub fn is_ready(pod: &Pod, now: Timestamp) -> bool {
+pub fn is_ready<P: PodView + ?Sized>(pod: &P, now: Timestamp) -> bool {
     running_available(pod, 0, now) && in_place_ready(pod)
 }
 
 /// Counted in `status.availableReplicas` and by every budget.
-pub fn is_available(pod: &Pod, min_ready_seconds: i32, now: Timestamp) -> bool {
+pub fn is_available<P: PodView + ?Sized>(pod: &P, min_ready_seconds: i32, now: Timestamp) -> bool {
     matches!(lifecycle(pod), "" | NORMAL)
         && running_available(pod, min_ready_seconds, now)
         && in_place_ready(pod)
 }
 
 /// Labelled for deletion, or named in `scaleStrategy.podsToDelete`.
-pub fn is_specified_delete(pod: &Pod, pods_to_delete: &[String]) -> bool {
+pub fn is_specified_delete<P: PodView + ?Sized>(pod: &P, pods_to_delete: &[String]) -> bool {
     label(pod, SPECIFIED_DELETE).is_some() || pods_to_delete.iter().any(|n| n == name(pod))
 }
 
-pub fn is_pre_deleting(pod: &Pod) -> bool {
+pub fn is_pre_deleting<P: PodView + ?Sized>(pod: &P) -> bool {
     lifecycle(pod) == PREPARING_DELETE
 }
 
 /// The pod's `controller-revision-hash` label names `revision`.
-pub fn at_revision(pod: &Pod, revision: &str) -> bool {
+pub fn at_revision<P: PodView + ?Sized>(pod: &P, revision: &str) -> bool {
     label(pod, keys::CONTROLLER_REVISION_HASH).is_some_and(|l| label_names_revision(l, revision))
 }
 
 /// `controller.kubernetes.io/pod-deletion-cost` (invalid or absent: 0).
-pub fn deletion_cost(pod: &Pod) -> i32 {
-    annotation(pod, DELETION_COST)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
+pub fn deletion_cost<P: PodView + ?Sized>(pod: &P) -> i32 {
+    pod.deletion_cost()
 }
 
-pub fn max_restarts(pod: &Pod) -> i32 {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.container_statuses.as_ref())
-        .into_iter()
-        .flatten()
+pub fn max_restarts<P: PodView + ?Sized>(pod: &P) -> i32 {
+    pod.container_statuses()
         .map(|s| s.restart_count)
         .max()
         .unwrap_or(0)
 }
 
 /// `Ready` transition time of a ready pod.
-pub fn ready_time(pod: &Pod) -> Option<Timestamp> {
+pub fn ready_time<P: PodView + ?Sized>(pod: &P) -> Option<Timestamp> {
     ready_since(pod).flatten()
 }
 
-pub fn created(pod: &Pod) -> Option<Timestamp> {
-    pod.metadata.creation_timestamp.as_ref().map(|t| t.0)
+pub fn created<P: PodView + ?Sized>(pod: &P) -> Option<Timestamp> {
+    pod.created().copied()
 }
 
-pub fn node(pod: &Pod) -> &str {
-    pod.spec
-        .as_ref()
-        .and_then(|s| s.node_name.as_deref())
-        .unwrap_or("")
+pub fn node<P: PodView + ?Sized>(pod: &P) -> &str {
+    pod.node_name()
 }
 
 /// Pending (and anything unknown to Kubernetes) < Unknown < Running.
-pub fn phase_rank(pod: &Pod) -> u8 {
+pub fn phase_rank<P: PodView + ?Sized>(pod: &P) -> u8 {
     match phase(pod) {
         "Unknown" => 1,
         "Running" => 2,

@@ -287,7 +287,7 @@ pub fn plan(
 fn clean_up(cloneset: &CloneSet, pods: &[Arc<Pod>], live: &[&ObjectMeta], out: &mut ClaimPlan) {
     let active: BTreeSet<&str> = pods
         .iter()
-        .filter(|p| pod::is_active(p))
+        .filter(pod::is_active)
         .filter_map(|p| id_of(&p.metadata))
         .collect();
     let inactive: BTreeMap<&str, &Pod> = pods

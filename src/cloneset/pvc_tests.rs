@@ -527,7 +527,7 @@ proptest! {
         let plan = plan(&set, &pods, &listed, &actions);
         let staying: BTreeSet<String> = pods
             .iter()
-            .filter(|p| pod::is_active(p))
+            .filter(pod::is_active)
             .map(|p| pod::name(p).to_string())
             .filter(|n| !actions.iter().any(|a| matches!(a, Action::DeletePod { name } if name == n)))
             .collect();

@@ -42,7 +42,7 @@ pub(super) fn scale(
     let planned: BTreeSet<&str> = specified
         .iter()
         .chain(&pre_deleting)
-        .map(|p| pod::name(p))
+        .map(pod::name)
         .collect();
     let num_to_delete = planned.len() as i64;
 
@@ -202,14 +202,14 @@ fn take_first<'a>(ctx: &Context<'_>, mut group: Vec<&'a Pod>, n: usize) -> Vec<&
 pub fn sort_for_deletion(pods: &mut [&Pod], min_ready_seconds: i32, now: jiff::Timestamp) {
     let base = |a: &Pod, b: &Pod| compare(a, b, min_ready_seconds, now, None);
     let mut by_node: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
-    for p in pods.iter().filter(|p| pod::scheduled(p)) {
+    for &p in pods.iter().filter(pod::scheduled) {
         by_node.entry(pod::node(p)).or_default().push(p);
     }
     let mut rank: BTreeMap<&str, i64> = BTreeMap::new();
     for group in by_node.values_mut().filter(|g| g.len() >= 2) {
         group.sort_by(|a, b| base(a, b));
         let k = group.len() as i64;
-        for (i, p) in group.iter().take(group.len() - 1).enumerate() {
+        for (i, &p) in group.iter().take(group.len() - 1).enumerate() {
             rank.insert(pod::name(p), k - i as i64);
         }
     }

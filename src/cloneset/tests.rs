@@ -498,7 +498,7 @@ fn cc2_scale_down_deletes_in_upstream_order_within_the_ready_budget() {
 
     let mut order: Vec<&Pod> = world.pods.iter().map(|p| p.as_ref()).collect();
     scale::sort_for_deletion(&mut order, 0, at(0));
-    let names: Vec<&str> = order.iter().map(|p| pod::name(p)).collect();
+    let names: Vec<&str> = order.iter().map(pod::name).collect();
     assert_eq!(names, ["b", "c", "e", "d", "a"]);
 }
 
@@ -535,7 +535,7 @@ fn cc3_partition_keeps_the_longest_ready_pods_at_the_old_revision() {
             .pods
             .iter()
             .filter(|p| pod::at_revision(p, &old))
-            .map(|p| pod::name(p))
+            .map(pod::name)
             .collect();
         assert_eq!(kept, [names[0].as_str(), names[1].as_str()]);
     }
@@ -686,7 +686,7 @@ fn cc7_in_place_if_possible_falls_back_to_recreate() {
     assert_eq!(marked.len(), 1);
     assert!(matches!(marked[0].1, Purpose::Recreate { .. }));
     assert_eq!(
-        pod::label(&marked[0].2[0].pod, pod::SPECIFIED_DELETE),
+        pod::label(&*marked[0].2[0].pod, pod::SPECIFIED_DELETE),
         Some("true")
     );
     let victim = marked[0].0.to_string();
@@ -733,7 +733,7 @@ fn w1_two_priorities_update_in_two_batches_sidecar_first() {
         "main:v1",
         "main waits for the next batch"
     );
-    assert_eq!(pod::lifecycle(after), pod::UPDATING);
+    assert_eq!(pod::lifecycle(&**after), pod::UPDATING);
     let state: Value =
         serde_json::from_str(pod::annotation(after, keys::INPLACE_UPDATE_STATE).unwrap()).unwrap();
     assert_eq!(state["nextContainerImages"], json!({"main": "main:v2"}));

@@ -59,14 +59,16 @@ impl Lookup for PodSummary {
         self.namespace_field().map(Cow::Borrowed)
     }
 
-    // Not kept: store keys compare namespace and name only, and a summary is never turned into
-    // an owner or event reference.
     fn resource_version(&self) -> Option<Cow<'_, str>> {
-        None
+        Some(PodView::resource_version(self))
+            .filter(|v| !v.is_empty())
+            .map(Cow::Borrowed)
     }
 
     fn uid(&self) -> Option<Cow<'_, str>> {
-        None
+        Some(PodView::uid(self))
+            .filter(|v| !v.is_empty())
+            .map(Cow::Borrowed)
     }
 }
 

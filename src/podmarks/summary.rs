@@ -59,6 +59,10 @@ pub struct PodSummary {
     text: Box<str>,
     namespace: Option<Span>,
     name: Option<Span>,
+    uid: Span,
+    resource_version: Span,
+    owner_uids: Box<[Span]>,
+    controller_uid: Option<Span>,
     /// Indexed by [`annotation_slot`].
     annotations: [Option<Span>; 2],
     /// (SidecarSet, hash) pairs, sorted by SidecarSet; indexed by [`hash_slot`].
@@ -73,11 +77,18 @@ pub struct PodSummary {
     upgradable: Option<(Span, Option<Span>, Option<Span>)>,
     phase: Span,
     labels: Option<Labels>,
-    ready: bool,
+    node_name: Span,
+    inplace_ready_status: Option<Span>,
     ready_since: Option<Timestamp>,
     created: Option<Timestamp>,
+    deletion_cost: i32,
+    /// Some condition Ready is True.
+    ready: bool,
+    first_ready_true: bool,
+    inplace_gate: bool,
+    inplace_grace: bool,
+    inplace_state: bool,
     deleting: bool,
-    scheduled: bool,
     /// Whether the in-place engine has nothing to do on the pod (`inplace::at_rest`), set by
     /// whoever builds the summary (`podmarks` sits below the engine, which reads the state):
     /// `false` until then.
@@ -130,6 +141,13 @@ impl PodSummary {
         let metadata = &pod.metadata;
         let namespace = metadata.namespace.as_deref().map(|v| text.push(v));
         let name = metadata.name.as_deref().map(|v| text.push(v));
+        let uid = text.push(pod.uid());
+        let resource_version = text.push(pod.resource_version());
+        let owner_uids: Box<[Span]> = pod.owner_uids().map(|v| text.push(v)).collect();
+        let controller_uid = metadata.owner_references.as_ref().and_then(|owners| {
+            let index = owners.iter().position(|o| o.controller == Some(true))?;
+            owner_uids.get(index).copied()
+        });
         let annotations = ANNOTATIONS.map(|which| pod.annotation(which).map(|v| text.push(v)));
         let hashes = HASHES.map(|which| {
             let RecordedHashes::Text(Some(value)) = pod.recorded_hashes(which) else {
@@ -179,10 +197,16 @@ impl PodSummary {
             )
         });
         let phase = text.push(pod.phase());
+        let node_name = text.push(pod.node_name());
+        let inplace_ready_status = pod.inplace_ready_status().map(|v| text.push(v));
         Self {
             text: text.text.into_boxed_str(),
             namespace,
             name,
+            uid,
+            resource_version,
+            owner_uids,
+            controller_uid,
             annotations,
             hashes,
             sidecar_states,
@@ -192,11 +216,17 @@ impl PodSummary {
             upgradable,
             phase,
             labels: pod.labels().cloned(),
-            ready: pod.has_ready_condition(),
+            node_name,
+            inplace_ready_status,
             ready_since: pod.ready_since().copied(),
             created: pod.created().copied(),
+            deletion_cost: pod.deletion_cost(),
+            ready: pod.has_ready_condition(),
+            first_ready_true: pod.first_ready_true(),
+            inplace_gate: pod.has_inplace_gate(),
+            inplace_grace: pod.has_inplace_grace(),
+            inplace_state: pod.has_inplace_state(),
             deleting: pod.deleting(),
-            scheduled: pod.scheduled(),
             engine_at_rest: false,
         }
     }
@@ -262,6 +292,34 @@ impl PodView for PodSummary {
         self.name_field().unwrap_or("")
     }
 
+    fn uid(&self) -> &str {
+        self.str(self.uid)
+    }
+
+    fn resource_version(&self) -> &str {
+        self.str(self.resource_version)
+    }
+
+    fn owner_uids(&self) -> impl Iterator<Item = &str> {
+        self.owner_uids.iter().map(|&uid| self.str(uid))
+    }
+
+    fn controller_uid(&self) -> Option<&str> {
+        self.opt_str(self.controller_uid)
+    }
+
+    fn deletion_cost(&self) -> i32 {
+        self.deletion_cost
+    }
+
+    fn has_inplace_grace(&self) -> bool {
+        self.inplace_grace
+    }
+
+    fn has_inplace_state(&self) -> bool {
+        self.inplace_state
+    }
+
     fn labels(&self) -> Option<&Labels> {
         self.labels.as_ref()
     }
@@ -320,8 +378,20 @@ impl PodView for PodSummary {
         self.ready
     }
 
+    fn first_ready_true(&self) -> bool {
+        self.first_ready_true
+    }
+
     fn ready_since(&self) -> Option<&Timestamp> {
         self.ready_since.as_ref()
+    }
+
+    fn inplace_ready_status(&self) -> Option<&str> {
+        self.opt_str(self.inplace_ready_status)
+    }
+
+    fn has_inplace_gate(&self) -> bool {
+        self.inplace_gate
     }
 
     fn created(&self) -> Option<&Timestamp> {
@@ -332,8 +402,8 @@ impl PodView for PodSummary {
         self.deleting
     }
 
-    fn scheduled(&self) -> bool {
-        self.scheduled
+    fn node_name(&self) -> &str {
+        self.str(self.node_name)
     }
 
     fn upgradable_condition(&self) -> Option<UpgradableView<'_>> {
@@ -347,115 +417,4 @@ impl PodView for PodSummary {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::api::keys;
-
-    fn pod_with_hashes(hash: &str, without_image: &str) -> Pod {
-        let mut pod = Pod::default();
-        pod.metadata.annotations = Some(
-            [
-                (keys::SIDECARSET_HASH.to_string(), hash.to_string()),
-                (
-                    keys::SIDECARSET_HASH_WITHOUT_IMAGE.to_string(),
-                    without_image.to_string(),
-                ),
-            ]
-            .into(),
-        );
-        pod
-    }
-
-    #[test]
-    fn parsed_hashes_answer_as_the_annotation_text_does() {
-        let values = [
-            r#"{"b":{"hash":"hb"},"a":{"hash":"ha"},"d":{"hash":"hd"},"c":{"hash":"h\u0063"}}"#,
-            r#"{"z":"legacy-z","m":"legacy-m","a":"legacy-a"}"#,
-            r#"{"a":{"hash":7}}"#,
-            "not json",
-            "",
-        ];
-        for hash in values {
-            for without_image in values {
-                let pod = pod_with_hashes(hash, without_image);
-                let summary = PodSummary::of(&pod);
-                for which in HASHES {
-                    for set in ["a", "b", "c", "d", "m", "z", "absent", ""] {
-                        assert_eq!(
-                            summary.recorded_hashes(which).get(set),
-                            pod.recorded_hashes(which).get(set),
-                            "{which:?} {set} in {hash} / {without_image}"
-                        );
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn engine_progress_is_read_as_the_engine_reads_it() {
-        let state = |revision: &str, next: bool| {
-            let next = if next {
-                r#","nextContainerImages":{"b":"b:2"}"#
-            } else {
-                ""
-            };
-            format!(r#"{{"revision":"{revision}","lastContainerStatuses":null{next}}}"#)
-        };
-        let cases: [&[(&str, String)]; 6] = [
-            &[],
-            &[(keys::INPLACE_UPDATE_STATE, state("r1", true))],
-            &[(keys::INPLACE_UPDATE_STATE, state("r1", false))],
-            &[(keys::INPLACE_UPDATE_STATE_LEGACY, state("r0", true))],
-            &[
-                (keys::INPLACE_UPDATE_STATE, String::new()),
-                (keys::INPLACE_UPDATE_STATE_LEGACY, state("r0", false)),
-            ],
-            &[(keys::INPLACE_UPDATE_STATE, "{not json".into())],
-        ];
-        let mut seen = Vec::new();
-        for annotations in cases {
-            let mut pod = Pod::default();
-            pod.metadata.annotations = Some(
-                annotations
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.clone()))
-                    .collect(),
-            );
-            let summary = PodSummary::of(&pod);
-            assert_eq!(
-                summary.engine_progress(),
-                pod.engine_progress(),
-                "{annotations:?}"
-            );
-            seen.push(
-                summary
-                    .engine_progress()
-                    .map(|p| (p.revision.into_owned(), p.has_next_batch)),
-            );
-        }
-        let r = |revision: &str, next| Some((revision.to_string(), next));
-        assert_eq!(
-            seen,
-            [
-                None,
-                r("r1", true),
-                r("r1", false),
-                r("r0", true),
-                r("r0", false),
-                None
-            ]
-        );
-    }
-
-    #[test]
-    fn a_pod_without_metadata_or_status_reads_empty() {
-        let summary = PodSummary::of(&Pod::default());
-        assert_eq!(summary.name_field(), None);
-        assert_eq!(summary.namespace(), "");
-        assert_eq!(summary.phase(), "");
-        assert_eq!(summary.containers().len(), 0);
-        assert!(!summary.has_ready_condition());
-        assert!(!summary.scheduled());
-    }
-}
+mod tests;

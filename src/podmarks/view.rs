@@ -1,11 +1,11 @@
-//! What the rollout planner reads off a pod, as one trait: the same decisions run on a full
-//! [`Pod`] (fresh reads, tests) and on the controller's compact
+//! What the planners read off a pod every round, as one trait: the same decisions run on a full
+//! [`Pod`] (fresh reads, tests) and on the controllers' compact
 //! [`PodSummary`](super::summary::PodSummary), which holds only these parts, laid out so that
 //! a pass over 10,000 pods stays in the CPU caches.
 
 use std::borrow::Cow;
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Pod, PodCondition};
 use k8s_openapi::jiff::Timestamp;
 
 use super::sidecarset::{SidecarState, annotation, recorded_upgrade_hash};
@@ -106,12 +106,27 @@ pub struct StatusView<'a> {
     pub restart_count: i32,
 }
 
-/// The parts of a pod the rollout planner reads.
+/// The parts of a pod the rollout planner, and the CloneSet planner on every pod of every round,
+/// read.
 pub trait PodView {
     /// `metadata.namespace`, "" when unset.
     fn namespace(&self) -> &str;
     /// `metadata.name`, "" when unset.
     fn name(&self) -> &str;
+    /// `metadata.uid`, "" when unset.
+    fn uid(&self) -> &str;
+    /// `metadata.resourceVersion`, "" when unset.
+    fn resource_version(&self) -> &str;
+    /// The uid of each of `metadata.ownerReferences`, in order.
+    fn owner_uids(&self) -> impl Iterator<Item = &str>;
+    /// The uid of the first owner reference with `controller: true`.
+    fn controller_uid(&self) -> Option<&str>;
+    /// `controller.kubernetes.io/pod-deletion-cost` as a number; 0 when absent or not one.
+    fn deletion_cost(&self) -> i32;
+    /// The in-place engine's grace annotation is set (either key, non-empty).
+    fn has_inplace_grace(&self) -> bool;
+    /// The in-place engine's state annotation is set (either key, non-empty).
+    fn has_inplace_state(&self) -> bool;
     fn labels(&self) -> Option<&Labels>;
     fn annotation(&self, which: PlannerAnnotation) -> Option<&str>;
     fn recorded_hashes(&self, which: HashAnnotation) -> RecordedHashes<'_>;
@@ -124,17 +139,28 @@ pub trait PodView {
     fn container_statuses(&self) -> impl ExactSizeIterator<Item = StatusView<'_>>;
     /// `status.phase`, "" when unset.
     fn phase(&self) -> &str;
-    /// Kubernetes' `IsPodReady`: some condition Ready is True.
+    /// Some condition Ready is True.
     fn has_ready_condition(&self) -> bool;
+    /// Kubernetes' `IsPodReady`: the first Ready condition is True.
+    fn first_ready_true(&self) -> bool;
     /// `lastTransitionTime` of the first Ready condition.
     fn ready_since(&self) -> Option<&Timestamp>;
+    /// The status of the first `InPlaceUpdateReady` condition.
+    fn inplace_ready_status(&self) -> Option<&str>;
+    /// `spec.readinessGates` lists `InPlaceUpdateReady`.
+    fn has_inplace_gate(&self) -> bool;
     fn created(&self) -> Option<&Timestamp>;
     /// `metadata.deletionTimestamp` is set.
     fn deleting(&self) -> bool;
-    /// `spec.nodeName` is set and not empty.
-    fn scheduled(&self) -> bool;
+    /// `spec.nodeName`, "" when unset.
+    fn node_name(&self) -> &str;
     /// The first `SidecarSetUpgradable` condition.
     fn upgradable_condition(&self) -> Option<UpgradableView<'_>>;
+
+    /// `spec.nodeName` is set and not empty.
+    fn scheduled(&self) -> bool {
+        !self.node_name().is_empty()
+    }
 
     /// Still running or about to run: finished and terminating pods are left alone.
     fn is_active(&self) -> bool {
@@ -149,6 +175,41 @@ impl PodView for Pod {
 
     fn name(&self) -> &str {
         self.metadata.name.as_deref().unwrap_or("")
+    }
+
+    fn uid(&self) -> &str {
+        self.metadata.uid.as_deref().unwrap_or("")
+    }
+
+    fn resource_version(&self) -> &str {
+        self.metadata.resource_version.as_deref().unwrap_or("")
+    }
+
+    fn owner_uids(&self) -> impl Iterator<Item = &str> {
+        let owners = self.metadata.owner_references.as_deref().unwrap_or(&[]);
+        owners.iter().map(|o| o.uid.as_str())
+    }
+
+    fn controller_uid(&self) -> Option<&str> {
+        let owners = self.metadata.owner_references.as_ref()?;
+        owners
+            .iter()
+            .find(|o| o.controller == Some(true))
+            .map(|o| o.uid.as_str())
+    }
+
+    fn deletion_cost(&self) -> i32 {
+        annotation(self, keys::POD_DELETION_COST)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+
+    fn has_inplace_grace(&self) -> bool {
+        super::inplace_state::has_grace(self)
+    }
+
+    fn has_inplace_state(&self) -> bool {
+        super::inplace_state::has_state(self)
     }
 
     fn labels(&self) -> Option<&Labels> {
@@ -216,13 +277,28 @@ impl PodView for Pod {
             })
     }
 
+    fn first_ready_true(&self) -> bool {
+        first_condition(self, keys::CONDITION_READY)
+            .is_some_and(|c| c.status == keys::CONDITION_TRUE)
+    }
+
     fn ready_since(&self) -> Option<&Timestamp> {
-        self.status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .and_then(|conditions| conditions.iter().find(|c| c.type_ == "Ready"))
+        first_condition(self, keys::CONDITION_READY)
             .and_then(|c| c.last_transition_time.as_ref())
             .map(|t| &t.0)
+    }
+
+    fn inplace_ready_status(&self) -> Option<&str> {
+        first_condition(self, keys::INPLACE_UPDATE_READY).map(|c| c.status.as_str())
+    }
+
+    fn has_inplace_gate(&self) -> bool {
+        let gates = self.spec.as_ref().and_then(|s| s.readiness_gates.as_ref());
+        gates.is_some_and(|gates| {
+            gates
+                .iter()
+                .any(|g| g.condition_type == keys::INPLACE_UPDATE_READY)
+        })
     }
 
     fn created(&self) -> Option<&Timestamp> {
@@ -233,11 +309,9 @@ impl PodView for Pod {
         self.metadata.deletion_timestamp.is_some()
     }
 
-    fn scheduled(&self) -> bool {
-        self.spec
-            .as_ref()
-            .and_then(|s| s.node_name.as_deref())
-            .is_some_and(|n| !n.is_empty())
+    fn node_name(&self) -> &str {
+        let node = self.spec.as_ref().and_then(|s| s.node_name.as_deref());
+        node.unwrap_or("")
     }
 
     fn upgradable_condition(&self) -> Option<UpgradableView<'_>> {
@@ -252,3 +326,57 @@ impl PodView for Pod {
         })
     }
 }
+
+fn first_condition<'a>(pod: &'a Pod, condition_type: &str) -> Option<&'a PodCondition> {
+    let conditions = pod.status.as_ref()?.conditions.as_ref()?;
+    conditions.iter().find(|c| c.type_ == condition_type)
+}
+
+/// A pod behind a pointer reads as the pod, so that the planners take `&Arc<Pod>`,
+/// `&Arc<PodSummary>` and `&&Pod` alike.
+macro_rules! forward_pod_view {
+    ($($wrapper:ty),*) => {$(
+        impl<T: PodView + ?Sized> PodView for $wrapper {
+            fn namespace(&self) -> &str { (**self).namespace() }
+            fn name(&self) -> &str { (**self).name() }
+            fn uid(&self) -> &str { (**self).uid() }
+            fn resource_version(&self) -> &str { (**self).resource_version() }
+            fn owner_uids(&self) -> impl Iterator<Item = &str> { (**self).owner_uids() }
+            fn controller_uid(&self) -> Option<&str> { (**self).controller_uid() }
+            fn deletion_cost(&self) -> i32 { (**self).deletion_cost() }
+            fn has_inplace_grace(&self) -> bool { (**self).has_inplace_grace() }
+            fn has_inplace_state(&self) -> bool { (**self).has_inplace_state() }
+            fn labels(&self) -> Option<&Labels> { (**self).labels() }
+            fn annotation(&self, which: PlannerAnnotation) -> Option<&str> {
+                (**self).annotation(which)
+            }
+            fn recorded_hashes(&self, which: HashAnnotation) -> RecordedHashes<'_> {
+                (**self).recorded_hashes(which)
+            }
+            fn sidecar_state(&self, sidecarset: &str) -> Cow<'_, SidecarState> {
+                (**self).sidecar_state(sidecarset)
+            }
+            fn engine_progress(&self) -> Option<EngineProgress<'_>> { (**self).engine_progress() }
+            fn containers(&self) -> impl ExactSizeIterator<Item = ContainerView<'_>> {
+                (**self).containers()
+            }
+            fn container_statuses(&self) -> impl ExactSizeIterator<Item = StatusView<'_>> {
+                (**self).container_statuses()
+            }
+            fn phase(&self) -> &str { (**self).phase() }
+            fn has_ready_condition(&self) -> bool { (**self).has_ready_condition() }
+            fn first_ready_true(&self) -> bool { (**self).first_ready_true() }
+            fn ready_since(&self) -> Option<&Timestamp> { (**self).ready_since() }
+            fn inplace_ready_status(&self) -> Option<&str> { (**self).inplace_ready_status() }
+            fn has_inplace_gate(&self) -> bool { (**self).has_inplace_gate() }
+            fn created(&self) -> Option<&Timestamp> { (**self).created() }
+            fn deleting(&self) -> bool { (**self).deleting() }
+            fn node_name(&self) -> &str { (**self).node_name() }
+            fn upgradable_condition(&self) -> Option<UpgradableView<'_>> {
+                (**self).upgradable_condition()
+            }
+        }
+    )*};
+}
+
+forward_pod_view!(&T, std::sync::Arc<T>, Box<T>);
