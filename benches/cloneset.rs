@@ -4,13 +4,15 @@
 //!
 //! The pods are the planner's own creations (template with a sidecar of launch priority 10 and
 //! `main`), made running and ready with the `InPlaceUpdateReady` gate True, held as the pod
-//! reflector holds them (pruned). Then the template's images change: a third of the pods are
-//! already at the new revision, the rest wait, `maxUnavailable` 20 %. The timed call is
-//! `cloneset::plan`, which refreshes every pod through the in-place engine, orders the candidates
-//! and starts the allowed updates, given the engine verdicts the shell keeps between rounds
-//! (`cloneset::resting`). `BENCH_AFTER_ROLLOUT=1` gives every pod the update state a finished
-//! in-place update leaves on it.
+//! reflector holds them: a summary of each, and the pruned pod only where a round reads it whole.
+//! Then the template's images change: a third of the pods are already at the new revision, the
+//! rest wait, `maxUnavailable` 20 %. The timed round is what the shell plans: `cloneset::plan` on
+//! the cache, which orders the candidates and chooses the updates to start, and, since it asks
+//! for those pods whole, `cloneset::plan` again with them (the apiserver reads left out).
+//! `BENCH_AFTER_ROLLOUT=1` gives every pod the update state a finished in-place update leaves on
+//! it.
 
+use std::collections::{HashMap, HashSet};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Instant;
@@ -20,11 +22,10 @@ use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodCondition, PodStatus};
 use kruise_webhook::api::cloneset::CloneSet;
 use kruise_webhook::api::keys;
-use kruise_webhook::cloneset::resting::RestingPods;
 use kruise_webhook::cloneset::revision::{self, UpdateRevision};
-use kruise_webhook::cloneset::{Action, Purpose, Snapshot, plan};
+use kruise_webhook::cloneset::{Action, ListedPod, Purpose, Snapshot, plan};
 use kruise_webhook::controller::pod_cache;
-use kruise_webhook::podmarks::PodSummary;
+use kruise_webhook::podmarks::{PodSummary, PodView};
 use serde_json::json;
 
 mod support;
@@ -95,49 +96,26 @@ fn run(replicas: usize, runs: usize) {
             update_revision: &r1,
             collision_count: 0,
             now,
-            at_rest: None,
         },
         &mut rng,
     )
     .expect("plan");
-    // What the controller's pod cache keeps of each pod: a summary for every pod (what the
-    // SidecarSet planner reads), and the pruned pod itself for a CloneSet's pods (`held`). The
-    // creations stay alive until both are measured: memory freed in between would be reused by
-    // the copies and hide them.
-    let listed = |(i, action): (usize, &Action)| match action {
-        Action::CreatePod { pod, .. } => Some(running(pod.as_ref().clone(), i, now)),
-        _ => None,
-    };
-    let rss_before = rss_kib();
-    let summaries: Vec<Arc<PodSummary>> = created
+    // The pods as the apiserver has them.
+    let mut pods: Vec<Pod> = created
         .actions
         .iter()
         .enumerate()
-        .filter_map(listed)
-        .map(|pod| Arc::new(PodSummary::of(&pod)))
-        .collect();
-    let rss_summaries = rss_kib();
-    let mut pods: Vec<Arc<Pod>> = created
-        .actions
-        .iter()
-        .enumerate()
-        .filter_map(listed)
-        .map(|mut pod| {
-            assert!(pod_cache::held(&pod), "a CloneSet's pod is held whole");
-            pod_cache::prune(&mut pod);
-            Arc::new(pod)
+        .filter_map(|(i, action)| match action {
+            Action::CreatePod { pod, .. } => Some(running(pod.as_ref().clone(), i, now)),
+            _ => None,
         })
         .collect();
     assert_eq!(pods.len(), replicas, "one creation per replica");
-    assert_eq!(summaries.len(), replicas, "one summary per replica");
-    let rss_pods = rss_kib();
-    drop(created);
 
     let v2 = cloneset(replicas, "v2");
     let r2 = new_revision(&v2, &mut history);
     // A third already moved to v2 (as a finished in-place update leaves them).
     for pod in pods.iter_mut().step_by(3) {
-        let pod = Arc::make_mut(pod);
         let labels = pod.metadata.labels.get_or_insert_with(Default::default);
         labels.insert(keys::CONTROLLER_REVISION_HASH.into(), r2.clone());
         labels.insert(
@@ -154,7 +132,6 @@ fn run(replicas: usize, runs: usize) {
     // engine finds each update complete.
     if std::env::var_os("BENCH_AFTER_ROLLOUT").is_some() {
         for pod in pods.iter_mut() {
-            let pod = Arc::make_mut(pod);
             let revision = pod
                 .metadata
                 .labels
@@ -177,16 +154,52 @@ fn run(replicas: usize, runs: usize) {
                 .insert(keys::INPLACE_UPDATE_STATE.into(), state.to_string());
         }
     }
+
+    // What the controller's pod cache keeps of each pod: a summary for every pod, and the pruned
+    // pod itself only where a controller reads it whole every round (`held`). Nothing is freed
+    // from here until both are measured (the planner's creations included): memory freed in
+    // between would be reused by the copies and hide them.
+    let rss_before = rss_kib();
+    let summaries: Vec<Arc<PodSummary>> = pods
+        .iter()
+        .map(|pod| Arc::new(pod_cache::summary(pod)))
+        .collect();
+    let rss_summaries = rss_kib();
+    let held: Vec<Option<Arc<Pod>>> = pods
+        .iter()
+        .zip(&summaries)
+        .map(|(pod, summary)| {
+            let mut pruned = pod.clone();
+            pod_cache::prune(&mut pruned);
+            pod_cache::held(&pruned, summary).then(|| Arc::new(pruned))
+        })
+        .collect();
+    let rss_pods = rss_kib();
+    drop(created);
+    let held_count = held.iter().flatten().count();
+    let listed: Vec<ListedPod> = summaries
+        .iter()
+        .zip(held)
+        .map(|(summary, whole)| ListedPod {
+            summary: summary.clone(),
+            whole,
+        })
+        .collect();
+    // What the shell reads from the apiserver when a round asks for a pod whole.
+    let by_name: HashMap<String, Arc<Pod>> = pods
+        .into_iter()
+        .map(|pod| (pod.metadata.name.clone().unwrap_or_default(), Arc::new(pod)))
+        .collect();
+
     let snapshot = Snapshot {
         cloneset: &v2,
-        pods: &pods,
+        pods: &listed,
         history: &history,
         update_revision: &r2,
         collision_count: 0,
         now,
-        at_rest: None,
     };
-    let first = plan(&snapshot, &mut rng).expect("plan");
+    let first = timed_plan_with_reads(&snapshot, &by_name, &mut rng);
     let started_updates = first
         .actions
         .iter()
@@ -198,77 +211,96 @@ fn run(replicas: usize, runs: usize) {
         started_updates > 0 || std::env::var_os("BENCH_MAX_UNAVAILABLE").is_some(),
         "the round starts in-place updates"
     );
+    assert!(
+        first.needs_whole.is_empty(),
+        "the second plan has what it needs"
+    );
 
     let warm_up = if runs > 1 { 3 } else { 0 };
-    let mut resting = RestingPods::default();
-    let mut times = Vec::new();
-    for run in 0..warm_up + runs {
-        let started = Instant::now();
-        black_box(timed_plan(black_box(&snapshot), &mut resting, &mut rng));
-        if run >= warm_up {
-            times.push(started.elapsed().as_secs_f64() * 1000.0);
+    let median = |timed: &mut dyn FnMut() -> kruise_webhook::cloneset::Plan| {
+        let mut times = Vec::new();
+        for run in 0..warm_up + runs {
+            let started = Instant::now();
+            black_box(timed());
+            if run >= warm_up {
+                times.push(started.elapsed().as_secs_f64() * 1000.0);
+            }
         }
-    }
-    times.sort_by(f64::total_cmp);
-    let median = times[times.len() / 2];
-    let max = times.last().copied().unwrap_or(0.0);
+        times.sort_by(f64::total_cmp);
+        (times[times.len() / 2], times.last().copied().unwrap_or(0.0))
+    };
+    let (first_median, _) = median(&mut || timed_plan(black_box(&snapshot), &mut rng.clone()));
+    let (median_ms, max) =
+        median(&mut || timed_plan_with_reads(black_box(&snapshot), &by_name, &mut rng.clone()));
     println!(
-        "cloneset reconcile, {replicas} replicas mid-update ({started_updates} in-place starts): median {median:.2} ms, max {max:.2} ms ({runs} runs)"
+        "cloneset reconcile, {replicas} replicas mid-update ({started_updates} in-place starts): median {median_ms:.2} ms, max {max:.2} ms ({runs} runs)"
+    );
+    println!(
+        "  of which the plan on the cache alone (it asks for {} pods whole): median {first_median:.2} ms",
+        timed_plan(&snapshot, &mut rng.clone()).needs_whole.len()
     );
     // The planner may leave a write's pod to be built when the shell reads it; the whole round
     // is the plan plus every pod the shell would send.
-    let mut times = Vec::new();
-    for run in 0..warm_up + runs {
-        let started = Instant::now();
-        black_box(timed_plan_and_writes(
-            black_box(&snapshot),
-            &mut resting,
-            &mut rng,
-        ));
-        if run >= warm_up {
-            times.push(started.elapsed().as_secs_f64() * 1000.0);
-        }
-    }
-    times.sort_by(f64::total_cmp);
-    println!(
-        "  with every write's pod built: median {:.2} ms",
-        times[times.len() / 2]
-    );
+    let (with_writes, _) =
+        median(&mut || timed_plan_and_writes(black_box(&snapshot), &by_name, &mut rng.clone()));
+    println!("  with every write's pod built: median {with_writes:.2} ms");
     let mib = |kib: u64| kib as f64 / 1024.0;
     println!(
-        "  {replicas} pods in the cache: {:.1} MiB of process RSS ({:.1} MiB the pruned pods, {:.1} MiB their summaries)",
+        "  {replicas} pods in the cache: {:.1} MiB of process RSS ({:.1} MiB the {held_count} pruned pods held whole, {:.1} MiB the summaries)",
         mib(rss_pods.saturating_sub(rss_before)),
         mib(rss_pods.saturating_sub(rss_summaries)),
         mib(rss_summaries.saturating_sub(rss_before)),
     );
-    drop(summaries);
 }
 
 /// The measured call, a function of its own so that
-/// `valgrind --tool=callgrind --toggle-collect='*timed_plan*'` counts only it. As the shell
-/// plans: with the engine verdicts it keeps between rounds (the warm-up rounds take them).
+/// `valgrind --tool=callgrind --toggle-collect='*timed_plan*'` counts only it: one plan on the
+/// cache as it is.
 #[inline(never)]
-fn timed_plan(
-    snapshot: &Snapshot<'_>,
-    resting: &mut RestingPods,
-    rng: &mut fastrand::Rng,
-) -> kruise_webhook::cloneset::Plan {
-    let at_rest = resting.verdicts(snapshot.pods, |_, _, _| true);
-    let snapshot = Snapshot {
-        at_rest: Some(&at_rest),
-        ..*snapshot
-    };
-    plan(&snapshot, rng).expect("plan")
+fn timed_plan(snapshot: &Snapshot<'_>, rng: &mut fastrand::Rng) -> kruise_webhook::cloneset::Plan {
+    plan(snapshot, rng).expect("plan")
 }
 
-/// [`timed_plan`] plus every pod the shell would send, read as the shell reads it.
+/// A round as the shell plans it: on the cache, then, if the plan asks for pods whole, again with
+/// them (read from `apiserver`, the time of the reads left out).
+#[inline(never)]
+fn timed_plan_with_reads(
+    snapshot: &Snapshot<'_>,
+    apiserver: &HashMap<String, Arc<Pod>>,
+    rng: &mut fastrand::Rng,
+) -> kruise_webhook::cloneset::Plan {
+    let mut draws = rng.clone();
+    let first = timed_plan(snapshot, &mut draws);
+    if first.needs_whole.is_empty() {
+        *rng = draws;
+        return first;
+    }
+    let needed: HashSet<&str> = first.needs_whole.iter().map(String::as_str).collect();
+    let pods: Vec<ListedPod> = snapshot
+        .pods
+        .iter()
+        .map(|p| match needed.contains(p.name()) {
+            true => ListedPod::whole(apiserver[p.name()].clone()),
+            false => p.clone(),
+        })
+        .collect();
+    timed_plan(
+        &Snapshot {
+            pods: &pods,
+            ..*snapshot
+        },
+        rng,
+    )
+}
+
+/// [`timed_plan_with_reads`] plus every pod the shell would send, read as the shell reads it.
 #[inline(never)]
 fn timed_plan_and_writes(
     snapshot: &Snapshot<'_>,
-    resting: &mut RestingPods,
+    apiserver: &HashMap<String, Arc<Pod>>,
     rng: &mut fastrand::Rng,
 ) -> kruise_webhook::cloneset::Plan {
-    let plan = timed_plan(snapshot, resting, rng);
+    let plan = timed_plan_with_reads(snapshot, apiserver, rng);
     for action in &plan.actions {
         if let Action::WritePod { writes, .. } = action {
             for write in writes {

@@ -28,6 +28,7 @@ use kruise_webhook::controller::pod_cache;
 use kruise_webhook::controller::pod_events::{Deletions, PodEvents, PodStores};
 use kruise_webhook::defaults::sidecarset::default_and_hash;
 use kruise_webhook::inject::sidecar::{InjectionContext, inject_sidecars};
+use kruise_webhook::podmarks::PodSummary;
 use kruise_webhook::rollout::{matched_pods, plan_round, upgrade_pod};
 use kruise_webhook::source::dir::{self, EMBEDDED_EXAMPLES};
 use kube::ResourceExt;
@@ -66,7 +67,11 @@ fn feed(events: impl Iterator<Item = Event<Pod>> + Send) -> PodStores {
         .expect("runtime");
     // `BENCH_HOLD_ALL=1`: every pod kept whole, as the cache did before it summarised most.
     let hold_all = std::env::var_os("BENCH_HOLD_ALL").is_some();
-    let held: fn(&Pod) -> bool = if hold_all { |_| true } else { pod_cache::held };
+    let held: fn(&Pod, &PodSummary) -> bool = if hold_all {
+        |_, _| true
+    } else {
+        pod_cache::held
+    };
     let (stores, mut feed) = PodEvents::new(1024, held);
     let heard = feed.subscribe(Deletions::Untold);
     let events = futures::stream::iter(events.map(Ok));

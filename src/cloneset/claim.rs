@@ -20,10 +20,12 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
+use super::ListedPod;
 use super::pod::is_active;
 use super::revision::owner_reference;
 use crate::api::cloneset::CloneSet;
 use crate::k8s::selector::{self, SelectorError};
+use crate::podmarks::PodView;
 
 /// One ownership write: `after` is `before` with its new ownerReferences.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,14 +40,17 @@ pub struct Change {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Claims {
     /// Pods the CloneSet controls and keeps, and the inactive pods as listed, in list order.
-    pub kept: Vec<Arc<Pod>>,
+    pub kept: Vec<ListedPod>,
     /// Adoptions and releases to send, in list order. Adopted pods are the CloneSet's once
     /// written; released ones are not its any more.
     pub changes: Vec<Change>,
+    /// Pods to adopt or release that were listed as summaries only, by name: claim again with
+    /// them whole.
+    pub needs_whole: Vec<String>,
 }
 
 /// Claims `pods` for `cloneset`. A missing or unusable selector is an error naming the field.
-pub fn claim(cloneset: &CloneSet, pods: &[Arc<Pod>]) -> Result<Claims, SelectorError> {
+pub fn claim(cloneset: &CloneSet, pods: &[ListedPod]) -> Result<Claims, SelectorError> {
     let selector = cloneset
         .spec
         .selector
@@ -62,33 +67,34 @@ pub fn claim(cloneset: &CloneSet, pods: &[Arc<Pod>]) -> Result<Claims, SelectorE
             claims.kept.push(pod.clone());
             continue;
         }
-        let selected = selector::matches(selector, pod.metadata.labels.as_ref(), "spec.selector")?;
-        match controller_of(pod) {
-            Some(owner) if owner.uid != uid => {}
-            Some(_) if selected => claims.kept.push(pod.clone()),
-            Some(_) if deleting => {}
-            Some(_) => claims.changes.push(Change {
-                before: pod.clone(),
-                after: released(pod, uid),
-                adopt: false,
-            }),
-            None if deleting || !selected => {}
-            None => claims.changes.push(Change {
-                before: pod.clone(),
-                after: adopted(pod, owner_reference(cloneset)),
-                adopt: true,
-            }),
-        }
+        let selected = selector::matches(selector, pod.labels(), "spec.selector")?;
+        let adopt = match pod.controller_uid() {
+            Some(owner) if owner != uid => continue,
+            Some(_) if selected => {
+                claims.kept.push(pod.clone());
+                continue;
+            }
+            Some(_) if deleting => continue,
+            Some(_) => false,
+            None if deleting || !selected => continue,
+            None => true,
+        };
+        let Some(before) = &pod.whole else {
+            claims.needs_whole.push(pod.name().to_string());
+            continue;
+        };
+        let after = if adopt {
+            adopted(before, owner_reference(cloneset))
+        } else {
+            released(before, uid)
+        };
+        claims.changes.push(Change {
+            before: before.clone(),
+            after,
+            adopt,
+        });
     }
     Ok(claims)
-}
-
-fn controller_of(pod: &Pod) -> Option<&OwnerReference> {
-    pod.metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .find(|o| o.controller == Some(true))
 }
 
 /// `pod` without its first ownerReference to `uid`.

@@ -3,6 +3,11 @@ use serde_json::{Value, json};
 
 const UID: &str = "web-uid";
 
+/// `pods` as the caller holds them: whole.
+fn whole(pods: &[Arc<Pod>]) -> Vec<ListedPod> {
+    pods.iter().cloned().map(ListedPod::whole).collect()
+}
+
 fn cloneset(deleting: bool) -> CloneSet {
     let mut set: CloneSet = serde_json::from_value(json!({
         "apiVersion": "apps.kruise.io/v1alpha1",
@@ -105,7 +110,8 @@ fn every_combination_follows_the_claim_rules() {
                     for deleting in [false, true] {
                         let before = pod(controller, named, selected, terminating);
                         let claims =
-                            claim(&cloneset(deleting), std::slice::from_ref(&before)).unwrap();
+                            claim(&cloneset(deleting), &whole(std::slice::from_ref(&before)))
+                                .unwrap();
                         let case = format!(
                             "{controller:?} named={named} selected={selected} \
                              terminating={terminating} deleting={deleting}"
@@ -167,7 +173,7 @@ fn a_released_pod_with_no_owner_left_has_no_owner_list() {
             "ownerReferences": [reference("apps.kruise.io/v1alpha1", "web", UID, true)]}}))
         .unwrap(),
     );
-    let claims = claim(&cloneset(false), &[pod]).unwrap();
+    let claims = claim(&cloneset(false), &whole(&[pod])).unwrap();
     assert_eq!(claims.changes.len(), 1);
     assert_eq!(claims.changes[0].after.metadata.owner_references, None);
 }
@@ -179,7 +185,7 @@ fn a_bare_pod_is_adopted_with_a_new_controller_reference() {
             .unwrap(),
     );
     let set = cloneset(false);
-    let claims = claim(&set, &[pod]).unwrap();
+    let claims = claim(&set, &whole(&[pod])).unwrap();
     assert_eq!(
         claims.changes[0].after.metadata.owner_references,
         Some(vec![owner_reference(&set)])
@@ -201,16 +207,18 @@ fn pods_keep_their_list_order() {
         named("c", "web"),
         named("d", "x"),
     ];
-    let claims = claim(&cloneset(false), &pods).unwrap();
+    let claims = claim(&cloneset(false), &whole(&pods)).unwrap();
     let names = |pods: Vec<&Pod>| -> Vec<String> {
         pods.iter()
             .map(|p| p.metadata.name.clone().unwrap())
             .collect()
     };
-    assert_eq!(
-        names(claims.kept.iter().map(|p| p.as_ref()).collect()),
-        ["a", "c"]
-    );
+    let kept: Vec<&Pod> = claims
+        .kept
+        .iter()
+        .map(|p| &**p.whole.as_ref().unwrap())
+        .collect();
+    assert_eq!(names(kept), ["a", "c"]);
     assert_eq!(
         names(claims.changes.iter().map(|c| &c.after).collect()),
         ["b", "d"]
@@ -222,13 +230,40 @@ fn a_missing_or_unusable_selector_is_an_error_naming_the_field() {
     let mut set = cloneset(false);
     let pods = [pod(Controller::Us, false, true, false)];
     set.spec.selector = None;
-    assert_eq!(claim(&set, &pods).unwrap_err().field, "spec.selector");
+    assert_eq!(
+        claim(&set, &whole(&pods)).unwrap_err().field,
+        "spec.selector"
+    );
     set.spec.selector = Some(
         serde_json::from_value(json!({"matchExpressions": [{"key": "app", "operator": "Near"}]}))
             .unwrap(),
     );
     assert_eq!(
-        claim(&set, &pods).unwrap_err().field,
+        claim(&set, &whole(&pods)).unwrap_err().field,
         "spec.selector.matchExpressions[0].operator"
     );
+}
+
+/// Pods listed as summaries only: the ones kept stay so; one to adopt or release is asked for
+/// whole, and nothing is written for it.
+#[test]
+fn a_pod_to_change_listed_as_a_summary_is_asked_for_whole() {
+    let pods = [
+        pod(Controller::Us, false, true, false),
+        pod(Controller::Us, false, false, false),
+        pod(Controller::Nobody, true, true, false),
+    ];
+    let named: Vec<ListedPod> = pods
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut p = Pod::clone(p);
+            p.metadata.name = Some(format!("p{i}"));
+            ListedPod::summary(Arc::new(crate::cloneset::listed::summarize(&p)))
+        })
+        .collect();
+    let claims = claim(&cloneset(false), &named).unwrap();
+    assert_eq!(claims.kept, named[..1]);
+    assert!(claims.changes.is_empty());
+    assert_eq!(claims.needs_whole, ["p1", "p2"]);
 }

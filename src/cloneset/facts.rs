@@ -8,13 +8,12 @@
 //! predicates of [`super::pod`] answer for the round's revision, `minReadySeconds` and time.
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Pod;
 
+use super::listed::missing_template_hash;
 use super::pod::{
     self, NORMAL, PREPARING_DELETE, PREPARING_NORMAL, PREPARING_UPDATE, UPDATED, UPDATING,
 };
-use crate::api::keys;
-use crate::inplace::state;
+use crate::podmarks::{EngineOwner, PodSummary, PodView};
 
 /// `lifecycle.apps.kruise.io/state` as a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +57,7 @@ pub struct PodFacts {
     pub available: bool,
     /// [`pod::is_specified_delete`].
     pub specified_delete: bool,
-    /// [`state::has_grace`].
+    /// The in-place grace annotation is set.
     pub has_grace: bool,
     /// [`super::update::engine_at_rest`]: `inplace::next_step` answers `Idle` and no update of
     /// any owner is in flight.
@@ -68,12 +67,10 @@ pub struct PodFacts {
 }
 
 impl PodFacts {
-    /// `engine_idle` is [`super::update::engine_at_rest`]`(p)`, given because it is the costly
-    /// part and the same for every round that sees the same pod (see
-    /// [`super::resting::RestingPods`]).
+    /// `engine_idle` is the summary's verdict, made once per pod change
+    /// ([`super::listed::summarize`]): reading the update state is the costly part.
     pub fn of(
-        p: &Pod,
-        engine_idle: bool,
+        p: &PodSummary,
         update_revision: &str,
         pods_to_delete: &[String],
         min_ready_seconds: i32,
@@ -85,7 +82,7 @@ impl PodFacts {
         let available = ready
             && matches!(lifecycle, Lifecycle::Unset | Lifecycle::Normal)
             && (min_ready_seconds <= 0 || pod::running_available(p, min_ready_seconds, now));
-        let has_grace = state::has_grace(p);
+        let has_grace = p.has_inplace_grace();
         PodFacts {
             at_update_revision: pod::at_revision(p, update_revision),
             lifecycle,
@@ -93,9 +90,8 @@ impl PodFacts {
             available,
             specified_delete: pod::is_specified_delete(p, pods_to_delete),
             has_grace,
-            engine_idle,
-            missing_template_hash: pod::label(p, pod::POD_TEMPLATE_HASH).is_none()
-                && pod::label(p, keys::CONTROLLER_REVISION_HASH).is_some(),
+            engine_idle: p.engine_at_rest(EngineOwner::CloneSet),
+            missing_template_hash: missing_template_hash(p),
         }
     }
 
@@ -107,7 +103,10 @@ impl PodFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inplace::{self, Step};
+    use crate::api::keys;
+    use crate::cloneset::listed::summarize;
+    use crate::inplace::{self, Step, state};
+    use k8s_openapi::api::core::v1::Pod;
     use k8s_openapi::api::core::v1::{
         Container, ContainerStatus, PodCondition, PodReadinessGate, PodSpec, PodStatus,
     };
@@ -226,8 +225,7 @@ mod tests {
         for min_ready in [0, 10, 1_000] {
             let now = at(200);
             for p in pods() {
-                let at_rest = crate::cloneset::update::engine_at_rest(&p);
-                let facts = PodFacts::of(&p, at_rest, "web-abc", &named, min_ready, now);
+                let facts = PodFacts::of(&summarize(&p), "web-abc", &named, min_ready, now);
                 let name = pod::name(&p);
                 assert_eq!(facts.ready, pod::is_ready(&p, now), "{name}");
                 assert_eq!(

@@ -18,16 +18,17 @@
 pub mod claim;
 pub mod facts;
 pub mod hooks;
+pub mod listed;
 pub mod numbers;
 pub mod pod;
 pub mod pod_after;
 pub mod pvc;
-pub mod resting;
 pub mod revision;
 pub mod scale;
 pub mod status;
 pub mod update;
 
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,6 +38,7 @@ use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::api::cloneset::{CloneSet, CloneSetStatus};
+pub use listed::ListedPod;
 use numbers::{Limits, Side};
 pub use pod_after::PodAfter;
 
@@ -44,15 +46,12 @@ pub use pod_after::PodAfter;
 pub struct Snapshot<'a> {
     pub cloneset: &'a CloneSet,
     /// Pods whose controller is this CloneSet, in any state.
-    pub pods: &'a [Arc<Pod>],
+    pub pods: &'a [ListedPod],
     /// The CloneSet's revisions sorted by [`revision::sort_history`]; holds the update revision.
     pub history: &'a [ControllerRevision],
     pub update_revision: &'a str,
     pub collision_count: i32,
     pub now: Timestamp,
-    /// [`update::engine_at_rest`] of each of `pods`, in order, when the caller keeps them
-    /// between rounds ([`resting::RestingPods`]); `None`: worked out here.
-    pub at_rest: Option<&'a [bool]>,
 }
 
 /// One pod write; a list of them is sent in order, each against the pod the previous returned.
@@ -156,6 +155,9 @@ pub struct Plan {
     /// The `FailedScale`/`FailedUpdate` message of the round.
     pub error: Option<String>,
     pub requeue_after: Option<Duration>,
+    /// Pods the round acts on that it was given as summaries only, by name, sorted. Unless it is
+    /// empty the plan is not to be sent: plan again with these pods whole.
+    pub needs_whole: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -169,10 +171,10 @@ pub enum PlanError {
 /// Everything the steps share.
 pub(crate) struct Context<'a> {
     pub cloneset: &'a CloneSet,
-    pub all_pods: &'a [Arc<Pod>],
+    pub all_pods: &'a [ListedPod],
     /// The CloneSet's PVCs (metadata), terminating ones included.
     pub claims: &'a [&'a ObjectMeta],
-    pub active: Vec<&'a Arc<Pod>>,
+    pub active: Vec<&'a ListedPod>,
     /// What the counting steps read of `active[i]`, computed once.
     pub facts: Vec<facts::PodFacts>,
     pub history: &'a [ControllerRevision],
@@ -184,6 +186,19 @@ pub(crate) struct Context<'a> {
     pub min_ready_seconds: i32,
     pub now: Timestamp,
     pub now_text: String,
+    /// Names of the pods [`Context::whole`] was asked for and did not have.
+    pub needed: RefCell<Vec<String>>,
+}
+
+impl Context<'_> {
+    /// The whole pod behind `p`; `None`, and the pod noted as needed, when the round was given
+    /// its summary only.
+    pub fn whole<'p>(&self, p: &'p ListedPod) -> Option<&'p Arc<Pod>> {
+        if p.whole.is_none() {
+            self.needed.borrow_mut().push(pod::name(p).to_string());
+        }
+        p.whole.as_ref()
+    }
 }
 
 /// Kubernetes timestamps: seconds, UTC.
@@ -221,19 +236,13 @@ pub fn plan_with_claims(
     let current_revision = current.metadata.name.as_deref().unwrap_or(update_revision);
     let min_ready_seconds = cloneset.spec.min_ready_seconds.unwrap_or(0);
     // One pass over the pods: each is read while it is in the processor's cache.
-    let at_rest = snapshot.at_rest.filter(|v| v.len() == snapshot.pods.len());
-    let (active, facts): (Vec<&Arc<Pod>>, Vec<facts::PodFacts>) = snapshot
+    let (active, facts): (Vec<&ListedPod>, Vec<facts::PodFacts>) = snapshot
         .pods
         .iter()
-        .enumerate()
-        .filter(|(_, p)| pod::is_active(p))
-        .map(|(index, p)| {
-            let engine_idle = at_rest
-                .and_then(|verdicts| verdicts.get(index).copied())
-                .unwrap_or_else(|| update::engine_at_rest(p));
+        .filter(|p| pod::is_active(*p))
+        .map(|p| {
             let facts = facts::PodFacts::of(
-                p,
-                engine_idle,
+                &p.summary,
                 update_revision,
                 cloneset.pods_to_delete(),
                 min_ready_seconds,
@@ -258,6 +267,7 @@ pub fn plan_with_claims(
         min_ready_seconds,
         now: snapshot.now,
         now_text: rfc3339(snapshot.now),
+        needed: RefCell::new(Vec::new()),
     };
 
     let diff = numbers::diff(&ctx.limits, &side(&ctx, true), &side(&ctx, false), false);
@@ -319,6 +329,9 @@ pub fn plan_with_claims(
             .into_iter()
             .map(str::to_string)
             .collect();
+    let mut needs_whole = ctx.needed.take();
+    needs_whole.sort();
+    needs_whole.dedup();
     Ok(Plan {
         actions,
         write_status: status::changed(previous, &status),
@@ -328,6 +341,7 @@ pub fn plan_with_claims(
         revisions_to_delete,
         error: failure.map(|(_, m)| m),
         requeue_after: requeue,
+        needs_whole,
     })
 }
 

@@ -14,10 +14,9 @@
 //!   the finished or terminating pod of that id so that garbage collection takes them with it.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{
-    PersistentVolumeClaim, PersistentVolumeClaimVolumeSource, Pod, PodSpec, Volume,
+    PersistentVolumeClaim, PersistentVolumeClaimVolumeSource, PodSpec, Volume,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
@@ -25,6 +24,7 @@ use super::Action;
 use super::pod::{self, INSTANCE_ID};
 use super::revision::owner_reference;
 use crate::api::cloneset::CloneSet;
+use crate::podmarks::PodView;
 
 /// Characters of instance ids (Kubernetes' `rand.String` alphabet).
 const ID_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
@@ -69,6 +69,11 @@ fn id_of(meta: &ObjectMeta) -> Option<&str> {
         .get(INSTANCE_ID)
         .map(String::as_str)
         .filter(|id| !id.is_empty())
+}
+
+/// The pod's instance id, as [`id_of`] reads a PVC's.
+fn pod_id<P: PodView>(pod: &P) -> Option<&str> {
+    pod::label(pod, INSTANCE_ID).filter(|id| !id.is_empty())
 }
 
 fn terminating(meta: &ObjectMeta) -> bool {
@@ -177,7 +182,7 @@ impl InstanceIds {
     /// pod's id is reusable: its replacement is refused (409) until the old pod is gone, and then
     /// gets the old pod's storage back. Ids no pod carries come first, those of terminating pods
     /// last, so that a refused creation does not hold back the others.
-    pub fn new(cloneset: &CloneSet, pods: &[Arc<Pod>], claims: &[&ObjectMeta]) -> Self {
+    pub fn new<P: PodView>(cloneset: &CloneSet, pods: &[P], claims: &[&ObjectMeta]) -> Self {
         let mut used: BTreeSet<String> = claims
             .iter()
             .filter_map(|c| id_of(c))
@@ -186,11 +191,11 @@ impl InstanceIds {
         let mut blocked = BTreeSet::new();
         let mut later = BTreeSet::new();
         for p in pods {
-            let Some(id) = id_of(&p.metadata) else {
+            let Some(id) = pod_id(p) else {
                 continue;
             };
             used.insert(id.to_string());
-            if pod::is_active(p) || p.metadata.deletion_timestamp.is_none() {
+            if pod::is_active(p) || !p.deleting() {
                 blocked.insert(id);
             } else {
                 later.insert(id);
@@ -231,9 +236,9 @@ impl InstanceIds {
 /// The PVC side of a round whose pod actions are `actions`: the PVCs to create for each new pod,
 /// to delete with each deleted pod, and (with `disablePVCReuse`) the clean-up of PVCs no active
 /// pod uses. `pods` are every pod of the CloneSet, `claims` its listed PVCs.
-pub fn plan(
+pub fn plan<P: PodView>(
     cloneset: &CloneSet,
-    pods: &[Arc<Pod>],
+    pods: &[P],
     claims: &[&ObjectMeta],
     actions: &[Action],
 ) -> ClaimPlan {
@@ -263,8 +268,8 @@ pub fn plan(
             Action::DeletePod { name } => {
                 let Some(id) = pods
                     .iter()
-                    .find(|p| pod::name(p) == name.as_str())
-                    .and_then(|p| id_of(&p.metadata))
+                    .find(|p| pod::name(*p) == name.as_str())
+                    .and_then(pod_id)
                 else {
                     continue;
                 };
@@ -284,16 +289,21 @@ pub fn plan(
 
 /// `disablePVCReuse` (OpenKruise `cleanupPVCs`): a PVC whose id no active pod carries is handed
 /// to the inactive pod of that id, or deleted when there is none.
-fn clean_up(cloneset: &CloneSet, pods: &[Arc<Pod>], live: &[&ObjectMeta], out: &mut ClaimPlan) {
+fn clean_up<P: PodView>(
+    cloneset: &CloneSet,
+    pods: &[P],
+    live: &[&ObjectMeta],
+    out: &mut ClaimPlan,
+) {
     let active: BTreeSet<&str> = pods
         .iter()
-        .filter(pod::is_active)
-        .filter_map(|p| id_of(&p.metadata))
+        .filter(|p| pod::is_active(*p))
+        .filter_map(pod_id)
         .collect();
-    let inactive: BTreeMap<&str, &Pod> = pods
+    let inactive: BTreeMap<&str, &P> = pods
         .iter()
-        .filter(|p| !pod::is_active(p))
-        .filter_map(|p| Some((id_of(&p.metadata)?, &**p)))
+        .filter(|p| !pod::is_active(*p))
+        .filter_map(|p| Some((pod_id(p)?, p)))
         .collect();
     let set_uid = cloneset.metadata.uid.as_deref().unwrap_or("");
     for claim in live {
@@ -310,7 +320,7 @@ fn clean_up(cloneset: &CloneSet, pods: &[Arc<Pod>], live: &[&ObjectMeta], out: &
             out.delete.push(name);
             continue;
         };
-        let pod_uid = owner.metadata.uid.clone().unwrap_or_default();
+        let pod_uid = owner.uid().to_string();
         let mut owner_references: Vec<OwnerReference> = claim
             .owner_references
             .iter()

@@ -1,5 +1,6 @@
 //! PVC names, reuse and clean-up, alone and through the planner over a few rounds.
 
+use crate::cloneset::ListedPod;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -173,7 +174,7 @@ fn a_new_pod_gets_only_the_claims_that_do_not_exist() {
     let listed = [claim("data", "bbbbb", false)];
     let plan = plan(
         &set,
-        &[],
+        &[] as &[Pod],
         &refs(&listed),
         &[create(pod_with("bbbbb", "active"))],
     );
@@ -221,9 +222,9 @@ fn finished_pods_keep_their_ids_and_terminating_ones_hand_them_on_last() {
 fn terminating_claims_are_neither_reused_nor_drawn_again() {
     let set = with_data(1);
     let rng = fastrand::Rng::with_seed(3);
-    let first = InstanceIds::new(&set, &[], &[]).next(&mut rng.clone());
+    let first = InstanceIds::new(&set, &[] as &[Pod], &[]).next(&mut rng.clone());
     let listed = [claim("data", &first, true)];
-    let next = InstanceIds::new(&set, &[], &refs(&listed)).next(&mut rng.clone());
+    let next = InstanceIds::new(&set, &[] as &[Pod], &refs(&listed)).next(&mut rng.clone());
     assert_ne!(next, first);
 }
 
@@ -231,7 +232,7 @@ fn terminating_claims_are_neither_reused_nor_drawn_again() {
 fn disabled_reuse_draws_fresh_ids() {
     let set = cloneset(1, data_template(), json!({"disablePVCReuse": true}));
     let listed = [claim("data", "bbbbb", false)];
-    let mut ids = InstanceIds::new(&set, &[], &refs(&listed));
+    let mut ids = InstanceIds::new(&set, &[] as &[Pod], &refs(&listed));
     assert_ne!(ids.next(&mut fastrand::Rng::with_seed(1)), "bbbbb");
 }
 
@@ -258,7 +259,7 @@ fn a_deleted_pod_takes_the_claims_of_its_id_along() {
 fn with_reuse_claims_of_vanished_pods_wait_for_a_new_pod() {
     let set = with_data(1);
     let listed = [claim("data", "ggggg", false)];
-    assert!(plan(&set, &[], &refs(&listed), &[]).is_empty());
+    assert!(plan(&set, &[] as &[Pod], &refs(&listed), &[]).is_empty());
 }
 
 #[test]
@@ -338,14 +339,14 @@ impl Cluster {
             }
         };
         let listed = refs(&self.claims);
+        let pods: Vec<ListedPod> = self.pods.iter().cloned().map(ListedPod::whole).collect();
         let snapshot = Snapshot {
             cloneset: &self.set,
-            pods: &self.pods,
+            pods: &pods,
             history: &self.history,
             update_revision: &update,
             collision_count: 0,
             now: Timestamp::from_second(1_700_000_000).unwrap(),
-            at_rest: None,
         };
         let plan = plan_with_claims(&snapshot, &listed, &mut self.rng).unwrap();
         self.apply(&plan);

@@ -13,8 +13,9 @@ use super::numbers::Diff;
 use super::pod::{self, PREPARING_DELETE, PREPARING_NORMAL};
 use super::pvc;
 use super::revision::{owner_reference, short_hash};
-use super::{Action, Context, Event, PodWrite, Purpose};
+use super::{Action, Context, Event, ListedPod, PodWrite, Purpose};
 use crate::api::keys;
+use crate::podmarks::PodView;
 
 /// Returns whether the round changed anything (then the update step is skipped).
 pub(super) fn scale(
@@ -27,13 +28,13 @@ pub(super) fn scale(
     let replicas = ctx.limits.replicas;
     let pods_to_delete = ctx.cloneset.pods_to_delete();
     // The round's records answer these for every active pod (`facts`).
-    let specified: Vec<&Arc<Pod>> = active
+    let specified: Vec<&ListedPod> = active
         .iter()
         .zip(&ctx.facts)
         .filter(|(_, facts)| facts.specified_delete)
         .map(|(p, _)| *p)
         .collect();
-    let pre_deleting: Vec<&Arc<Pod>> = active
+    let pre_deleting: Vec<&ListedPod> = active
         .iter()
         .zip(&ctx.facts)
         .filter(|(_, facts)| facts.pre_deleting())
@@ -56,12 +57,14 @@ pub(super) fn scale(
         if missing <= 0 {
             break;
         }
-        out.push(lifecycle_write(
-            ctx,
-            candidate,
-            PREPARING_NORMAL,
-            Purpose::ScaleLifecycle,
-        ));
+        if let Some(candidate) = ctx.whole(candidate) {
+            out.push(lifecycle_write(
+                ctx,
+                candidate,
+                PREPARING_NORMAL,
+                Purpose::ScaleLifecycle,
+            ));
+        }
         missing -= 1;
         reverted = true;
     }
@@ -149,26 +152,22 @@ pub(super) fn scale(
 }
 
 /// Deleting a pod (§7.4): a pod a `preDelete` hook holds is moved to `PreparingDelete` instead
-/// (and left there, no change, while the hook still holds it); any other pod is deleted.
-fn delete(ctx: &Context<'_>, p: &Pod) -> Option<Action> {
-    if let Some(hook) = hooks::pre_delete(ctx.cloneset)
-        && hooks::hooked(p, hook)
-    {
-        if pod::is_pre_deleting(p) {
-            return None;
+/// (and left there, no change, while the hook still holds it); any other pod is deleted. With a
+/// hook, the pod is read whole (its finalizers).
+fn delete(ctx: &Context<'_>, p: &ListedPod) -> Option<Action> {
+    if let Some(hook) = hooks::pre_delete(ctx.cloneset) {
+        let before = ctx.whole(p)?;
+        if hooks::hooked(before, hook) {
+            if pod::is_pre_deleting(p) {
+                return None;
+            }
+            return Some(lifecycle_write(
+                ctx,
+                before,
+                PREPARING_DELETE,
+                Purpose::ScaleLifecycle,
+            ));
         }
-        let before = ctx
-            .active
-            .iter()
-            .find(|a| pod::name(a) == pod::name(p))
-            .map(|a| (*a).clone())
-            .unwrap_or_else(|| Arc::new(p.clone()));
-        return Some(lifecycle_write(
-            ctx,
-            &before,
-            PREPARING_DELETE,
-            Purpose::ScaleLifecycle,
-        ));
     }
     Some(Action::DeletePod {
         name: pod::name(p).to_string(),
@@ -176,12 +175,12 @@ fn delete(ctx: &Context<'_>, p: &Pod) -> Option<Action> {
 }
 
 /// The pods to remove on scale-in: old-revision ones first as far as `scale_down_old` says.
-fn choose_scale_in<'a>(ctx: &'a Context<'_>, diff: &Diff) -> Vec<&'a Pod> {
-    let (new, old): (Vec<&Pod>, Vec<&Pod>) = ctx
+fn choose_scale_in<'a>(ctx: &Context<'a>, diff: &Diff) -> Vec<&'a ListedPod> {
+    let (new, old): (Vec<&ListedPod>, Vec<&ListedPod>) = ctx
         .active
         .iter()
-        .map(|p| &***p)
-        .partition(|p| pod::at_revision(p, ctx.update_revision));
+        .copied()
+        .partition(|p| pod::at_revision(*p, ctx.update_revision));
     let wanted = usize::try_from(diff.scale_down).unwrap_or(0);
     let from_old = usize::try_from(diff.scale_down_old.min(diff.scale_down)).unwrap_or(0);
     let mut chosen = take_first(ctx, old, from_old);
@@ -189,7 +188,11 @@ fn choose_scale_in<'a>(ctx: &'a Context<'_>, diff: &Diff) -> Vec<&'a Pod> {
     chosen
 }
 
-fn take_first<'a>(ctx: &Context<'_>, mut group: Vec<&'a Pod>, n: usize) -> Vec<&'a Pod> {
+fn take_first<'a>(
+    ctx: &Context<'_>,
+    mut group: Vec<&'a ListedPod>,
+    n: usize,
+) -> Vec<&'a ListedPod> {
     if n < group.len() {
         sort_for_deletion(&mut group, ctx.min_ready_seconds, ctx.now);
     }
@@ -199,9 +202,13 @@ fn take_first<'a>(ctx: &Context<'_>, mut group: Vec<&'a Pod>, n: usize) -> Vec<&
 
 /// OpenKruise's scale-in order, most deletable first. The same-node rank is used as the spread
 /// ranker (the topology-spread ranker is not implemented).
-pub fn sort_for_deletion(pods: &mut [&Pod], min_ready_seconds: i32, now: jiff::Timestamp) {
-    let base = |a: &Pod, b: &Pod| compare(a, b, min_ready_seconds, now, None);
-    let mut by_node: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
+pub fn sort_for_deletion<P: PodView>(
+    pods: &mut [&P],
+    min_ready_seconds: i32,
+    now: jiff::Timestamp,
+) {
+    let base = |a: &P, b: &P| compare(a, b, min_ready_seconds, now, None);
+    let mut by_node: BTreeMap<&str, Vec<&P>> = BTreeMap::new();
     for &p in pods.iter().filter(pod::scheduled) {
         by_node.entry(pod::node(p)).or_default().push(p);
     }
@@ -216,14 +223,14 @@ pub fn sort_for_deletion(pods: &mut [&Pod], min_ready_seconds: i32, now: jiff::T
     pods.sort_by(|a, b| compare(a, b, min_ready_seconds, now, Some(&rank)));
 }
 
-fn compare(
-    a: &Pod,
-    b: &Pod,
+fn compare<P: PodView>(
+    a: &P,
+    b: &P,
     min_ready_seconds: i32,
     now: jiff::Timestamp,
     rank: Option<&BTreeMap<&str, i64>>,
 ) -> Ordering {
-    let key = |p: &Pod| {
+    let key = |p: &P| {
         (
             pod::scheduled(p),
             pod::phase_rank(p),

@@ -15,7 +15,6 @@ use super::*;
 use crate::api::cloneset::CloneSet;
 use crate::api::keys;
 use crate::cloneset::pod::{NORMAL, PREPARING_DELETE, PREPARING_UPDATE, UPDATED};
-use crate::cloneset::resting::RestingPods;
 use crate::inject::launch_priority::barrier_env;
 
 const T0: i64 = 1_700_000_000;
@@ -58,8 +57,6 @@ struct World {
     rng: fastrand::Rng,
     /// Pods the kubelet leaves alone (not started / never ready).
     stuck: Vec<String>,
-    /// The shell's verdicts kept between rounds.
-    resting: RestingPods,
 }
 
 impl World {
@@ -72,7 +69,6 @@ impl World {
             version: 1,
             rng: fastrand::Rng::with_seed(7),
             stuck: Vec::new(),
-            resting: RestingPods::default(),
         };
         world.sync_revision();
         world
@@ -107,31 +103,52 @@ impl World {
         }
     }
 
+    /// The round with every pod whole. Every round of every scenario also plans as the shell
+    /// does, and checks that it gives the same plan: first with whole pods only where the cache
+    /// keeps them ([`listed::read_whole_every_round`]), then once more with the pods that plan
+    /// asked for read whole.
     fn plan(&mut self) -> Plan {
         let update = self.sync_revision();
-        let snapshot = Snapshot {
-            cloneset: &self.set,
-            pods: &self.pods,
-            history: &self.history,
-            update_revision: &update,
-            collision_count: 0,
-            now: at(self.now),
-            at_rest: None,
-        };
-        // Every round of every scenario also checks that verdicts kept between rounds plan the
-        // same: the world's pods are `Arc`s that change only when a write applies.
+        let whole: Vec<ListedPod> = self.pods.iter().cloned().map(ListedPod::whole).collect();
+        fn snapshot<'a>(world: &'a World, update: &'a str, pods: &'a [ListedPod]) -> Snapshot<'a> {
+            Snapshot {
+                cloneset: &world.set,
+                pods,
+                history: &world.history,
+                update_revision: update,
+                collision_count: 0,
+                now: at(world.now),
+            }
+        }
+        let mut rng = self.rng.clone();
         let mut same_draws = self.rng.clone();
-        let planned = plan(&snapshot, &mut self.rng).unwrap();
-        let pods = &self.pods;
-        let exists = |_: &str, _: &str, uid: &str| {
-            pods.iter().any(|p| p.metadata.uid.as_deref() == Some(uid))
-        };
-        let at_rest = self.resting.verdicts(pods, exists);
-        let remembered = Snapshot {
-            at_rest: Some(&at_rest),
-            ..snapshot
-        };
-        assert_eq!(plan(&remembered, &mut same_draws).unwrap(), planned);
+        let planned = plan(&snapshot(self, &update, &whole), &mut rng).unwrap();
+        assert!(planned.needs_whole.is_empty());
+
+        let mut cached: Vec<ListedPod> = whole
+            .iter()
+            .map(|p| match listed::read_whole_every_round(&p.summary) {
+                true => p.clone(),
+                false => ListedPod::summary(p.summary.clone()),
+            })
+            .collect();
+        let mut draws = same_draws.clone();
+        let mut as_shell = plan(&snapshot(self, &update, &cached), &mut draws).unwrap();
+        if !as_shell.needs_whole.is_empty() {
+            for p in &mut cached {
+                if as_shell.needs_whole.iter().any(|n| n == pod::name(p)) {
+                    p.whole = whole
+                        .iter()
+                        .find(|w| w.summary == p.summary)
+                        .unwrap()
+                        .whole
+                        .clone();
+                }
+            }
+            as_shell = plan(&snapshot(self, &update, &cached), &mut same_draws).unwrap();
+        }
+        assert_eq!(as_shell, planned);
+        self.rng = rng;
         planned
     }
 

@@ -16,13 +16,14 @@ use super::numbers::Diff;
 use super::pod::{self, NORMAL, PREPARING_NORMAL, PREPARING_UPDATE, UPDATED, UPDATING};
 use super::revision::{label_names_revision, short_hash};
 use super::scale::{lifecycle_write, set_lifecycle};
-use super::{Action, Context, Event, PodAfter, PodWrite, Purpose};
+use super::{Action, Context, Event, ListedPod, PodAfter, PodWrite, Purpose};
 use crate::api::cloneset::{IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY};
 use crate::api::keys;
 use crate::inplace::{
     self, CalculateOptions, EngineOptions, EnvFromMetadata, Revision, Step, batch, conditions,
     env_hash, state,
 };
+use crate::podmarks::PodView;
 use crate::rollout::order::{OrderKey, priority_order};
 use crate::rollout::scatter::scatter;
 
@@ -53,11 +54,14 @@ pub(super) fn refresh(
     requeue: &mut Option<Duration>,
 ) -> bool {
     let mut wrote = false;
-    for (p, facts) in ctx.active.iter().zip(&ctx.facts) {
+    for (listed, facts) in ctx.active.iter().zip(&ctx.facts) {
         // Most pods of a large CloneSet have nothing in flight and nothing to move on.
         if facts.engine_idle && !lifecycle_may_move(facts) {
             continue;
         }
+        let Some(p) = ctx.whole(listed) else {
+            continue;
+        };
         // Another owner's update (a SidecarSet's batches) is driven by that owner.
         let step = if facts.engine_idle || foreign_update(ctx, p).is_some() {
             Ok(Step::Idle)
@@ -69,7 +73,7 @@ pub(super) fn refresh(
                 push_requeue(requeue, step.requeue_after());
                 if let Some(write) = engine_write(step) {
                     out.push(Action::WritePod {
-                        before: (*p).clone(),
+                        before: p.clone(),
                         writes: vec![write],
                         purpose: Purpose::Refresh,
                     });
@@ -85,7 +89,7 @@ pub(super) fn refresh(
         }
         if let Some(after) = lifecycle_transition(ctx, p) {
             out.push(Action::WritePod {
-                before: (*p).clone(),
+                before: p.clone(),
                 writes: vec![PodWrite::spec(after)],
                 purpose: Purpose::Lifecycle,
             });
@@ -124,7 +128,8 @@ fn engine_write(step: Step) -> Option<PodWrite> {
 }
 
 /// Whether [`lifecycle_transition`] may write: only these lifecycle states move on by
-/// themselves, and only a missing `pod-template-hash` is added to the others.
+/// themselves, and only a missing `pod-template-hash` is added to the others. A pod for which it
+/// is true is one [`super::listed::read_whole_every_round`] keeps whole.
 fn lifecycle_may_move(facts: &PodFacts) -> bool {
     facts.missing_template_hash
         || matches!(
@@ -199,7 +204,10 @@ pub(super) fn update(
     let in_place = matches!(strategy, IN_PLACE_IF_POSSIBLE | IN_PLACE_ONLY);
     let mut specs = SpecCache::default();
     for index in chosen {
-        let p = ctx.active[index];
+        // Every write below is built from the whole pod.
+        let Some(p) = ctx.whole(ctx.active[index]) else {
+            continue;
+        };
         // One in-place update at a time per pod: a SidecarSet's, in progress, finishes first.
         if !ctx.facts[index].engine_idle && foreign_update(ctx, p).is_some() {
             push_requeue(requeue, Some(FOREIGN_UPDATE_REQUEUE));
@@ -271,30 +279,15 @@ fn candidates(ctx: &Context<'_>, forward: bool, needed: usize) -> Vec<usize> {
     if strategy.priority_strategy.is_none() && strategy.scatter_strategy.is_none() {
         return first_in_default_order(ctx, chosen, needed);
     }
-    let keys: Vec<OrderKey<'_>> = ctx
-        .active
-        .iter()
-        .map(|p| {
-            let p: &Pod = p;
-            OrderKey::of(p)
-        })
-        .collect();
+    let keys: Vec<OrderKey<'_>> = ctx.active.iter().map(|p| OrderKey::of(*p)).collect();
     chosen.sort_by(|a, b| keys[*a].cmp(&keys[*b]));
     if let Some(priority) = strategy.priority_strategy.as_ref() {
         chosen.sort_by(|a, b| {
-            priority_order(
-                priority,
-                ctx.active[*a].metadata.labels.as_ref(),
-                ctx.active[*b].metadata.labels.as_ref(),
-            )
+            priority_order(priority, ctx.active[*a].labels(), ctx.active[*b].labels())
         });
     }
     if let Some(terms) = strategy.scatter_strategy.as_deref() {
-        let labels: Vec<_> = ctx
-            .active
-            .iter()
-            .map(|p| p.metadata.labels.as_ref())
-            .collect();
+        let labels: Vec<_> = ctx.active.iter().map(|p| p.labels()).collect();
         chosen = scatter(terms, &labels, chosen);
     }
     chosen.sort_by_key(|i| ctx.facts[*i].lifecycle != Lifecycle::PreparingUpdate);
@@ -310,7 +303,7 @@ fn first_in_default_order(ctx: &Context<'_>, chosen: Vec<usize>, needed: usize) 
         return Vec::new();
     }
     let mut keyed = order::flat_keys(chosen.into_iter().map(|i| {
-        let p: &Pod = ctx.active[i];
+        let p: &ListedPod = ctx.active[i];
         (p, ctx.facts[i].lifecycle == Lifecycle::PreparingUpdate, i)
     }));
     first_sorted(&mut keyed, needed);
@@ -368,7 +361,7 @@ fn limit(ctx: &Context<'_>, candidates: Vec<usize>, diff: &Diff, target: &str) -
     taken
 }
 
-fn at_target(p: &Pod, target: &str) -> bool {
+fn at_target(p: &impl PodView, target: &str) -> bool {
     pod::label(p, keys::CONTROLLER_REVISION_HASH).is_some_and(|l| label_names_revision(l, target))
 }
 

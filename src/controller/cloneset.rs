@@ -1,9 +1,12 @@
 //! The CloneSet controller: the I/O around [`crate::cloneset`].
 //!
 //! Each reconcile of a CloneSet waits until the pod cache shows its own earlier writes
-//! ([`super::expectations`]), reads its pods from the shared pod store (adopting and releasing
+//! ([`super::expectations`]), reads its pods from the shared pod cache (adopting and releasing
 //! as [`crate::cloneset::claim`] says) and its ControllerRevisions from the apiserver, makes
-//! sure the update revision exists, plans one round and sends what the plan says: pods created
+//! sure the update revision exists, plans one round and sends what the plan says. The cache
+//! holds most pods as their summaries only ([`crate::cloneset::listed`]); when the plan acts on
+//! such a pod it names it, the shell reads it from the apiserver and plans again with it whole
+//! (at most three plans a round). The plan's writes are: pods created
 //! through the API (so admission webhooks apply to them), deleted, or patched with
 //! resourceVersion-guarded JSON patches ([`super::pod_write`]); then the status through the
 //! status subresource, the `podsToDelete` clean-up and history truncation. All progress lives in
@@ -17,6 +20,7 @@
 //! created just before it (AlreadyExists counts as done), a deleted pod's PVCs once its deletion
 //! is accepted.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -36,12 +40,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::expectations::{Expectations, Seen};
 use super::guarded_watch::{self, UndecodableReporter};
-use super::pod_write;
+use super::{pod_cache, pod_write};
 use crate::api::cloneset::{CloneSet, names_cloneset};
 use crate::cloneset::pvc::{ClaimPlan, HandOver};
-use crate::cloneset::resting::RestingPods;
-use crate::cloneset::{self as core, Action, Plan, PodWrite, Purpose, pod, revision, status};
+use crate::cloneset::{
+    self as core, Action, ListedPod, Plan, PodWrite, Purpose, pod, revision, status,
+};
 use crate::metrics::Metrics;
+use crate::podmarks::{PodSummary, PodView};
 
 mod adoption;
 mod claims;
@@ -66,6 +72,10 @@ pub enum CloneSetError {
     CannotAdopt(String, String),
 }
 
+/// How many times a round is planned again with the pods it asked to read whole.
+const MAX_PLANS: usize = 3;
+/// How many pods are read from the apiserver at once.
+const CONCURRENT_READS: usize = 16;
 /// When nothing happens, look again after this long while a rollout is unfinished.
 const IN_FLIGHT_REQUEUE: Duration = Duration::from_secs(15);
 /// After a conflicting write: the cache is about to deliver the newer pod.
@@ -74,13 +84,13 @@ const MAX_COLLISIONS: i32 = 20;
 
 pub struct Context {
     pub client: kube::Client,
-    /// The shared (pruned) pod store; writes are patches, so pruned fields survive.
+    /// The shared store of the pods some controller reads whole (pruned; writes are patches,
+    /// so pruned fields survive): of a CloneSet's, those every round reads whole.
     pub pods: Store<Pod>,
+    /// Every pod's summary: what a round reads of the others.
+    pub summaries: Store<PodSummary>,
     pub recorder: Recorder,
     pub expectations: Mutex<Expectations>,
-    /// Which pods the in-place engine is at rest on, kept between rounds: reading it again for
-    /// every pod of every round is most of a round's work once pods carry an update state.
-    pub resting: Mutex<RestingPods>,
     /// Where stored CloneSets the types refuse are counted.
     pub metrics: Arc<Metrics>,
 }
@@ -215,25 +225,65 @@ fn set_key(set: &CloneSet) -> String {
 }
 
 /// The pods whose ownerReferences name this CloneSet (by uid), from the cache: what OpenKruise
-/// lists for the claim step.
-fn owned_pods(context: &Context, set: &CloneSet) -> Vec<Arc<Pod>> {
-    let namespace = set.metadata.namespace.as_deref();
-    let uid = set.metadata.uid.as_deref();
-    let mut pods: Vec<Arc<Pod>> = context
-        .pods
+/// lists for the claim step. Each is its summary, and the held pod where the cache holds it at
+/// the summary's version.
+fn owned_pods(context: &Context, set: &CloneSet) -> Vec<ListedPod> {
+    let namespace = set.metadata.namespace.as_deref().unwrap_or("");
+    let uid = set.metadata.uid.as_deref().unwrap_or("");
+    let mut pods: Vec<ListedPod> = context
+        .summaries
         .state()
         .into_iter()
-        .filter(|p| p.metadata.namespace.as_deref() == namespace)
-        .filter(|p| {
-            p.metadata
-                .owner_references
-                .iter()
-                .flatten()
-                .any(|o| Some(o.uid.as_str()) == uid)
+        .filter(|p| p.namespace() == namespace && p.owner_uids().any(|o| o == uid))
+        .map(|summary| {
+            let whole = context
+                .pods
+                .get(&pod_cache::key_of(&summary))
+                .filter(|pod| pod.resource_version() == summary.resource_version());
+            ListedPod { summary, whole }
         })
         .collect();
-    pods.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    pods.sort_by(|a, b| a.name().cmp(b.name()));
     pods
+}
+
+/// Reads `names` from the apiserver into `pods`, whole. A pod gone, or one `keep` refuses, leaves
+/// the list.
+async fn read_whole(
+    context: &Context,
+    set: &CloneSet,
+    names: &[String],
+    pods: &mut Vec<ListedPod>,
+    keep: impl Fn(&Pod) -> bool,
+) -> Result<(), CloneSetError> {
+    let namespace = set.metadata.namespace.as_deref().unwrap_or("");
+    let api: Api<Pod> = Api::namespaced(context.client.clone(), namespace);
+    let reads = futures::stream::iter(names.iter().cloned())
+        .map(|name| {
+            let api = api.clone();
+            async move {
+                let read = api.get_opt(&name).await;
+                (name, read)
+            }
+        })
+        .buffer_unordered(CONCURRENT_READS)
+        .collect::<Vec<_>>()
+        .await;
+    let mut fresh: HashMap<String, Option<ListedPod>> = HashMap::with_capacity(reads.len());
+    for (name, read) in reads {
+        let read = read.map_err(api_error(format!("pod {name}")))?;
+        let pod = read.filter(|pod| keep(pod));
+        fresh.insert(name, pod.map(|pod| ListedPod::whole(Arc::new(pod))));
+    }
+    pods.retain_mut(|p| match fresh.remove(p.name()) {
+        None => true,
+        Some(None) => false,
+        Some(Some(read)) => {
+            *p = read;
+            true
+        }
+    });
+    Ok(())
 }
 
 fn seen_in(meta: Option<&ObjectMeta>) -> Seen {
@@ -259,9 +309,15 @@ fn seen(shell: &Shell, namespace: &str, name: &str) -> Seen {
         None => {
             let cached = shell
                 .context
-                .pods
+                .summaries
                 .get(&ObjectRef::new(name).within(namespace));
-            seen_in(cached.as_deref().map(|p| &p.metadata))
+            match cached {
+                None => Seen::Absent,
+                Some(summary) => Seen::Present {
+                    deleting: summary.deleting(),
+                    version: summary.resource_version().parse().ok(),
+                },
+            }
         }
     }
 }
@@ -282,7 +338,7 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
         // The pod events that satisfy them trigger a reconcile; this is the fallback.
         return Ok(Requeue::requeue(left.min(IN_FLIGHT_REQUEUE)));
     }
-    let pods = match claim_pods(context, &set, &key, &owned_pods(context, &set)).await? {
+    let mut pods = match claim_pods(context, &set, &key, owned_pods(context, &set)).await? {
         Claimed::Pods(pods) => pods,
         Claimed::Stop(requeue) => return Ok(requeue),
     };
@@ -292,25 +348,34 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
     let (update_revision, collision_count) =
         ensure_update_revision(context, &set, &mut history).await?;
     let now = Timestamp::now();
-    let exists = |namespace: &str, name: &str, uid: &str| {
-        let key = ObjectRef::<Pod>::new(name).within(namespace);
-        (context.pods.get(&key)).is_some_and(|pod| pod.metadata.uid.as_deref() == Some(uid))
+    let mut plans = 0;
+    let mut plan = loop {
+        let snapshot = core::Snapshot {
+            cloneset: &set,
+            pods: &pods,
+            history: &history,
+            update_revision: &update_revision,
+            collision_count,
+            now,
+        };
+        let plan = core::plan_with_claims(&snapshot, &claim_meta, &mut fastrand::Rng::new())?;
+        plans += 1;
+        if plan.needs_whole.is_empty() {
+            break plan;
+        }
+        if plans == MAX_PLANS {
+            // The pods keep changing under the round: the next one starts afresh.
+            tracing::debug!(
+                cloneset = key,
+                "pods changed while read; planning again later"
+            );
+            return Ok(Requeue::requeue(CONFLICT_REQUEUE));
+        }
+        // Only pods the CloneSet still controls, as the claim kept them.
+        let uid = set.metadata.uid.as_deref();
+        let controlled = |pod: &Pod| !pod::is_active(pod) || pod.controller_uid() == uid;
+        read_whole(context, &set, &plan.needs_whole, &mut pods, controlled).await?;
     };
-    let at_rest = context
-        .resting
-        .lock()
-        .expect("resting pods lock")
-        .verdicts(&pods, exists);
-    let snapshot = core::Snapshot {
-        cloneset: &set,
-        pods: &pods,
-        history: &history,
-        update_revision: &update_revision,
-        collision_count,
-        now,
-        at_rest: Some(&at_rest),
-    };
-    let mut plan = core::plan_with_claims(&snapshot, &claim_meta, &mut fastrand::Rng::new())?;
     clean_up_claims(context, &set, &key, &plan.claims).await?;
     let executed = execute(context, &set, &key, &plan).await?;
     if let Some(message) = &executed.failed_scale {

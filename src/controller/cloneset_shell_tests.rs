@@ -49,7 +49,17 @@ pub(super) fn name_of(revision: &ControllerRevision) -> String {
     revision.metadata.name.clone().unwrap()
 }
 
+/// The context of a cache that holds every pod of `pods` whole, with their summaries.
 pub(super) fn context(client: kube::Client, pods: Store<Pod>) -> Arc<Context> {
+    let (summaries, _writer) = store_of(pods.state().iter().map(|p| pod_cache::summary(p)));
+    context_with(client, pods, summaries)
+}
+
+pub(super) fn context_with(
+    client: kube::Client,
+    pods: Store<Pod>,
+    summaries: Store<PodSummary>,
+) -> Arc<Context> {
     let reporter = Reporter {
         controller: CONTROLLER_NAME.into(),
         instance: Some("test".into()),
@@ -57,9 +67,9 @@ pub(super) fn context(client: kube::Client, pods: Store<Pod>) -> Arc<Context> {
     Arc::new(Context {
         client: client.clone(),
         pods,
+        summaries,
         recorder: Recorder::new(client, reporter),
         expectations: Default::default(),
-        resting: Default::default(),
         metrics: Arc::new(Metrics::new()),
     })
 }
@@ -87,8 +97,19 @@ pub(super) async fn reconcile_with_claims(
     claims: impl IntoIterator<Item = ClaimMeta>,
     scenario: Scenario,
 ) -> (Result<Requeue, CloneSetError>, Expectations) {
+    let (summaries, _writer) = store_of(pods.state().iter().map(|p| pod_cache::summary(p)));
+    reconcile_on(set, (pods, summaries), claims, scenario).await
+}
+
+/// [`reconcile_with_claims`] on a cache that holds `pods` whole and `summaries` of every pod.
+pub(super) async fn reconcile_on(
+    set: &CloneSet,
+    (pods, summaries): (Store<Pod>, Store<PodSummary>),
+    claims: impl IntoIterator<Item = ClaimMeta>,
+    scenario: Scenario,
+) -> (Result<Requeue, CloneSetError>, Expectations) {
     let (client, server) = scenario.start();
-    let context = context(client, pods);
+    let context = context_with(client, pods, summaries);
     let (claims, _writer) = store_of::<ClaimMeta>(claims);
     let shell = Arc::new(Shell { context, claims });
     let result = reconcile(Arc::new(set.clone()), shell.clone()).await;
@@ -265,8 +286,9 @@ async fn pod_events_release_the_expectations_the_cache_cannot() {
     let stays = named_pod(&set, "web-stays", "8", false);
     let flash = named_pod(&set, "web-flash", "9", false);
     let (client, server) = Scenario::new().start();
-    let (pods, mut writer) = store_of([going.clone(), stays.clone()]);
-    let context = context(client, pods);
+    let (pods, _writer) = store_of([going.clone(), stays.clone()]);
+    let (summaries, mut writer) = store_of([&going, &stays].map(pod_cache::summary));
+    let context = context_with(client, pods, summaries);
     {
         let mut expectations = context.lock_expectations();
         expectations.expect_create(key, "web-flash");
@@ -290,7 +312,9 @@ async fn pod_events_release_the_expectations_the_cache_cannot() {
     }
     assert!(waiting(&context).is_some(), "web-stays is not deleted yet");
     // Its delete event, once the store no longer holds it.
-    writer.apply_watcher_event(&kube::runtime::watcher::Event::Delete(stays.clone()));
+    writer.apply_watcher_event(&kube::runtime::watcher::Event::Delete(pod_cache::summary(
+        &stays,
+    )));
     observe::pod_event(&context, &stays);
     assert_eq!(waiting(&context), None);
     drop(context);
@@ -307,7 +331,6 @@ pub(super) fn running_pod(set: &CloneSet, resource_version: &str) -> Pod {
         update_revision: &name_of(&history[0]),
         collision_count: 0,
         now: Timestamp::UNIX_EPOCH,
-        at_rest: None,
     };
     let plan = core::plan(&snapshot, &mut fastrand::Rng::with_seed(1)).unwrap();
     let Some(Action::CreatePod { pod, .. }) = plan.actions.into_iter().next() else {
@@ -504,6 +527,35 @@ async fn an_in_place_update_sends_the_gate_then_the_images() {
         expectations.unsatisfied("default/web", Instant::now(), |_| at(7)),
         None
     );
+}
+
+/// A pod at rest is in the cache as its summary only: the round that starts its update reads it
+/// from the apiserver first, and guards the writes with the version it read.
+#[tokio::test]
+async fn a_pod_cached_as_its_summary_is_read_whole_before_its_update_starts() {
+    let case = update_case();
+    let summary = pod_cache::summary(&case.pod);
+    assert!(!pod_cache::held(&case.pod, &summary), "the pod is at rest");
+    let mut read = case.pod.clone();
+    read.metadata.resource_version = Some("6".into());
+    let mut scenario = Scenario::new();
+    scenario
+        .expect(Method::GET, REVISIONS)
+        .query(&[SELECTOR])
+        .reply(history_list(&case));
+    let name = case.pod.metadata.name.clone().unwrap();
+    scenario
+        .expect(Method::GET, format!("{PODS}/{name}"))
+        .reply(crate::controller::fake_apiserver::ok(as_json(&read)));
+    expect_gate_false(&mut scenario, &read, "6");
+    scenario.last().reply_with(patched(as_json(&read), "7"));
+    expect_image_patch(&mut scenario, &name, &case.target, "7", "8");
+    scenario.event("default", REGARDING, "Normal", "SuccessfulUpdatePodInPlace");
+    expect_status(&mut scenario, &case);
+    let (pods, _) = store_of::<Pod>([]);
+    let (summaries, _) = store_of([summary]);
+    let (result, _) = reconcile_on(&case.set, (pods, summaries), [], scenario).await;
+    assert!(result.is_ok(), "{result:?}");
 }
 
 #[tokio::test]

@@ -163,9 +163,9 @@ async fn run_term(
     let cloneset_context = Arc::new(cloneset::Context {
         client: client.clone(),
         pods: pods.clone(),
+        summaries: summaries.clone(),
         recorder: Recorder::new(client.clone(), reporter.clone()),
         expectations: Default::default(),
-        resting: Default::default(),
         metrics: config.metrics.clone(),
     });
     let context = Arc::new(sidecarset::Context {

@@ -1,22 +1,22 @@
 //! What the controller keeps of a pod in its cache.
 //!
-//! Every pod of the cluster is held in memory for as long as this replica leads, as the rollout
-//! planner's compact [`PodSummary`] ([`summarize`]), made from the full pod: what a SidecarSet
-//! reconcile reads for every matched pod. A k8s-openapi `Pod`, even pruned, is kilobytes of
-//! sparsely filled structs (a `Container` alone is 2 KiB), so the pod itself, passed through
-//! [`prune`], is kept only when a controller reads it whole ([`held`]): the CloneSet's pods, the
-//! launch barriers still to open, and pods in the middle of an in-place update. They read only a
-//! small part of it: identity, owners, labels and annotations, container names, images and
-//! launch-priority env, the readiness gates, and the container statuses and conditions. The
-//! SidecarSet hash and sidecar state annotations are only read by the planner, from the summary,
-//! and are dropped too.
+//! Every pod of the cluster is held in memory for as long as this replica leads, as the
+//! planners' compact [`PodSummary`] ([`summarize`]), made from the full pod: what a SidecarSet
+//! reconcile reads for every matched pod, and a CloneSet round for every pod of the CloneSet. A
+//! k8s-openapi `Pod`, even pruned, is kilobytes of sparsely filled structs (a `Container` alone is
+//! 2 KiB), so the pod itself, passed through [`prune`], is kept only when a controller reads it
+//! whole every round ([`held`]): a CloneSet's pods with an update in flight or a lifecycle state
+//! to move on, the launch barriers still to open, and pods in the middle of a SidecarSet's
+//! in-place update. They read only a small part of it: identity, owners, labels and annotations,
+//! container names, images and launch-priority env, the readiness gates, and the container
+//! statuses and conditions. The SidecarSet hash and sidecar state annotations are only read by the
+//! planner, from the summary, and are dropped too.
 //!
 //! `cargo bench --bench rollout` reports the memory of both.
 //!
-//! Nothing is ever written from a pruned copy: writes are patches computed on a fresh read (see
-//! [`super::pod_write`]), and decisions taken on the cache are taken again on that read. The
-//! SidecarSet controller reads a pod that is not held from the apiserver when it has a write to
-//! make.
+//! Writes are resourceVersion-guarded patches (see [`super::pod_write`]). Both controllers read
+//! a pod that is not held from the apiserver when they have a write to make, and decide again on
+//! that read.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -28,8 +28,9 @@ use kube::runtime::watcher::Event;
 use crate::api::cloneset::names_cloneset;
 use crate::api::keys;
 use crate::barrier::{self, BarrierDecision};
+use crate::cloneset::{self, listed};
 use crate::inplace;
-use crate::podmarks::{PlannerAnnotation, PodSummary, PodView};
+use crate::podmarks::{EngineOwner, PlannerAnnotation, PodSummary, PodView};
 
 /// Stored by `namespace/name` like the pod it summarises.
 impl Lookup for PodSummary {
@@ -83,23 +84,51 @@ pub fn summarize(event: &Event<Pod>) -> Event<PodSummary> {
     }
 }
 
-/// The summary of `pod`, with whether a SidecarSet's in-place engine is at rest on it.
+/// The summary of `pod`, with whether the in-place engine is at rest on it under a SidecarSet's
+/// options and under a CloneSet's.
 pub fn summary(pod: &Pod) -> PodSummary {
-    PodSummary::of(pod).with_engine_at_rest(inplace::at_rest(pod, &inplace::SIDECARSET_ENGINE))
+    let [sidecarset, cloneset] = inplace::at_rest_each(
+        pod,
+        [&inplace::SIDECARSET_ENGINE, &cloneset::update::ENGINE],
+    );
+    PodSummary::of(pod)
+        .with_engine_at_rest(EngineOwner::SidecarSet, sidecarset)
+        .with_engine_at_rest(EngineOwner::CloneSet, cloneset)
 }
 
-/// Whether a controller reads `pod` whole from the cache, so that the cache keeps it:
-/// - a CloneSet's pod, or one naming a CloneSet among its owners (the claim step adopts those);
+/// Whether a controller reads `pod` whole from the cache, so that the cache keeps it. `summary`
+/// is the pod's ([`summary`]).
+/// - a pod naming a CloneSet among its owners that every CloneSet round reads whole
+///   ([`listed::read_whole_every_round`]: an update in flight, a lifecycle state to move on);
+///   the CloneSet controller reads any other pod it acts on from the apiserver;
 /// - a pod whose launch barrier is still to open (once it opened, or for a pod without one, the
 ///   barrier controller has nothing more to do with it, ever);
 /// - a pod with an in-place update in flight, which the SidecarSet controller drives each round.
 ///   The update state stays on the pod once the update is done; the pod is then at rest
 ///   ([`inplace::at_rest`]) and, from then on, no longer held.
-pub fn held(pod: &Pod) -> bool {
+pub fn held(pod: &Pod, summary: &PodSummary) -> bool {
     let mut owners = pod.metadata.owner_references.iter().flatten();
-    owners.any(names_cloneset)
+    (owners.any(names_cloneset) && listed::read_whole_every_round(summary))
         || barrier::decide(pod) != BarrierDecision::Ignore
-        || inplace::update_in_flight(pod, &inplace::SIDECARSET_ENGINE)
+        || (summary.engine_progress().is_some() && !summary.engine_at_rest(EngineOwner::SidecarSet))
+}
+
+/// The summary store's key of `pod`.
+pub fn key_of_pod(pod: &Pod) -> ObjectRef<PodSummary> {
+    let key = ObjectRef::new(PodView::name(pod));
+    match pod.metadata.namespace.as_deref() {
+        Some(namespace) => key.within(namespace),
+        None => key,
+    }
+}
+
+/// The summary store's key of `summary`.
+pub fn summary_key(summary: &PodSummary) -> ObjectRef<PodSummary> {
+    let key = ObjectRef::new(PodView::name(summary));
+    match summary.namespace_field() {
+        Some(namespace) => key.within(namespace),
+        None => key,
+    }
 }
 
 /// The store key of the pod `summary` summarises.
@@ -112,11 +141,13 @@ pub fn key_of(summary: &PodSummary) -> ObjectRef<Pod> {
 }
 
 /// A pod standing in for one the cache holds only as its summary, when the subscribers are told
-/// of every pod after a relist: its identity, labels and injected list, what they map events by.
+/// of every pod after a relist: its identity, owners, labels and injected list, what they map
+/// events by.
 pub fn stand_in(summary: &PodSummary) -> Pod {
     let mut pod = Pod::default();
     pod.metadata.namespace = summary.namespace_field().map(str::to_string);
     pod.metadata.name = summary.name_field().map(str::to_string);
+    pod.metadata.owner_references = summary.owner_references();
     pod.metadata.labels = summary.labels().cloned();
     pod.metadata.annotations = summary
         .annotation(PlannerAnnotation::InjectedList)

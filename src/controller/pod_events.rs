@@ -13,6 +13,7 @@
 //! outcome: applied pods, and for those who ask, deleted ones, including the pods a relist no
 //! longer finds (deleted while the watch was down).
 
+use std::collections::HashMap;
 use std::pin::pin;
 use std::sync::Arc;
 
@@ -50,15 +51,16 @@ pub struct PodStores {
 pub struct PodEvents {
     pods: reflector::store::Writer<Pod>,
     summaries: reflector::store::Writer<PodSummary>,
-    held: fn(&Pod) -> bool,
+    held: fn(&Pod, &PodSummary) -> bool,
     buffer: usize,
     subscribers: Vec<Subscriber>,
 }
 
 impl PodEvents {
-    /// The stores, and the feed of them; `held` chooses the pods kept whole (pruned). A
-    /// subscriber may lag `buffer` events behind before the watch waits for it.
-    pub fn new(buffer: usize, held: fn(&Pod) -> bool) -> (PodStores, PodEvents) {
+    /// The stores, and the feed of them; `held` chooses the pods kept whole (pruned), given the
+    /// pruned pod and its summary. A subscriber may lag `buffer` events behind before the watch
+    /// waits for it.
+    pub fn new(buffer: usize, held: fn(&Pod, &PodSummary) -> bool) -> (PodStores, PodEvents) {
         let (pods, pod_writer) = reflector::store::<Pod>();
         let (summaries, summary_writer) = reflector::store::<PodSummary>();
         let events = PodEvents {
@@ -94,19 +96,29 @@ impl PodEvents {
         let store = writer.as_reader();
         let summaries = summary_writer.as_reader();
         let mut events = pin!(events.default_backoff());
-        // The pods held when a relist began: those it does not find again were deleted.
+        // The pods held, and the summaries of all pods, when a relist began: those it does not
+        // find again were deleted.
         let mut before_relist: Vec<Arc<Pod>> = Vec::new();
+        let mut summaries_before_relist: Vec<Arc<PodSummary>> = Vec::new();
         while let Some(event) = events.next().await {
             let Ok(event) = event else {
                 continue;
             };
             // Summaries are made from the whole pod, and stored before anyone is told, so a
             // reconcile an event triggers reads the new summary.
-            summary_writer.apply_watcher_event(&pod_cache::summarize(&event));
+            let summarized = pod_cache::summarize(&event);
+            summary_writer.apply_watcher_event(&summarized);
+            // What `held` decides on: the pruned pod and the summary of the whole one.
+            let is_held = |pod: &Pod| match &summarized {
+                watcher::Event::Apply(summary) | watcher::Event::InitApply(summary) => {
+                    held(pod, summary)
+                }
+                _ => false,
+            };
             match event.modify(pod_cache::prune) {
                 watcher::Event::Apply(pod) => {
                     let key = ObjectRef::from_obj(&pod);
-                    let told = if held(&pod) {
+                    let told = if is_held(&pod) {
                         writer.apply_watcher_event(&watcher::Event::Apply(pod));
                         store.get(&key)
                     } else {
@@ -127,18 +139,28 @@ impl PodEvents {
                 watcher::Event::Init => {
                     writer.apply_watcher_event(&watcher::Event::Init);
                     before_relist = store.state();
+                    summaries_before_relist = summaries.state();
                 }
                 watcher::Event::InitApply(pod) => {
-                    if held(&pod) {
+                    if is_held(&pod) {
                         writer.apply_watcher_event(&watcher::Event::InitApply(pod));
                     }
                 }
                 watcher::Event::InitDone => {
                     writer.apply_watcher_event(&watcher::Event::InitDone);
-                    for pod in std::mem::take(&mut before_relist) {
-                        if store.get(&ObjectRef::from_obj(pod.as_ref())).is_none() {
-                            tell(&mut subscribers, pod, true).await;
+                    let mut held_before: HashMap<ObjectRef<Pod>, Arc<Pod>> = before_relist
+                        .drain(..)
+                        .map(|pod| (ObjectRef::from_obj(pod.as_ref()), pod))
+                        .collect();
+                    for summary in std::mem::take(&mut summaries_before_relist) {
+                        if summaries.get(&pod_cache::summary_key(&summary)).is_some() {
+                            continue;
                         }
+                        // Gone: told as the pod held then, or else as its summary's stand-in.
+                        let pod = held_before
+                            .remove(&pod_cache::key_of(&summary))
+                            .unwrap_or_else(|| Arc::new(pod_cache::stand_in(&summary)));
+                        tell(&mut subscribers, pod, true).await;
                     }
                     for pod in store.state() {
                         tell(&mut subscribers, pod, false).await;

@@ -22,7 +22,7 @@ fn names(pods: &[Arc<Pod>]) -> Vec<&str> {
 
 /// Runs `events` through a feed with one subscriber of each kind; what each heard, in order.
 async fn heard(events: Vec<Event<Pod>>) -> (Vec<Arc<Pod>>, Vec<Arc<Pod>>) {
-    let (_stores, mut feed) = PodEvents::new(4, |_| true);
+    let (_stores, mut feed) = PodEvents::new(4, |_, _| true);
     let told = feed.subscribe(Deletions::Told);
     let untold = feed.subscribe(Deletions::Untold);
     let watch = futures::stream::iter(events.into_iter().map(Ok));
@@ -76,7 +76,7 @@ async fn a_relist_tells_of_the_pods_deleted_while_the_watch_was_down() {
 }
 
 /// Held: the pods whose name starts with "held".
-fn held_by_name(pod: &Pod) -> bool {
+fn held_by_name(pod: &Pod, _: &PodSummary) -> bool {
     pod.metadata
         .name
         .as_deref()
@@ -124,7 +124,7 @@ async fn only_held_pods_are_stored_whole_and_every_pod_is_summarised_and_told() 
 
 #[tokio::test]
 async fn a_pod_that_stops_being_held_leaves_the_store() {
-    let (stores, feed) = PodEvents::new(16, |pod| {
+    let (stores, feed) = PodEvents::new(16, |pod, _| {
         pod.metadata
             .labels
             .as_ref()
@@ -143,4 +143,37 @@ async fn a_pod_that_stops_being_held_leaves_the_store() {
     feed.run(watch).await;
     assert!(stores.pods.state().is_empty());
     assert_eq!(stores.summaries.state().len(), 1);
+}
+
+/// A pod the cache holds as its summary only, deleted while the watch was down, is still told
+/// gone after the relist: as its summary's stand-in, with the owners a CloneSet maps it by.
+#[tokio::test]
+async fn a_relist_tells_of_a_pod_not_held_deleted_while_the_watch_was_down() {
+    let (_stores, mut feed) = PodEvents::new(16, held_by_name);
+    let told = feed.subscribe(Deletions::Told);
+    let mut owned = pod("b", false);
+    owned.metadata.owner_references = Some(vec![
+        serde_json::from_value(json!({"apiVersion": "apps.kruise.io/v1alpha1",
+            "kind": "CloneSet", "name": "web", "uid": "web-uid", "controller": true}))
+        .unwrap(),
+    ]);
+    let watch = futures::stream::iter(
+        vec![
+            Event::Init,
+            Event::InitApply(pod("held-a", false)),
+            Event::InitApply(owned.clone()),
+            Event::InitDone,
+            Event::Init,
+            Event::InitApply(pod("held-a", false)),
+            Event::InitDone,
+        ]
+        .into_iter()
+        .map(Ok),
+    );
+    let (_, told) = futures::join!(feed.run(watch), told.collect::<Vec<_>>());
+    assert_eq!(names(&told), ["held-a", "b", "b", "held-a"]);
+    assert_eq!(
+        told[2].metadata.owner_references,
+        owned.metadata.owner_references
+    );
 }

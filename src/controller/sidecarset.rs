@@ -30,7 +30,7 @@ use crate::api::{SidecarSet, keys};
 use crate::inplace::{self, SIDECARSET_ENGINE as ENGINE, Step, Write};
 use crate::k8s::retry::{Attempt, again_on_conflict, is_conflict, retry_on_conflict};
 use crate::k8s::selector;
-use crate::podmarks::{PodSummary, PodView};
+use crate::podmarks::{EngineOwner, PodSummary, PodView};
 use crate::rollout::round::{self, FAILED_REQUEUE, NOT_SYNCED_REQUEUE};
 use crate::rollout::{self, PlannedEvent, Subject, UpgradeRoute};
 
@@ -178,7 +178,7 @@ async fn reconcile(set: Arc<SidecarSet>, context: Arc<Context>) -> Result<Action
         for summary in chosen(&matched, &round.drive) {
             // A finished update keeps its state on the pod: nothing to drive, and the cache no
             // longer holds the pod (`pod_cache::held`), so it is not read either.
-            if summary.engine_at_rest() {
+            if summary.engine_at_rest(EngineOwner::SidecarSet) {
                 continue;
             }
             if let Some(pod) = held_or_read(&context, summary).await? {

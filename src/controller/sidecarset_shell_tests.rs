@@ -69,8 +69,9 @@ fn injected_pod(injected: &SidecarSet) -> Pod {
 fn context(client: kube::Client, pod: &Pod) -> Arc<Context> {
     let mut pruned = pod.clone();
     pod_cache::prune(&mut pruned);
-    let (pods, _) = store_of(pod_cache::held(&pruned).then_some(pruned));
-    let (summaries, _) = store_of([PodSummary::of(pod)]);
+    let summary = pod_cache::summary(pod);
+    let (pods, _) = store_of(pod_cache::held(&pruned, &summary).then_some(pruned));
+    let (summaries, _) = store_of([summary]);
     let namespace: Namespace =
         serde_json::from_value(json!({"metadata": {"name": "default"}})).unwrap();
     let (namespaces, _) = store_of([namespace]);

@@ -24,6 +24,6 @@ pub use calculate::{CalculateOptions, EnvFromMetadata, NotInPlace, Revision, cal
 pub use completion::{ContainerHasher, Incomplete, NoRuntimeHashes, pod_update_completed};
 pub use state::{InPlaceUpdateState, UpdateSpec};
 pub use step::{
-    BatchKind, EngineError, EngineOptions, SIDECARSET_ENGINE, Step, Write, at_rest,
+    BatchKind, EngineError, EngineOptions, SIDECARSET_ENGINE, Step, Write, at_rest, at_rest_each,
     in_flight_revision, next_step, refresh, start_update, start_update_owned, update_in_flight,
 };

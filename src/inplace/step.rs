@@ -224,6 +224,15 @@ pub fn at_rest(pod: &Pod, options: &EngineOptions<'_>) -> bool {
     }
 }
 
+/// [`at_rest`] under each of `options`, with the state read once.
+pub fn at_rest_each<const N: usize>(pod: &Pod, options: [&EngineOptions<'_>; N]) -> [bool; N] {
+    match state::read_state(pod) {
+        None => options.map(|options| at_rest_on(pod, None, options)),
+        Some(Err(_)) => [false; N],
+        Some(Ok(update)) => options.map(|options| at_rest_on(pod, Some(&update), options)),
+    }
+}
+
 /// Whether an in-place update is in flight on the pod: it has a readable update state and the
 /// engine is not [`at_rest`] on it. The state is read once.
 pub fn update_in_flight(pod: &Pod, options: &EngineOptions<'_>) -> bool {

@@ -8,7 +8,7 @@ pub mod sidecarset;
 pub mod summary;
 pub mod view;
 
-pub use summary::PodSummary;
+pub use summary::{EngineOwner, PodSummary};
 pub use view::{
     ContainerView, EngineProgress, HashAnnotation, PlannerAnnotation, PodView, RecordedHashes,
     StatusView, UpgradableView,

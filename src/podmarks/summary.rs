@@ -12,6 +12,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
@@ -23,6 +24,14 @@ use super::view::{
 };
 use crate::api::keys;
 use crate::k8s::selector::Labels;
+
+/// Whose options the in-place engine's verdict on a pod is taken under: they complete an update
+/// differently (a CloneSet's waits for the node agent's record of env read from metadata).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineOwner {
+    SidecarSet = 0,
+    CloneSet = 1,
+}
 
 /// A string inside [`PodSummary::text`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +47,16 @@ struct StatusSpans {
     image_id: Span,
     ready: bool,
     restart_count: i32,
+}
+
+/// One of `metadata.ownerReferences`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct OwnerSpans {
+    api_version: Span,
+    kind: Span,
+    name: Span,
+    uid: Span,
+    controller: bool,
 }
 
 /// `kruise.io/sidecarset-inplace-update-state`, decoded once.
@@ -61,8 +80,7 @@ pub struct PodSummary {
     name: Option<Span>,
     uid: Span,
     resource_version: Span,
-    owner_uids: Box<[Span]>,
-    controller_uid: Option<Span>,
+    owners: Box<[OwnerSpans]>,
     /// Indexed by [`annotation_slot`].
     annotations: [Option<Span>; 2],
     /// (SidecarSet, hash) pairs, sorted by SidecarSet; indexed by [`hash_slot`].
@@ -89,10 +107,10 @@ pub struct PodSummary {
     inplace_grace: bool,
     inplace_state: bool,
     deleting: bool,
-    /// Whether the in-place engine has nothing to do on the pod (`inplace::at_rest`), set by
-    /// whoever builds the summary (`podmarks` sits below the engine, which reads the state):
-    /// `false` until then.
-    engine_at_rest: bool,
+    /// Whether the in-place engine has nothing to do on the pod (`inplace::at_rest`) under each
+    /// owner's options, by [`EngineOwner`]: set by whoever builds the summary (`podmarks` sits
+    /// below the engine, which reads the state), `false` until then.
+    engine_at_rest: [bool; 2],
 }
 
 const ANNOTATIONS: [PlannerAnnotation; 2] = [
@@ -143,11 +161,18 @@ impl PodSummary {
         let name = metadata.name.as_deref().map(|v| text.push(v));
         let uid = text.push(pod.uid());
         let resource_version = text.push(pod.resource_version());
-        let owner_uids: Box<[Span]> = pod.owner_uids().map(|v| text.push(v)).collect();
-        let controller_uid = metadata.owner_references.as_ref().and_then(|owners| {
-            let index = owners.iter().position(|o| o.controller == Some(true))?;
-            owner_uids.get(index).copied()
-        });
+        let owners = metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .map(|o| OwnerSpans {
+                api_version: text.push(&o.api_version),
+                kind: text.push(&o.kind),
+                name: text.push(&o.name),
+                uid: text.push(&o.uid),
+                controller: o.controller == Some(true),
+            })
+            .collect();
         let annotations = ANNOTATIONS.map(|which| pod.annotation(which).map(|v| text.push(v)));
         let hashes = HASHES.map(|which| {
             let RecordedHashes::Text(Some(value)) = pod.recorded_hashes(which) else {
@@ -205,8 +230,7 @@ impl PodSummary {
             name,
             uid,
             resource_version,
-            owner_uids,
-            controller_uid,
+            owners,
             annotations,
             hashes,
             sidecar_states,
@@ -227,20 +251,20 @@ impl PodSummary {
             inplace_grace: pod.has_inplace_grace(),
             inplace_state: pod.has_inplace_state(),
             deleting: pod.deleting(),
-            engine_at_rest: false,
+            engine_at_rest: [false; 2],
         }
     }
 
-    /// The summary with [`engine_at_rest`](Self::engine_at_rest) set.
-    pub fn with_engine_at_rest(mut self, at_rest: bool) -> Self {
-        self.engine_at_rest = at_rest;
+    /// The summary with [`engine_at_rest`](Self::engine_at_rest) set for `owner`.
+    pub fn with_engine_at_rest(mut self, owner: EngineOwner, at_rest: bool) -> Self {
+        self.engine_at_rest[owner as usize] = at_rest;
         self
     }
 
-    /// Whether the in-place engine has nothing to do on the pod: no update of any owner in
-    /// flight, nothing to drive.
-    pub fn engine_at_rest(&self) -> bool {
-        self.engine_at_rest
+    /// Whether the in-place engine, under `owner`'s options, has nothing to do on the pod: no
+    /// update of any owner in flight, nothing to drive.
+    pub fn engine_at_rest(&self, owner: EngineOwner) -> bool {
+        self.engine_at_rest[owner as usize]
     }
 
     fn str(&self, span: Span) -> &str {
@@ -262,6 +286,20 @@ impl PodSummary {
     /// `metadata.name` as the pod has it (`None`: unset).
     pub fn name_field(&self) -> Option<&str> {
         self.opt_str(self.name)
+    }
+
+    /// `metadata.ownerReferences` as the pod has them, without `blockOwnerDeletion` (`None`:
+    /// none).
+    pub fn owner_references(&self) -> Option<Vec<OwnerReference>> {
+        let owners = self.owners.iter().map(|o| OwnerReference {
+            api_version: self.str(o.api_version).to_string(),
+            kind: self.str(o.kind).to_string(),
+            name: self.str(o.name).to_string(),
+            uid: self.str(o.uid).to_string(),
+            controller: o.controller.then_some(true),
+            block_owner_deletion: None,
+        });
+        (!self.owners.is_empty()).then(|| owners.collect())
     }
 }
 
@@ -301,11 +339,12 @@ impl PodView for PodSummary {
     }
 
     fn owner_uids(&self) -> impl Iterator<Item = &str> {
-        self.owner_uids.iter().map(|&uid| self.str(uid))
+        self.owners.iter().map(|o| self.str(o.uid))
     }
 
     fn controller_uid(&self) -> Option<&str> {
-        self.opt_str(self.controller_uid)
+        let controller = self.owners.iter().find(|o| o.controller)?;
+        Some(self.str(controller.uid))
     }
 
     fn deletion_cost(&self) -> i32 {

@@ -332,51 +332,70 @@ fn first_condition<'a>(pod: &'a Pod, condition_type: &str) -> Option<&'a PodCond
     conditions.iter().find(|c| c.type_ == condition_type)
 }
 
-/// A pod behind a pointer reads as the pod, so that the planners take `&Arc<Pod>`,
-/// `&Arc<PodSummary>` and `&&Pod` alike.
+/// `impl PodView for $type` answering every read with `$target` (an expression of `self`), e.g.
+/// a pointer's pod or a record's summary.
 macro_rules! forward_pod_view {
-    ($($wrapper:ty),*) => {$(
-        impl<T: PodView + ?Sized> PodView for $wrapper {
-            fn namespace(&self) -> &str { (**self).namespace() }
-            fn name(&self) -> &str { (**self).name() }
-            fn uid(&self) -> &str { (**self).uid() }
-            fn resource_version(&self) -> &str { (**self).resource_version() }
-            fn owner_uids(&self) -> impl Iterator<Item = &str> { (**self).owner_uids() }
-            fn controller_uid(&self) -> Option<&str> { (**self).controller_uid() }
-            fn deletion_cost(&self) -> i32 { (**self).deletion_cost() }
-            fn has_inplace_grace(&self) -> bool { (**self).has_inplace_grace() }
-            fn has_inplace_state(&self) -> bool { (**self).has_inplace_state() }
-            fn labels(&self) -> Option<&Labels> { (**self).labels() }
-            fn annotation(&self, which: PlannerAnnotation) -> Option<&str> {
-                (**self).annotation(which)
+    ([$($generics:tt)*] $type:ty, $this:ident => $target:expr) => {
+        impl<$($generics)*> $crate::podmarks::PodView for $type {
+            fn namespace(&$this) -> &str { $target.namespace() }
+            fn name(&$this) -> &str { $target.name() }
+            fn uid(&$this) -> &str { $target.uid() }
+            fn resource_version(&$this) -> &str { $target.resource_version() }
+            fn owner_uids(&$this) -> impl Iterator<Item = &str> { $target.owner_uids() }
+            fn controller_uid(&$this) -> Option<&str> { $target.controller_uid() }
+            fn deletion_cost(&$this) -> i32 { $target.deletion_cost() }
+            fn has_inplace_grace(&$this) -> bool { $target.has_inplace_grace() }
+            fn has_inplace_state(&$this) -> bool { $target.has_inplace_state() }
+            fn labels(&$this) -> Option<&$crate::k8s::selector::Labels> { $target.labels() }
+            fn annotation(&$this, which: $crate::podmarks::PlannerAnnotation) -> Option<&str> {
+                $target.annotation(which)
             }
-            fn recorded_hashes(&self, which: HashAnnotation) -> RecordedHashes<'_> {
-                (**self).recorded_hashes(which)
+            fn recorded_hashes(
+                &$this,
+                which: $crate::podmarks::HashAnnotation,
+            ) -> $crate::podmarks::RecordedHashes<'_> {
+                $target.recorded_hashes(which)
             }
-            fn sidecar_state(&self, sidecarset: &str) -> Cow<'_, SidecarState> {
-                (**self).sidecar_state(sidecarset)
+            fn sidecar_state(
+                &$this,
+                sidecarset: &str,
+            ) -> std::borrow::Cow<'_, $crate::podmarks::sidecarset::SidecarState> {
+                $target.sidecar_state(sidecarset)
             }
-            fn engine_progress(&self) -> Option<EngineProgress<'_>> { (**self).engine_progress() }
-            fn containers(&self) -> impl ExactSizeIterator<Item = ContainerView<'_>> {
-                (**self).containers()
+            fn engine_progress(&$this) -> Option<$crate::podmarks::EngineProgress<'_>> {
+                $target.engine_progress()
             }
-            fn container_statuses(&self) -> impl ExactSizeIterator<Item = StatusView<'_>> {
-                (**self).container_statuses()
+            fn containers(
+                &$this,
+            ) -> impl ExactSizeIterator<Item = $crate::podmarks::ContainerView<'_>> {
+                $target.containers()
             }
-            fn phase(&self) -> &str { (**self).phase() }
-            fn has_ready_condition(&self) -> bool { (**self).has_ready_condition() }
-            fn first_ready_true(&self) -> bool { (**self).first_ready_true() }
-            fn ready_since(&self) -> Option<&Timestamp> { (**self).ready_since() }
-            fn inplace_ready_status(&self) -> Option<&str> { (**self).inplace_ready_status() }
-            fn has_inplace_gate(&self) -> bool { (**self).has_inplace_gate() }
-            fn created(&self) -> Option<&Timestamp> { (**self).created() }
-            fn deleting(&self) -> bool { (**self).deleting() }
-            fn node_name(&self) -> &str { (**self).node_name() }
-            fn upgradable_condition(&self) -> Option<UpgradableView<'_>> {
-                (**self).upgradable_condition()
+            fn container_statuses(
+                &$this,
+            ) -> impl ExactSizeIterator<Item = $crate::podmarks::StatusView<'_>> {
+                $target.container_statuses()
+            }
+            fn phase(&$this) -> &str { $target.phase() }
+            fn has_ready_condition(&$this) -> bool { $target.has_ready_condition() }
+            fn first_ready_true(&$this) -> bool { $target.first_ready_true() }
+            fn ready_since(&$this) -> Option<&k8s_openapi::jiff::Timestamp> {
+                $target.ready_since()
+            }
+            fn inplace_ready_status(&$this) -> Option<&str> { $target.inplace_ready_status() }
+            fn has_inplace_gate(&$this) -> bool { $target.has_inplace_gate() }
+            fn created(&$this) -> Option<&k8s_openapi::jiff::Timestamp> { $target.created() }
+            fn deleting(&$this) -> bool { $target.deleting() }
+            fn node_name(&$this) -> &str { $target.node_name() }
+            fn upgradable_condition(&$this) -> Option<$crate::podmarks::UpgradableView<'_>> {
+                $target.upgradable_condition()
             }
         }
-    )*};
+    };
 }
+pub(crate) use forward_pod_view;
 
-forward_pod_view!(&T, std::sync::Arc<T>, Box<T>);
+// A pod behind a pointer reads as the pod, so that the planners take `&Arc<Pod>`,
+// `&Arc<PodSummary>` and `&&Pod` alike.
+forward_pod_view!([T: PodView + ?Sized] &T, self => (**self));
+forward_pod_view!([T: PodView + ?Sized] std::sync::Arc<T>, self => (**self));
+forward_pod_view!([T: PodView + ?Sized] Box<T>, self => (**self));

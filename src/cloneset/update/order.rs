@@ -11,7 +11,6 @@ use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Pod;
 
 use crate::podmarks::PodView;
 
@@ -38,8 +37,8 @@ pub(super) struct FlatKey<'p> {
 }
 
 /// Keys of `pods` (pod, PreparingUpdate, position).
-pub(super) fn flat_keys<'p>(
-    pods: impl Iterator<Item = (&'p Pod, bool, usize)> + Clone,
+pub(super) fn flat_keys<'p, P: PodView + 'p>(
+    pods: impl Iterator<Item = (&'p P, bool, usize)> + Clone,
 ) -> Vec<FlatKey<'p>> {
     let mut namespaces: BTreeMap<&str, usize> = pods
         .clone()
@@ -84,7 +83,7 @@ pub(super) fn flat_keys<'p>(
 mod tests {
     use super::*;
     use crate::rollout::order::OrderKey;
-    use k8s_openapi::api::core::v1::{ContainerStatus, PodCondition, PodSpec, PodStatus};
+    use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodCondition, PodSpec, PodStatus};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     fn random_pod(rng: &mut fastrand::Rng) -> Pod {

@@ -7,7 +7,7 @@ use crate::cloneset::claim::{self, Change};
 /// What the round goes on with.
 pub(super) enum Claimed {
     /// The pods the CloneSet controls, as written, sorted by name.
-    Pods(Vec<Arc<Pod>>),
+    Pods(Vec<ListedPod>),
     /// The round stops here and is retried as said.
     Stop(Requeue),
 }
@@ -41,20 +41,25 @@ pub(super) fn clonesets_to_sync(pod: &Pod) -> Vec<ObjectRef<CloneSet>> {
 
 /// Adopts and releases what the claim says; returns the pods the round plans with. A write that
 /// met a newer pod (409) stops the round: the next one decides again on what the cache shows.
-/// A pod gone meanwhile (404) is simply not the CloneSet's.
+/// A pod gone meanwhile (404) is simply not the CloneSet's. A pod to adopt or release that the
+/// cache holds as a summary only is read whole first.
 pub(super) async fn claim_pods(
     context: &Context,
     set: &CloneSet,
     key: &str,
-    listed: &[Arc<Pod>],
+    mut listed: Vec<ListedPod>,
 ) -> Result<Claimed, CloneSetError> {
-    let claims = match claim::claim(set, listed) {
-        Ok(claims) => claims,
-        Err(error) => {
-            // Nothing to retry until the CloneSet changes (OpenKruise drops the key too).
-            tracing::warn!(cloneset = key, %error, "invalid selector");
-            return Ok(Claimed::Stop(Requeue::await_change()));
-        }
+    let mut claims = claim_or_stop(set, key, &listed)?;
+    if let Ok(first) = &claims
+        && !first.needs_whole.is_empty()
+    {
+        read_whole(context, set, &first.needs_whole, &mut listed, |_| true).await?;
+        claims = claim_or_stop(set, key, &listed)?;
+    }
+    let claims = match claims {
+        Ok(claims) if claims.needs_whole.is_empty() => claims,
+        Ok(_) => return Ok(Claimed::Stop(Requeue::requeue(CONFLICT_REQUEUE))),
+        Err(stop) => return Ok(Claimed::Stop(stop)),
     };
     let mut pods = claims.kept;
     if claims.changes.iter().any(|c| c.adopt) {
@@ -64,13 +69,29 @@ pub(super) async fn claim_pods(
     let api: Api<Pod> = Api::namespaced(context.client.clone(), namespace);
     for change in &claims.changes {
         match write_owners(context, key, &api, change).await? {
-            Written::Done(pod) if change.adopt => pods.push(pod),
+            Written::Done(pod) if change.adopt => pods.push(ListedPod::whole(pod)),
             Written::Done(_) | Written::Gone => {}
             Written::Conflict => return Ok(Claimed::Stop(Requeue::requeue(CONFLICT_REQUEUE))),
         }
     }
-    pods.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    pods.sort_by(|a, b| a.name().cmp(b.name()));
     Ok(Claimed::Pods(pods))
+}
+
+/// The claim, or how to stop the round when the selector is unusable.
+fn claim_or_stop(
+    set: &CloneSet,
+    key: &str,
+    listed: &[ListedPod],
+) -> Result<Result<claim::Claims, Requeue>, CloneSetError> {
+    match claim::claim(set, listed) {
+        Ok(claims) => Ok(Ok(claims)),
+        Err(error) => {
+            // Nothing to retry until the CloneSet changes (OpenKruise drops the key too).
+            tracing::warn!(cloneset = key, %error, "invalid selector");
+            Ok(Err(Requeue::await_change()))
+        }
+    }
 }
 
 /// Adoption only for the CloneSet the cache showed, still there and not being deleted (a fresh

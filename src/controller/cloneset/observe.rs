@@ -7,6 +7,8 @@
 
 use super::*;
 use crate::controller::expectations::Told;
+use crate::controller::pod_cache;
+use crate::podmarks::PodView;
 
 /// What an event of the object `event` tells, `held` being what the store holds of its name.
 fn told(event: &ObjectMeta, held: Option<&ObjectMeta>) -> Told {
@@ -27,8 +29,14 @@ pub(super) fn pod_event(context: &Context, pod: &Pod) {
     let Some(owner) = owner_of(pod) else {
         return;
     };
-    let held = context.pods.get(&ObjectRef::from_obj(pod));
-    let told = told(&pod.metadata, held.as_deref().map(|p| &p.metadata));
+    // Every pod has a summary; only some are held whole.
+    let held = context.summaries.get(&pod_cache::key_of_pod(pod));
+    let uid = pod.metadata.uid.as_deref().unwrap_or("");
+    let told = match held {
+        Some(held) if held.uid() == uid && held.deleting() => Told::Deleting,
+        Some(held) if held.uid() == uid => Told::Exists,
+        _ => Told::Deleted,
+    };
     observe(context, &owner, &pod.name_any(), told);
 }
 

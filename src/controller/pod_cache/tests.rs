@@ -9,7 +9,7 @@ use crate::controller::barrier;
 use crate::controller::sidecarset;
 use crate::inject::launch_priority::apply_launch_priority;
 use crate::inject::sidecar::{InjectionContext, inject_sidecars};
-use crate::podmarks::PodSummary;
+use crate::podmarks::{EngineOwner, PodSummary};
 use crate::rollout;
 use crate::source::Catalogue;
 use crate::source::dir::{self, EMBEDDED_EXAMPLES};
@@ -151,11 +151,20 @@ fn assert_same_decisions(full: &Pod, catalogue: &Catalogue) {
             );
         }
     }
-    assert_eq!(held(full), held(&small));
+    // The cache decides on the pruned pod, with the summary of the full one.
+    assert_eq!(held(full, &summary(full)), held(&small, &summary(full)));
     let engine = &crate::inplace::SIDECARSET_ENGINE;
     let at_rest = crate::inplace::at_rest(full, engine);
     assert_eq!(at_rest, crate::inplace::at_rest(&small, engine));
-    assert_eq!(summary(full).engine_at_rest(), at_rest);
+    assert_eq!(
+        summary(full).engine_at_rest(EngineOwner::SidecarSet),
+        at_rest
+    );
+    let cloneset_engine = &crate::cloneset::update::ENGINE;
+    assert_eq!(
+        summary(full).engine_at_rest(EngineOwner::CloneSet),
+        crate::inplace::at_rest(full, cloneset_engine)
+    );
     assert_eq!(
         crate::inplace::update_in_flight(full, engine),
         crate::podmarks::EngineProgress::of(full).is_some() && !at_rest
@@ -313,6 +322,11 @@ proptest! {
     }
 }
 
+/// [`held`] as the cache asks it, with the pod's summary.
+fn held_now(pod: &Pod) -> bool {
+    held(pod, &summary(pod))
+}
+
 fn owned_by(kind: &str, api_version: &str, controller: bool) -> Pod {
     serde_json::from_value(serde_json::json!({
         "metadata": {"name": "p", "namespace": "ns", "ownerReferences": [{
@@ -334,21 +348,39 @@ fn the_cache_holds_whole_only_the_pods_a_controller_reads_whole() {
         "Running",
         false,
     );
-    assert!(!held(&plain));
-    // A CloneSet's pod, or one naming a CloneSet (adoption), whatever else it is.
-    assert!(held(&owned_by("CloneSet", "apps.kruise.io/v1alpha1", true)));
-    assert!(held(&owned_by(
-        "CloneSet",
-        "apps.kruise.io/v1alpha1",
-        false
+    assert!(!held_now(&plain));
+    // A CloneSet's pod that every round reads whole: one with a lifecycle state to move on (or
+    // an update in flight, below); one at rest is left to its summary, whoever owns it.
+    let cloneset_pod = |controller: bool, lifecycle: Option<&str>| {
+        let mut pod = owned_by("CloneSet", "apps.kruise.io/v1alpha1", controller);
+        if let Some(state) = lifecycle {
+            pod.metadata.labels =
+                Some([(cloneset::pod::LIFECYCLE_STATE.into(), state.into())].into());
+        }
+        pod
+    };
+    assert!(held_now(&cloneset_pod(
+        true,
+        Some(cloneset::pod::PREPARING_NORMAL)
     )));
-    assert!(!held(&owned_by("ReplicaSet", "apps/v1", true)));
-    assert!(!held(&owned_by("CloneSet", "example.com/v1", true)));
+    assert!(held_now(&cloneset_pod(false, Some(cloneset::pod::UPDATED))));
+    assert!(!held_now(&cloneset_pod(true, Some(cloneset::pod::NORMAL))));
+    assert!(!held_now(&cloneset_pod(true, None)));
+    assert!(!held_now(&owned_by("ReplicaSet", "apps/v1", true)));
+    let mut foreign = owned_by("CloneSet", "example.com/v1", true);
+    foreign.metadata.labels = Some(
+        [(
+            cloneset::pod::LIFECYCLE_STATE.into(),
+            cloneset::pod::UPDATING.into(),
+        )]
+        .into(),
+    );
+    assert!(!held_now(&foreign));
     // A launch barrier still to open; once it opened, never again.
     let ordered = admitted("pod-ordered-launch.json", &catalogue);
     let starting = with_status(ordered, &[Some(false); 8], "Pending", false);
     assert_ne!(barrier::decide(&starting), BarrierDecision::Ignore);
-    assert!(held(&starting));
+    assert!(held_now(&starting));
     let mut opened = starting.clone();
     opened
         .metadata
@@ -359,7 +391,7 @@ fn the_cache_holds_whole_only_the_pods_a_controller_reads_whole() {
             "true".into(),
         );
     assert_eq!(barrier::decide(&opened), BarrierDecision::Ignore);
-    assert!(!held(&opened));
+    assert!(!held_now(&opened));
     // An in-place update in progress: a batch still to come.
     let with_state = |state: &str| {
         let mut pod = plain.clone();
@@ -372,15 +404,15 @@ fn the_cache_holds_whole_only_the_pods_a_controller_reads_whole() {
     let updating = with_state(
         r#"{"revision":"r2","updateTimestamp":"2026-11-22T10:00:00Z","nextContainerImages":{"app":"app:v2"}}"#,
     );
-    assert!(held(&updating));
-    assert!(!summary(&updating).engine_at_rest());
+    assert!(held_now(&updating));
+    assert!(!summary(&updating).engine_at_rest(EngineOwner::SidecarSet));
     // Done: the state stays on the pod, which is no longer held.
     let finished = with_state(r#"{"revision":"r2","updateTimestamp":"2026-11-22T10:00:00Z"}"#);
-    assert!(!held(&finished));
-    assert!(summary(&finished).engine_at_rest());
+    assert!(!held_now(&finished));
+    assert!(summary(&finished).engine_at_rest(EngineOwner::SidecarSet));
     // An unreadable state is none for the engine: not held, and not at rest either (the engine
     // reports it on every round it reads it).
     let unreadable = with_state("{");
-    assert!(!held(&unreadable));
-    assert!(!summary(&unreadable).engine_at_rest());
+    assert!(!held_now(&unreadable));
+    assert!(!summary(&unreadable).engine_at_rest(EngineOwner::SidecarSet));
 }
