@@ -238,7 +238,7 @@ fn owned_pods(context: &Context, set: &CloneSet) -> Vec<ListedPod> {
         .map(|summary| {
             let whole = context
                 .pods
-                .get(&pod_cache::key_of(&summary))
+                .get(&pod_cache::store_key(&summary))
                 .filter(|pod| pod.resource_version() == summary.resource_version());
             ListedPod { summary, whole }
         })

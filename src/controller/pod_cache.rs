@@ -113,30 +113,17 @@ pub fn held(pod: &Pod, summary: &PodSummary) -> bool {
         || (summary.engine_progress().is_some() && !summary.engine_at_rest(EngineOwner::SidecarSet))
 }
 
-/// The summary store's key of `pod`.
-pub fn key_of_pod(pod: &Pod) -> ObjectRef<PodSummary> {
-    let key = ObjectRef::new(PodView::name(pod));
-    match pod.metadata.namespace.as_deref() {
-        Some(namespace) => key.within(namespace),
-        None => key,
-    }
-}
-
-/// The summary store's key of `summary`.
-pub fn summary_key(summary: &PodSummary) -> ObjectRef<PodSummary> {
-    let key = ObjectRef::new(PodView::name(summary));
-    match summary.namespace_field() {
-        Some(namespace) => key.within(namespace),
-        None => key,
-    }
-}
-
-/// The store key of the pod `summary` summarises.
-pub fn key_of(summary: &PodSummary) -> ObjectRef<Pod> {
-    let key = ObjectRef::new(PodView::name(summary));
-    match summary.namespace_field() {
-        Some(namespace) => key.within(namespace),
-        None => key,
+/// The key of `pod` (a pod or a summary) in a store of `K` (pods or summaries): its namespace and
+/// name. (A stored pod always has a namespace.)
+pub fn store_key<K>(pod: &impl PodView) -> ObjectRef<K>
+where
+    K: Lookup,
+    K::DynamicType: Default,
+{
+    let key = ObjectRef::new(pod.name());
+    match pod.namespace() {
+        "" => key,
+        namespace => key.within(namespace),
     }
 }
 

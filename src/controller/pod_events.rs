@@ -153,12 +153,12 @@ impl PodEvents {
                         .map(|pod| (ObjectRef::from_obj(pod.as_ref()), pod))
                         .collect();
                     for summary in std::mem::take(&mut summaries_before_relist) {
-                        if summaries.get(&pod_cache::summary_key(&summary)).is_some() {
+                        if summaries.get(&pod_cache::store_key(&summary)).is_some() {
                             continue;
                         }
                         // Gone: told as the pod held then, or else as its summary's stand-in.
                         let pod = held_before
-                            .remove(&pod_cache::key_of(&summary))
+                            .remove(&pod_cache::store_key(&summary))
                             .unwrap_or_else(|| Arc::new(pod_cache::stand_in(&summary)));
                         tell(&mut subscribers, pod, true).await;
                     }
@@ -168,7 +168,7 @@ impl PodEvents {
                     // The pods not held are told as the stand-in their summary gives, one at a
                     // time: what the subscribers map events by (names, labels, injected list).
                     for summary in summaries.state() {
-                        if store.get(&pod_cache::key_of(&summary)).is_none() {
+                        if store.get(&pod_cache::store_key(&summary)).is_none() {
                             let pod = Arc::new(pod_cache::stand_in(&summary));
                             tell(&mut subscribers, pod, false).await;
                         }

@@ -270,7 +270,7 @@ async fn held_or_read(
     context: &Context,
     summary: &PodSummary,
 ) -> Result<Option<Arc<Pod>>, SidecarSetError> {
-    if let Some(pod) = context.pods.get(&pod_cache::key_of(summary)) {
+    if let Some(pod) = context.pods.get(&pod_cache::store_key(summary)) {
         return Ok(Some(pod));
     }
     let id = PodId::of(summary);

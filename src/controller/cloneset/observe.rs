@@ -30,7 +30,7 @@ pub(super) fn pod_event(context: &Context, pod: &Pod) {
         return;
     };
     // Every pod has a summary; only some are held whole.
-    let held = context.summaries.get(&pod_cache::key_of_pod(pod));
+    let held = context.summaries.get(&pod_cache::store_key(pod));
     let uid = pod.metadata.uid.as_deref().unwrap_or("");
     let told = match held {
         Some(held) if held.uid() == uid && held.deleting() => Told::Deleting,
