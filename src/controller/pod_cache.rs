@@ -128,12 +128,15 @@ where
 }
 
 /// A pod standing in for one the cache holds only as its summary, when the subscribers are told
-/// of every pod after a relist: its identity, owners, labels and injected list, what they map
-/// events by.
+/// of every pod after a relist: its identity (uid and version included), owners, labels and
+/// injected list, what they map and observe events by.
 pub fn stand_in(summary: &PodSummary) -> Pod {
     let mut pod = Pod::default();
+    let text = |value: &str| (!value.is_empty()).then(|| value.to_string());
     pod.metadata.namespace = summary.namespace_field().map(str::to_string);
     pod.metadata.name = summary.name_field().map(str::to_string);
+    pod.metadata.uid = text(PodView::uid(summary));
+    pod.metadata.resource_version = text(PodView::resource_version(summary));
     pod.metadata.owner_references = summary.owner_references();
     pod.metadata.labels = summary.labels().cloned();
     pod.metadata.annotations = summary

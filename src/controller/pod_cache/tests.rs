@@ -416,3 +416,30 @@ fn the_cache_holds_whole_only_the_pods_a_controller_reads_whole() {
     assert!(!held_now(&unreadable));
     assert!(!summary(&unreadable).engine_at_rest(EngineOwner::SidecarSet));
 }
+
+/// What a subscriber maps and observes a relisted pod by survives in its stand-in: identity,
+/// version, owners and labels. (The CloneSet's expectations compare the uid with the cache's.)
+#[test]
+fn a_stand_in_keeps_what_subscribers_read() {
+    let mut pod = owned_by("CloneSet", "apps.kruise.io/v1alpha1", true);
+    pod.metadata.uid = Some("pod-uid".into());
+    pod.metadata.resource_version = Some("42".into());
+    pod.metadata.labels = Some([("app".to_string(), "web".to_string())].into());
+    let stand_in = stand_in(&summary(&pod));
+    assert_eq!(stand_in.metadata.namespace, pod.metadata.namespace);
+    assert_eq!(stand_in.metadata.name, pod.metadata.name);
+    assert_eq!(stand_in.metadata.uid, pod.metadata.uid);
+    assert_eq!(
+        stand_in.metadata.resource_version,
+        pod.metadata.resource_version
+    );
+    assert_eq!(stand_in.metadata.labels, pod.metadata.labels);
+    let owners = |pod: &Pod| {
+        let mut owners = pod.metadata.owner_references.clone().unwrap_or_default();
+        owners
+            .iter_mut()
+            .for_each(|o| o.block_owner_deletion = None);
+        owners
+    };
+    assert_eq!(owners(&stand_in), owners(&pod));
+}
