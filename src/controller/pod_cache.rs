@@ -60,16 +60,14 @@ impl Lookup for PodSummary {
         self.namespace_field().map(Cow::Borrowed)
     }
 
+    // Left out of the store's keys, though the summary has them: store keys compare namespace and
+    // name only, and each key would carry two more strings.
     fn resource_version(&self) -> Option<Cow<'_, str>> {
-        Some(PodView::resource_version(self))
-            .filter(|v| !v.is_empty())
-            .map(Cow::Borrowed)
+        None
     }
 
     fn uid(&self) -> Option<Cow<'_, str>> {
-        Some(PodView::uid(self))
-            .filter(|v| !v.is_empty())
-            .map(Cow::Borrowed)
+        None
     }
 }
 
