@@ -97,6 +97,9 @@ pub struct PodSummary {
     labels: Option<Labels>,
     node_name: Span,
     inplace_ready_status: Option<Span>,
+    /// `node_name` is not empty: kept apart, the SidecarSet planner reads it of every pod and
+    /// the text is another allocation.
+    scheduled: bool,
     ready_since: Option<Timestamp>,
     created: Option<Timestamp>,
     deletion_cost: i32,
@@ -242,6 +245,7 @@ impl PodSummary {
             labels: pod.labels().cloned(),
             node_name,
             inplace_ready_status,
+            scheduled: pod.scheduled(),
             ready_since: pod.ready_since().copied(),
             created: pod.created().copied(),
             deletion_cost: pod.deletion_cost(),
@@ -443,6 +447,10 @@ impl PodView for PodSummary {
 
     fn node_name(&self) -> &str {
         self.str(self.node_name)
+    }
+
+    fn scheduled(&self) -> bool {
+        self.scheduled
     }
 
     fn upgradable_condition(&self) -> Option<UpgradableView<'_>> {

@@ -386,6 +386,7 @@ macro_rules! forward_pod_view {
             fn created(&$this) -> Option<&k8s_openapi::jiff::Timestamp> { $target.created() }
             fn deleting(&$this) -> bool { $target.deleting() }
             fn node_name(&$this) -> &str { $target.node_name() }
+            fn scheduled(&$this) -> bool { $target.scheduled() }
             fn upgradable_condition(&$this) -> Option<$crate::podmarks::UpgradableView<'_>> {
                 $target.upgradable_condition()
             }
