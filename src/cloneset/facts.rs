@@ -43,6 +43,17 @@ impl Lifecycle {
             _ => Lifecycle::Other,
         }
     }
+
+    /// The states the update step moves on from by itself, once what they wait for is there.
+    pub fn moves_on_by_itself(self) -> bool {
+        matches!(
+            self,
+            Lifecycle::PreparingNormal
+                | Lifecycle::PreparingUpdate
+                | Lifecycle::Updating
+                | Lifecycle::Updated
+        )
+    }
 }
 
 /// One active pod as the round's counting steps see it.

@@ -56,12 +56,11 @@ pub fn summarize(pod: &Pod) -> PodSummary {
 /// it, or its lifecycle state or labels may move on by themselves (`update::refresh`), or it
 /// waits in `PreparingDelete` (`scale`). `summary` is one [`summarize`] made.
 pub fn read_whole_every_round(summary: &PodSummary) -> bool {
+    let lifecycle = Lifecycle::of(pod::lifecycle(summary));
     !summary.engine_at_rest(EngineOwner::CloneSet)
         || missing_template_hash(summary)
-        || !matches!(
-            Lifecycle::of(pod::lifecycle(summary)),
-            Lifecycle::Unset | Lifecycle::Normal | Lifecycle::Other
-        )
+        || lifecycle.moves_on_by_itself()
+        || lifecycle == Lifecycle::PreparingDelete
 }
 
 /// `controller-revision-hash` without `pod-template-hash` (the refresh adds it).

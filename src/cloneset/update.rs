@@ -12,6 +12,7 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::facts::{Lifecycle, PodFacts};
 use super::hooks;
+use super::listed::missing_template_hash;
 use super::numbers::Diff;
 use super::pod::{self, NORMAL, PREPARING_NORMAL, PREPARING_UPDATE, UPDATED, UPDATING};
 use super::revision::{label_names_revision, short_hash};
@@ -131,14 +132,7 @@ fn engine_write(step: Step) -> Option<PodWrite> {
 /// themselves, and only a missing `pod-template-hash` is added to the others. A pod for which it
 /// is true is one [`super::listed::read_whole_every_round`] keeps whole.
 fn lifecycle_may_move(facts: &PodFacts) -> bool {
-    facts.missing_template_hash
-        || matches!(
-            facts.lifecycle,
-            Lifecycle::PreparingNormal
-                | Lifecycle::PreparingUpdate
-                | Lifecycle::Updating
-                | Lifecycle::Updated
-        )
+    facts.missing_template_hash || facts.lifecycle.moves_on_by_itself()
 }
 
 /// The lifecycle label the pod should move to now, plus a missing `pod-template-hash`.
@@ -159,10 +153,8 @@ fn lifecycle_transition(ctx: &Context<'_>, p: &Pod) -> Option<Pod> {
         UPDATED => (after_update() == NORMAL).then_some(NORMAL),
         _ => None,
     };
-    let missing_template_hash = pod::label(p, pod::POD_TEMPLATE_HASH).is_none()
-        && pod::label(p, keys::CONTROLLER_REVISION_HASH).is_some();
     // Most pods of a large CloneSet need nothing: no copy of them is made.
-    if next.is_none() && !missing_template_hash {
+    if next.is_none() && !missing_template_hash(p) {
         return None;
     }
     let mut after = p.clone();

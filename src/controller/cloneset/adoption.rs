@@ -49,12 +49,12 @@ pub(super) async fn claim_pods(
     key: &str,
     mut listed: Vec<ListedPod>,
 ) -> Result<Claimed, CloneSetError> {
-    let mut claims = claim_or_stop(set, key, &listed)?;
+    let mut claims = claim_or_stop(set, key, &listed);
     if let Ok(first) = &claims
         && !first.needs_whole.is_empty()
     {
         read_whole(context, set, &first.needs_whole, &mut listed, |_| true).await?;
-        claims = claim_or_stop(set, key, &listed)?;
+        claims = claim_or_stop(set, key, &listed);
     }
     let claims = match claims {
         Ok(claims) if claims.needs_whole.is_empty() => claims,
@@ -83,15 +83,12 @@ fn claim_or_stop(
     set: &CloneSet,
     key: &str,
     listed: &[ListedPod],
-) -> Result<Result<claim::Claims, Requeue>, CloneSetError> {
-    match claim::claim(set, listed) {
-        Ok(claims) => Ok(Ok(claims)),
-        Err(error) => {
-            // Nothing to retry until the CloneSet changes (OpenKruise drops the key too).
-            tracing::warn!(cloneset = key, %error, "invalid selector");
-            Ok(Err(Requeue::await_change()))
-        }
-    }
+) -> Result<claim::Claims, Requeue> {
+    claim::claim(set, listed).map_err(|error| {
+        // Nothing to retry until the CloneSet changes (OpenKruise drops the key too).
+        tracing::warn!(cloneset = key, %error, "invalid selector");
+        Requeue::await_change()
+    })
 }
 
 /// Adoption only for the CloneSet the cache showed, still there and not being deleted (a fresh
