@@ -12,6 +12,11 @@
 //! not updated and upgradable: the planner has to look at, order and budget all of them.
 //! `BENCH_AFTER_ROLLOUT=1` also gives every pod the in-place state a finished multi-batch update
 //! leaves on it.
+//!
+//! The cache's memory is read three ways: the RSS it adds, the bytes allocated and not freed, and
+//! the most allocated during the list. The RSS includes the pages jemalloc keeps after frees
+//! (returned over the next seconds); `_RJEM_MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0` returns
+//! them at once, so that the RSS is what the cache holds.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::hint::black_box;
@@ -40,19 +45,28 @@ use support::rss_kib;
 struct Counting;
 
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+/// Bytes allocated and not yet freed: what the cache holds, apart from what the allocator keeps.
+static LIVE_BYTES: AtomicU64 = AtomicU64::new(0);
+/// The most `LIVE_BYTES` reached.
+static PEAK_BYTES: AtomicU64 = AtomicU64::new(0);
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        let live = LIVE_BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
+        PEAK_BYTES.fetch_max(live + layout.size() as u64, Ordering::Relaxed);
         unsafe { tikv_jemallocator::Jemalloc.alloc(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE_BYTES.fetch_sub(layout.size() as u64, Ordering::Relaxed);
         unsafe { tikv_jemallocator::Jemalloc.dealloc(ptr, layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        LIVE_BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
+        LIVE_BYTES.fetch_sub(layout.size() as u64, Ordering::Relaxed);
         unsafe { tikv_jemallocator::Jemalloc.realloc(ptr, layout, new_size) }
     }
 }
@@ -144,11 +158,15 @@ fn main() {
 
     // As the controller's pod watch lists them into its cache.
     let rss_before = rss_kib();
+    let live_before = LIVE_BYTES.load(Ordering::Relaxed);
+    PEAK_BYTES.store(live_before, Ordering::Relaxed);
     let list = std::iter::once(Event::Init)
         .chain((0..pods).map(|i| Event::InitApply(running_copy(&template, i))))
         .chain(std::iter::once(Event::InitDone));
     let stores = feed(list);
     let rss_after = rss_kib();
+    let live_after = LIVE_BYTES.load(Ordering::Relaxed);
+    let peak = PEAK_BYTES.load(Ordering::Relaxed);
     // As a reconcile reads them (`BENCH_HASH_ORDER=1`: in the store's own order).
     let hash_order = std::env::var_os("BENCH_HASH_ORDER").is_some();
     let read = || match hash_order {
@@ -194,9 +212,11 @@ fn main() {
         median(&mut planning),
     );
     println!(
-        "process RSS: {:.1} MiB with {pods} pods cached ({:.1} MiB for the cache; {held} held whole)",
+        "process RSS: {:.1} MiB with {pods} pods cached ({:.1} MiB for the cache, {:.1} MiB of it allocated, {:.1} MiB at the peak of the list; {held} held whole)",
         mib(rss_after),
         mib(rss_after.saturating_sub(rss_before)),
+        live_after.saturating_sub(live_before) as f64 / (1024.0 * 1024.0),
+        peak.saturating_sub(live_before) as f64 / (1024.0 * 1024.0),
     );
     drop(stores);
 

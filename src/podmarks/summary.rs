@@ -33,11 +33,18 @@ pub enum EngineOwner {
     CloneSet = 1,
 }
 
-/// A string inside [`PodSummary::text`].
+/// A string inside [`PodSummary::text`] (or its CloneSet parts' text).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Span {
     start: u32,
     len: u32,
+}
+
+impl Span {
+    fn of(self, text: &str) -> &str {
+        let start = self.start as usize;
+        text.get(start..start + self.len as usize).unwrap_or("")
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +66,26 @@ struct OwnerSpans {
     controller: bool,
 }
 
+/// What only a CloneSet round reads of every pod, strings included, in a box of its own: inline,
+/// it would put the summary in the next allocation class and spread the SidecarSet pass over
+/// more memory.
+#[derive(Debug, Clone, PartialEq)]
+struct CloneSetParts {
+    text: Box<str>,
+    uid: Span,
+    resource_version: Span,
+    owners: Box<[OwnerSpans]>,
+    node_name: Span,
+    inplace_ready_status: Option<Span>,
+    deletion_cost: i32,
+}
+
+impl CloneSetParts {
+    fn str(&self, span: Span) -> &str {
+        span.of(&self.text)
+    }
+}
+
 /// `kruise.io/sidecarset-inplace-update-state`, decoded once.
 #[derive(Debug, Clone, PartialEq)]
 enum SidecarStates {
@@ -73,43 +100,45 @@ static UNREADABLE: SidecarState = SidecarState::Unreadable;
 static NO_ENTRY: SidecarState = SidecarState::Recorded(Vec::new());
 
 /// The planner's parts of one pod.
+///
+/// Laid out for the SidecarSet pass, which reads every pod of the cluster each round and waits on
+/// memory more than it computes: what it reads comes first (`repr(C)` keeps the order), and what
+/// only a CloneSet round reads of every pod comes last, in the struct and in `text`, so that the
+/// pass touches as few cache lines as before the CloneSet parts were added.
 #[derive(Debug, Clone, PartialEq)]
+#[repr(C)]
 pub struct PodSummary {
     text: Box<str>,
+    labels: Option<Labels>,
     namespace: Option<Span>,
     name: Option<Span>,
-    uid: Span,
-    resource_version: Span,
-    owners: Box<[OwnerSpans]>,
+    phase: Span,
     /// Indexed by [`annotation_slot`].
     annotations: [Option<Span>; 2],
+    /// (name, image) of each container.
+    containers: Box<[(Span, Span)]>,
     /// (SidecarSet, hash) pairs, sorted by SidecarSet; indexed by [`hash_slot`].
     hashes: [Box<[(Span, Span)]>; 2],
     sidecar_states: SidecarStates,
-    /// The engine's revision and whether a batch is still to come.
-    engine: Option<(Span, bool)>,
-    /// (name, image) of each container.
-    containers: Box<[(Span, Span)]>,
     statuses: Box<[StatusSpans]>,
-    /// The `SidecarSetUpgradable` condition: status, reason, message.
-    upgradable: Option<(Span, Option<Span>, Option<Span>)>,
-    phase: Span,
-    labels: Option<Labels>,
-    node_name: Span,
-    inplace_ready_status: Option<Span>,
+    ready_since: Option<Timestamp>,
+    created: Option<Timestamp>,
     /// `node_name` is not empty: kept apart, the SidecarSet planner reads it of every pod and
     /// the text is another allocation.
     scheduled: bool,
-    ready_since: Option<Timestamp>,
-    created: Option<Timestamp>,
-    deletion_cost: i32,
     /// Some condition Ready is True.
     ready: bool,
+    deleting: bool,
+    /// The engine's revision and whether a batch is still to come.
+    engine: Option<(Span, bool)>,
+    /// The `SidecarSetUpgradable` condition: status, reason, message.
+    upgradable: Option<(Span, Option<Span>, Option<Span>)>,
+    // What only a CloneSet round reads of every pod.
+    cloneset: Box<CloneSetParts>,
     first_ready_true: bool,
     inplace_gate: bool,
     inplace_grace: bool,
     inplace_state: bool,
-    deleting: bool,
     /// Whether the in-place engine has nothing to do on the pod (`inplace::at_rest`) under each
     /// owner's options, by [`EngineOwner`]: set by whoever builds the summary (`podmarks` sits
     /// below the engine, which reads the state), `false` until then.
@@ -158,25 +187,17 @@ impl TextBuilder {
 impl PodSummary {
     /// Reads the planner's parts of `pod`.
     pub fn of(pod: &Pod) -> Self {
+        // The strings in the order the SidecarSet pass reads them; the CloneSet's apart.
         let mut text = TextBuilder::default();
         let metadata = &pod.metadata;
         let namespace = metadata.namespace.as_deref().map(|v| text.push(v));
         let name = metadata.name.as_deref().map(|v| text.push(v));
-        let uid = text.push(pod.uid());
-        let resource_version = text.push(pod.resource_version());
-        let owners = metadata
-            .owner_references
-            .iter()
-            .flatten()
-            .map(|o| OwnerSpans {
-                api_version: text.push(&o.api_version),
-                kind: text.push(&o.kind),
-                name: text.push(&o.name),
-                uid: text.push(&o.uid),
-                controller: o.controller == Some(true),
-            })
-            .collect();
+        let phase = text.push(pod.phase());
         let annotations = ANNOTATIONS.map(|which| pod.annotation(which).map(|v| text.push(v)));
+        let containers = pod
+            .containers()
+            .map(|c| (text.push(c.name), text.push(c.image)))
+            .collect();
         let hashes = HASHES.map(|which| {
             let RecordedHashes::Text(Some(value)) = pod.recorded_hashes(which) else {
                 return Box::default();
@@ -201,12 +222,6 @@ impl PodSummary {
                 ),
             },
         };
-        let engine = EngineProgress::of(pod)
-            .map(|progress| (text.push(&progress.revision), progress.has_next_batch));
-        let containers = pod
-            .containers()
-            .map(|c| (text.push(c.name), text.push(c.image)))
-            .collect();
         let statuses = pod
             .container_statuses()
             .map(|s| StatusSpans {
@@ -217,6 +232,8 @@ impl PodSummary {
                 restart_count: s.restart_count,
             })
             .collect();
+        let engine = EngineProgress::of(pod)
+            .map(|progress| (text.push(&progress.revision), progress.has_next_batch));
         let upgradable = pod.upgradable_condition().map(|c| {
             (
                 text.push(c.status),
@@ -224,37 +241,66 @@ impl PodSummary {
                 c.message.map(|v| text.push(v)),
             )
         });
-        let phase = text.push(pod.phase());
-        let node_name = text.push(pod.node_name());
-        let inplace_ready_status = pod.inplace_ready_status().map(|v| text.push(v));
+        // Its length is known: one allocation, not a doubling series.
+        let owner_refs = metadata.owner_references.as_deref().unwrap_or(&[]);
+        let cloneset_len = [pod.uid(), pod.resource_version(), pod.node_name()]
+            .iter()
+            .chain(pod.inplace_ready_status().iter())
+            .map(|v| v.len())
+            .chain(
+                owner_refs
+                    .iter()
+                    .map(|o| o.api_version.len() + o.kind.len() + o.name.len() + o.uid.len()),
+            )
+            .sum();
+        let mut cloneset_text = TextBuilder {
+            text: String::with_capacity(cloneset_len),
+        };
+        let uid = cloneset_text.push(pod.uid());
+        let resource_version = cloneset_text.push(pod.resource_version());
+        let owners = owner_refs
+            .iter()
+            .map(|o| OwnerSpans {
+                api_version: cloneset_text.push(&o.api_version),
+                kind: cloneset_text.push(&o.kind),
+                name: cloneset_text.push(&o.name),
+                uid: cloneset_text.push(&o.uid),
+                controller: o.controller == Some(true),
+            })
+            .collect();
+        let node_name = cloneset_text.push(pod.node_name());
+        let inplace_ready_status = pod.inplace_ready_status().map(|v| cloneset_text.push(v));
         Self {
             text: text.text.into_boxed_str(),
+            labels: pod.labels().cloned(),
             namespace,
             name,
-            uid,
-            resource_version,
-            owners,
+            phase,
             annotations,
+            containers,
             hashes,
             sidecar_states,
-            engine,
-            containers,
             statuses,
-            upgradable,
-            phase,
-            labels: pod.labels().cloned(),
-            node_name,
-            inplace_ready_status,
-            scheduled: pod.scheduled(),
             ready_since: pod.ready_since().copied(),
             created: pod.created().copied(),
-            deletion_cost: pod.deletion_cost(),
+            scheduled: pod.scheduled(),
             ready: pod.has_ready_condition(),
+            deleting: pod.deleting(),
+            engine,
+            upgradable,
+            cloneset: Box::new(CloneSetParts {
+                text: cloneset_text.text.into_boxed_str(),
+                uid,
+                resource_version,
+                owners,
+                node_name,
+                inplace_ready_status,
+                deletion_cost: pod.deletion_cost(),
+            }),
             first_ready_true: pod.first_ready_true(),
             inplace_gate: pod.has_inplace_gate(),
             inplace_grace: pod.has_inplace_grace(),
             inplace_state: pod.has_inplace_state(),
-            deleting: pod.deleting(),
             engine_at_rest: [false; 2],
         }
     }
@@ -272,10 +318,7 @@ impl PodSummary {
     }
 
     fn str(&self, span: Span) -> &str {
-        let start = span.start as usize;
-        self.text
-            .get(start..start + span.len as usize)
-            .unwrap_or("")
+        span.of(&self.text)
     }
 
     fn opt_str(&self, span: Option<Span>) -> Option<&str> {
@@ -295,15 +338,15 @@ impl PodSummary {
     /// `metadata.ownerReferences` as the pod has them, without `blockOwnerDeletion` (`None`:
     /// none).
     pub fn owner_references(&self) -> Option<Vec<OwnerReference>> {
-        let owners = self.owners.iter().map(|o| OwnerReference {
-            api_version: self.str(o.api_version).to_string(),
-            kind: self.str(o.kind).to_string(),
-            name: self.str(o.name).to_string(),
-            uid: self.str(o.uid).to_string(),
+        let owners = self.cloneset.owners.iter().map(|o| OwnerReference {
+            api_version: self.cloneset.str(o.api_version).to_string(),
+            kind: self.cloneset.str(o.kind).to_string(),
+            name: self.cloneset.str(o.name).to_string(),
+            uid: self.cloneset.str(o.uid).to_string(),
             controller: o.controller.then_some(true),
             block_owner_deletion: None,
         });
-        (!self.owners.is_empty()).then(|| owners.collect())
+        (!self.cloneset.owners.is_empty()).then(|| owners.collect())
     }
 }
 
@@ -335,24 +378,27 @@ impl PodView for PodSummary {
     }
 
     fn uid(&self) -> &str {
-        self.str(self.uid)
+        self.cloneset.str(self.cloneset.uid)
     }
 
     fn resource_version(&self) -> &str {
-        self.str(self.resource_version)
+        self.cloneset.str(self.cloneset.resource_version)
     }
 
     fn owner_uids(&self) -> impl Iterator<Item = &str> {
-        self.owners.iter().map(|o| self.str(o.uid))
+        self.cloneset
+            .owners
+            .iter()
+            .map(|o| self.cloneset.str(o.uid))
     }
 
     fn controller_uid(&self) -> Option<&str> {
-        let controller = self.owners.iter().find(|o| o.controller)?;
-        Some(self.str(controller.uid))
+        let controller = self.cloneset.owners.iter().find(|o| o.controller)?;
+        Some(self.cloneset.str(controller.uid))
     }
 
     fn deletion_cost(&self) -> i32 {
-        self.deletion_cost
+        self.cloneset.deletion_cost
     }
 
     fn has_inplace_grace(&self) -> bool {
@@ -430,7 +476,9 @@ impl PodView for PodSummary {
     }
 
     fn inplace_ready_status(&self) -> Option<&str> {
-        self.opt_str(self.inplace_ready_status)
+        self.cloneset
+            .inplace_ready_status
+            .map(|span| self.cloneset.str(span))
     }
 
     fn has_inplace_gate(&self) -> bool {
@@ -446,7 +494,7 @@ impl PodView for PodSummary {
     }
 
     fn node_name(&self) -> &str {
-        self.str(self.node_name)
+        self.cloneset.str(self.cloneset.node_name)
     }
 
     fn scheduled(&self) -> bool {
