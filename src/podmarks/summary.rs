@@ -103,8 +103,8 @@ static NO_ENTRY: SidecarState = SidecarState::Recorded(Vec::new());
 ///
 /// Laid out for the SidecarSet pass, which reads every pod of the cluster each round and waits on
 /// memory more than it computes: what it reads comes first (`repr(C)` keeps the order), and what
-/// only a CloneSet round reads of every pod comes last, in the struct and in `text`, so that the
-/// pass touches as few cache lines as before the CloneSet parts were added.
+/// only a CloneSet round reads of every pod is boxed apart with its own text ([`CloneSetParts`]),
+/// so that the pass touches as few cache lines as before the CloneSet parts were added.
 #[derive(Debug, Clone, PartialEq)]
 #[repr(C)]
 pub struct PodSummary {
