@@ -9,6 +9,7 @@
 //! decision is the same on a pod and on its summary.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Pod;
@@ -167,12 +168,36 @@ fn hash_slot(which: HashAnnotation) -> usize {
 }
 
 /// Appends strings to one buffer and hands out their spans.
-#[derive(Default)]
 struct TextBuilder {
     text: String,
 }
 
+thread_local! {
+    /// The buffer summaries are written in, kept between them: each summary then allocates its
+    /// text once, at its length, instead of a doubling series.
+    static SCRATCH: Cell<String> = const { Cell::new(String::new()) };
+}
+
+/// A scratch buffer larger than this (a pod with huge strings) is not kept.
+const SCRATCH_KEPT: usize = 64 * 1024;
+
 impl TextBuilder {
+    fn new() -> Self {
+        Self {
+            text: SCRATCH.take(),
+        }
+    }
+
+    /// The text, in an allocation of its length.
+    fn finish(mut self) -> Box<str> {
+        let text = Box::from(self.text.as_str());
+        if self.text.capacity() <= SCRATCH_KEPT {
+            self.text.clear();
+            SCRATCH.set(self.text);
+        }
+        text
+    }
+
     fn push(&mut self, value: &str) -> Span {
         // Offsets fit: an object the apiserver stores is far below 4 GiB.
         let start = u32::try_from(self.text.len()).unwrap_or(u32::MAX);
@@ -188,7 +213,7 @@ impl PodSummary {
     /// Reads the planner's parts of `pod`.
     pub fn of(pod: &Pod) -> Self {
         // The strings in the order the SidecarSet pass reads them; the CloneSet's apart.
-        let mut text = TextBuilder::default();
+        let mut text = TextBuilder::new();
         let metadata = &pod.metadata;
         let namespace = metadata.namespace.as_deref().map(|v| text.push(v));
         let name = metadata.name.as_deref().map(|v| text.push(v));
@@ -241,25 +266,14 @@ impl PodSummary {
                 c.message.map(|v| text.push(v)),
             )
         });
-        // Its length is known: one allocation, not a doubling series.
-        let owner_refs = metadata.owner_references.as_deref().unwrap_or(&[]);
-        let cloneset_len = [pod.uid(), pod.resource_version(), pod.node_name()]
-            .iter()
-            .chain(pod.inplace_ready_status().iter())
-            .map(|v| v.len())
-            .chain(
-                owner_refs
-                    .iter()
-                    .map(|o| o.api_version.len() + o.kind.len() + o.name.len() + o.uid.len()),
-            )
-            .sum();
-        let mut cloneset_text = TextBuilder {
-            text: String::with_capacity(cloneset_len),
-        };
+        let text = text.finish();
+        let mut cloneset_text = TextBuilder::new();
         let uid = cloneset_text.push(pod.uid());
         let resource_version = cloneset_text.push(pod.resource_version());
-        let owners = owner_refs
+        let owners = metadata
+            .owner_references
             .iter()
+            .flatten()
             .map(|o| OwnerSpans {
                 api_version: cloneset_text.push(&o.api_version),
                 kind: cloneset_text.push(&o.kind),
@@ -271,7 +285,7 @@ impl PodSummary {
         let node_name = cloneset_text.push(pod.node_name());
         let inplace_ready_status = pod.inplace_ready_status().map(|v| cloneset_text.push(v));
         Self {
-            text: text.text.into_boxed_str(),
+            text,
             labels: pod.labels().cloned(),
             namespace,
             name,
@@ -289,7 +303,7 @@ impl PodSummary {
             engine,
             upgradable,
             cloneset: Box::new(CloneSetParts {
-                text: cloneset_text.text.into_boxed_str(),
+                text: cloneset_text.finish(),
                 uid,
                 resource_version,
                 owners,
