@@ -65,7 +65,9 @@ unsafe impl GlobalAlloc for Counting {
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        LIVE_BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
+        let live = LIVE_BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
+        // Both blocks exist while the old one is copied.
+        PEAK_BYTES.fetch_max(live + new_size as u64, Ordering::Relaxed);
         LIVE_BYTES.fetch_sub(layout.size() as u64, Ordering::Relaxed);
         unsafe { tikv_jemallocator::Jemalloc.realloc(ptr, layout, new_size) }
     }
