@@ -4,7 +4,11 @@
 #
 #   bench/instructions.sh [stages]  the pure code of the baseline and of the injection request (no
 #                                   TLS, no HTTP): the difference of two runs of the admission
-#                                   bench (SHORT and LONG iterations), so setup cancels out.
+#                                   bench (SHORT and LONG iterations), so setup cancels out. Also
+#                                   the same review decoded with its object skipped (scan) and as
+#                                   a serde_json::Value (value): what serde_json alone costs.
+#                                   ROUTES="baseline injection" picks some;
+#                                   ADMISSION_BENCH_BODY=<file> another review.
 #   bench/instructions.sh server    the whole release server under callgrind, over keep-alive
 #                                   HTTPS (HTTP/1.1, as the apiserver speaks): /mutate-pod,
 #                                   /baseline-allow and the floor webhook (bench/floor-webhook.rs),
@@ -34,7 +38,7 @@ stages() {
       valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bench" 2>&1 |
       awk '/Collected/ {print $4}'
   }
-  for route in baseline injection; do
+  for route in ${ROUTES:-baseline injection scan value}; do
     short=$(count "$route" "$SHORT")
     long=$(count "$route" "$LONG")
     echo "$route: $(((long - short) / (LONG - SHORT))) instructions per request"

@@ -4,6 +4,10 @@
 //! With `ADMISSION_BENCH_ONLY=baseline` or `=injection` it runs only that whole request
 //! `ADMISSION_BENCH_ITERATIONS` times and prints nothing: `bench/instructions.sh` counts the
 //! instructions of such runs under valgrind, a figure that does not drift with the machine's load.
+//! Two more runs bound what any decode built on serde_json could save: `=scan` reads the same
+//! review with the object skipped (`IgnoredAny`: serde_json's scanning and nothing built), `=value`
+//! with the object as a `serde_json::Value` (what the floor webhook builds).
+//! `ADMISSION_BENCH_BODY=<file>` reads another review (e.g. the fixture in compact form).
 //! `ADMISSION_BENCH_EVICT_KIB=N` writes over N KiB between two requests, as the TLS, HTTP and kernel
 //! work between two requests of a server would, to see what cold caches cost each route.
 
@@ -14,6 +18,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kruise_webhook::admission::pod::{PodMutation, mutate_decoded_pod};
 use kruise_webhook::admission::review::{decode_envelope, decode_review, encode_review};
 use kruise_webhook::source::dir;
+use serde::de::IgnoredAny;
 
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
@@ -23,7 +28,9 @@ fn main() {
         dir::read_directory(std::path::Path::new("bench/sidecarsets")).expect("bench SidecarSets");
     let (catalogue, errors) = dir::load(&files).into_catalogue();
     assert!(errors.is_empty(), "{errors:?}");
-    let body = std::fs::read("tests/fixtures/pod-web-log-agent.json").expect("fixture");
+    let body_path = std::env::var("ADMISSION_BENCH_BODY")
+        .unwrap_or_else(|_| "tests/fixtures/pod-web-log-agent.json".to_string());
+    let body = std::fs::read(&body_path).expect("the review to post");
     let iterations = 20_000;
 
     // Both requests decode as the server's routes do: envelope and pod in one pass.
@@ -50,12 +57,28 @@ fn main() {
         );
         black_box(encode_review(&version, &response));
     };
+    let scan_request = || {
+        let (version, request) = decode_review::<IgnoredAny>(black_box(&body)).unwrap();
+        black_box(request.object);
+        let response = kruise_webhook::admission::review::AdmissionResponse::allow(&request.uid);
+        black_box(encode_review(&version, &response));
+    };
+    let value_request = || {
+        let (version, request) = decode_review::<serde_json::Value>(black_box(&body)).unwrap();
+        black_box(request.object);
+        let response = kruise_webhook::admission::review::AdmissionResponse::allow(&request.uid);
+        black_box(encode_review(&version, &response));
+    };
     if let Ok(only) = std::env::var("ADMISSION_BENCH_ONLY") {
         let count: u32 = env_number("ADMISSION_BENCH_ITERATIONS", 1000);
         let request: &dyn Fn() = match only.as_str() {
             "baseline" => &baseline_request,
             "injection" => &injection_request,
-            other => panic!("ADMISSION_BENCH_ONLY={other}: expected baseline or injection"),
+            "scan" => &scan_request,
+            "value" => &value_request,
+            other => {
+                panic!("ADMISSION_BENCH_ONLY={other}: expected baseline, injection, scan or value")
+            }
         };
         let evict_kib: usize = env_number("ADMISSION_BENCH_EVICT_KIB", 0);
         let mut scratch = vec![0u8; evict_kib * 1024];
@@ -84,6 +107,10 @@ fn main() {
     time("decode review incl. pod, allow (baseline)", &mut || {
         baseline_request()
     });
+    time("decode review, object skipped (scan)", &mut || {
+        scan_request()
+    });
+    time("decode review, object as a Value", &mut || value_request());
     let (_, request) = decode_envelope(&body).unwrap();
     let pod: Pod = kruise_webhook::admission::review::decode_object(request.object, "o").unwrap();
     time("stage: decode pod object", &mut || {
