@@ -14,14 +14,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaimVolumeSource, Pod, Volume};
 
 use super::field::{
-    FieldError, GoRepr, Path, dns1123_subdomain_errors, go_label_selector, go_quote,
-    go_string_slice, validate_nonnegative, validate_object_meta,
+    FieldError, GoRepr, Path, dns1123_subdomain_errors, go_quote, go_string_slice,
+    validate_nonnegative, validate_object_meta,
 };
 use super::workload::{
-    DEFAULT_REPLICAS, PatchOp, Selector, deletion_protection, differs, go_optional_int_or_string,
-    int_or_string_text, is_container_image_path, kruise_scaled_value, pod_spec_patch,
-    rollout_order_errors, template_labels_mismatch, template_pod_spec, validate_object_meta_update,
-    validate_pod_template, validate_workload_selector, validate_workload_template_policies,
+    DEFAULT_REPLICAS, PatchOp, checked_workload_selector, deletion_protection, differs,
+    go_optional_int_or_string, int_or_string_text, is_container_image_path, kruise_scaled_value,
+    pod_spec_patch, rollout_order_errors, template_labels_mismatch, template_pod_spec,
+    validate_object_meta_update, validate_pod_template, validate_workload_template_policies,
 };
 use crate::api::cloneset::{
     CloneSet, CloneSetScaleStrategy, CloneSetUpdateStrategy, IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY,
@@ -240,33 +240,18 @@ fn validate_spec(
     let replicas = spec.replicas.unwrap_or(DEFAULT_REPLICAS);
     let mut errors = validate_nonnegative(i64::from(replicas), &path.child("replicas"));
 
-    let selector_path = path.child("selector");
-    match &spec.selector {
-        None => errors.push(FieldError::required(&selector_path, "")),
-        Some(selector) => errors.extend(validate_workload_selector(
-            selector,
-            "cloneset",
-            &selector_path,
-        )),
-    }
-    match Selector::convert(spec.selector.as_ref()) {
-        Err(_) => errors.push(FieldError::invalid(
-            &selector_path,
-            GoRepr(
-                spec.selector
-                    .as_ref()
-                    .map_or_else(|| "null".into(), go_label_selector),
-            ),
-            "",
-        )),
-        Ok(selector) => {
-            errors.extend(template_labels_mismatch(selector, &spec.template, &path));
-            errors.extend(validate_pod_template(
-                &spec.template,
-                &claim_volumes(set),
-                &path.child("template"),
-            ));
-        }
+    if let Some(selector) = checked_workload_selector(
+        spec.selector.as_ref(),
+        "cloneset",
+        &path.child("selector"),
+        &mut errors,
+    ) {
+        errors.extend(template_labels_mismatch(selector, &spec.template, &path));
+        errors.extend(validate_pod_template(
+            &spec.template,
+            &claim_volumes(set),
+            &path.child("template"),
+        ));
     }
     errors.extend(validate_workload_template_policies(
         &spec.template,

@@ -19,15 +19,15 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::field::{
-    FieldError, GoRepr, Path, dns1123_subdomain_errors, go_int_or_string, go_label_selector,
-    go_quote, validate_annotations, validate_labels, validate_nonnegative, validate_object_meta,
+    FieldError, GoRepr, Path, dns1123_subdomain_errors, go_int_or_string, go_quote,
+    validate_annotations, validate_labels, validate_nonnegative, validate_object_meta,
     validate_positive_int_or_percent,
 };
 use super::workload::{
-    IN_PLACE_UPDATE_READY, PatchOp, Selector, contains_container_image_path, deletion_protection,
-    differs, legacy_scaled_value, pod_spec_patch, priority_strategy_error,
-    template_labels_mismatch, template_pod_spec, validate_object_meta_update,
-    validate_workload_selector, validate_workload_template_policies,
+    IN_PLACE_UPDATE_READY, PatchOp, Selector, checked_workload_selector,
+    contains_container_image_path, deletion_protection, differs, legacy_scaled_value,
+    pod_spec_patch, priority_strategy_error, template_labels_mismatch, template_pod_spec,
+    validate_object_meta_update, validate_workload_template_policies,
 };
 use crate::api::cloneset::{IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY, RECREATE};
 use crate::api::statefulset::{
@@ -186,30 +186,17 @@ fn validate_spec(spec: &StatefulSetSpec, path: &Path) -> Vec<FieldError> {
         &path.child("replicas"),
     ));
 
-    let selector_path = path.child("selector");
-    match &spec.selector {
-        None => errors.push(FieldError::required(&selector_path, "")),
-        Some(selector) => errors.extend(validate_workload_selector(
-            selector,
-            "statefulset",
-            &selector_path,
-        )),
-    }
-    match Selector::convert(spec.selector.as_ref()) {
-        Err(_) => errors.push(FieldError::invalid(
-            &selector_path,
-            GoRepr(
-                spec.selector
-                    .as_ref()
-                    .map_or_else(|| "null".into(), go_label_selector),
-            ),
-            "",
-        )),
-        Ok(selector) => errors.extend(validate_template_for_statefulset(
+    if let Some(selector) = checked_workload_selector(
+        spec.selector.as_ref(),
+        "statefulset",
+        &path.child("selector"),
+        &mut errors,
+    ) {
+        errors.extend(validate_template_for_statefulset(
             selector,
             &spec.template,
             path,
-        )),
+        ));
     }
     errors.extend(validate_workload_template_policies(
         &spec.template,

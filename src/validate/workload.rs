@@ -92,6 +92,28 @@ pub fn validate_workload_selector(
     errors
 }
 
+/// A workload's `spec.selector`: required, valid ([`validate_workload_selector`]) and convertible.
+/// Pushes what is wrong to `errors`; the converted selector when it converts.
+pub fn checked_workload_selector<'s>(
+    selector: Option<&'s LabelSelector>,
+    kind: &str,
+    path: &Path,
+    errors: &mut Vec<FieldError>,
+) -> Option<Selector<'s>> {
+    match selector {
+        None => errors.push(FieldError::required(path, "")),
+        Some(selector) => errors.extend(validate_workload_selector(selector, kind, path)),
+    }
+    match Selector::convert(selector) {
+        Ok(converted) => Some(converted),
+        Err(_) => {
+            let shown = selector.map_or_else(|| "null".into(), go_label_selector);
+            errors.push(FieldError::invalid(path, GoRepr(shown), ""));
+            None
+        }
+    }
+}
+
 /// `empty selector is invalid for <kind>`.
 pub fn empty_selector_error(selector: &LabelSelector, kind: &str, path: &Path) -> FieldError {
     FieldError::invalid(

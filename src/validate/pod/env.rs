@@ -144,6 +144,39 @@ pub(super) fn validate_env_from(sources: &[EnvFromSource], path: &Path) -> Vec<F
     errors
 }
 
+/// A `fieldRef`'s `fieldPath`, once its `apiVersion` and `fieldPath` are set and the version is
+/// `v1`; otherwise the one error the apiserver's conversion of the selector gives first.
+pub fn v1_field_path<'s>(
+    selector: &'s ObjectFieldSelector,
+    path: &Path,
+) -> Result<&'s str, Vec<FieldError>> {
+    let api_version = selector.api_version.as_deref().unwrap_or("");
+    if api_version.is_empty() {
+        return Err(vec![FieldError::required(&path.child("apiVersion"), "")]);
+    }
+    let field_path = selector.field_path.as_str();
+    if field_path.is_empty() {
+        return Err(vec![FieldError::required(&path.child("fieldPath"), "")]);
+    }
+    if api_version != "v1" {
+        return Err(field_path_conversion_error(
+            path,
+            field_path,
+            &format!("unsupported pod version: {api_version}"),
+        ));
+    }
+    Ok(field_path)
+}
+
+/// `fieldPath: Invalid value: …: error converting fieldPath: <cause>`.
+pub fn field_path_conversion_error(path: &Path, field_path: &str, cause: &str) -> Vec<FieldError> {
+    vec![FieldError::invalid(
+        &path.child("fieldPath"),
+        field_path,
+        format!("error converting fieldPath: {cause}"),
+    )]
+}
+
 /// `validateObjectFieldSelector` for downward-API references: `apiVersion` `v1`, a supported
 /// plain path, or `metadata.labels['k']` / `metadata.annotations['k']` with a qualified key.
 pub fn validate_object_field_selector(
@@ -151,24 +184,12 @@ pub fn validate_object_field_selector(
     supported: &[&str],
     path: &Path,
 ) -> Vec<FieldError> {
-    let api_version = selector.api_version.as_deref().unwrap_or("");
-    if api_version.is_empty() {
-        return vec![FieldError::required(&path.child("apiVersion"), "")];
-    }
-    let field_path = selector.field_path.as_str();
-    if field_path.is_empty() {
-        return vec![FieldError::required(&path.child("fieldPath"), "")];
-    }
-    let field_path_error = |message: String| {
-        vec![FieldError::invalid(
-            &path.child("fieldPath"),
-            field_path,
-            format!("error converting fieldPath: {message}"),
-        )]
+    let field_path = match v1_field_path(selector, path) {
+        Ok(field_path) => field_path,
+        Err(errors) => return errors,
     };
-    if api_version != "v1" {
-        return field_path_error(format!("unsupported pod version: {api_version}"));
-    }
+    let field_path_error =
+        |message: String| field_path_conversion_error(path, field_path, &message);
     if let Some((base, key)) = split_subscripted_path(field_path) {
         return match base {
             "metadata.annotations" => validate_qualified_name(&key.to_lowercase(), path),

@@ -72,24 +72,11 @@ pub(super) fn validate_transfer_env_field_ref(
     selector: &ObjectFieldSelector,
     path: &Path,
 ) -> Vec<FieldError> {
-    let api_version = selector.api_version.as_deref().unwrap_or("");
-    if api_version.is_empty() {
-        return vec![FieldError::required(&path.child("apiVersion"), "")];
-    }
-    let field_path = selector.field_path.as_str();
-    if field_path.is_empty() {
-        return vec![FieldError::required(&path.child("fieldPath"), "")];
-    }
-    let conversion_error = |cause: String| {
-        vec![FieldError::invalid(
-            &path.child("fieldPath"),
-            field_path,
-            format!("error converting fieldPath: {cause}"),
-        )]
+    let field_path = match v1_field_path(selector, path) {
+        Ok(field_path) => field_path,
+        Err(errors) => return errors,
     };
-    if api_version != "v1" {
-        return conversion_error(format!("unsupported pod version: {api_version}"));
-    }
+    let conversion_error = |cause: String| field_path_conversion_error(path, field_path, &cause);
     // OpenKruise's converter accepts only subscripted label/annotation paths; even a bare
     // `metadata.name` fails to convert.
     match split_subscripted_path(field_path) {

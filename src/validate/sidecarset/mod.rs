@@ -30,7 +30,10 @@ use super::field::{
     label_selector_conversion_error, max_len_error, qualified_name_errors, regex_error,
     validate_label_selector, validate_object_meta, validate_positive_int_or_percent,
 };
-use super::pod::{split_subscripted_path, validate_pod_containers_and_volumes};
+use super::pod::{
+    field_path_conversion_error, split_subscripted_path, v1_field_path,
+    validate_pod_containers_and_volumes,
+};
 use super::workload::rollout_order_errors;
 use crate::api::keys;
 use crate::api::{ResourcesPolicy, SidecarSet, SidecarSetInjectRevision, SidecarSetUpdateStrategy};
