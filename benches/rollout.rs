@@ -16,7 +16,9 @@
 //! The cache's memory is read three ways: the RSS it adds, the bytes allocated and not freed, and
 //! the most allocated during the list. The RSS includes the pages jemalloc keeps after frees
 //! (returned over the next seconds); `_RJEM_MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0` returns
-//! them at once, so that the RSS is what the cache holds.
+//! them at once, so that the RSS is what the cache holds. `BENCH_IDLE_SECS=N` waits N seconds
+//! after the list, as an idle controller would, then reads the RSS again (jemalloc's background
+//! threads return the freed pages meanwhile) before the passes are timed.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::hint::black_box;
@@ -169,6 +171,16 @@ fn main() {
     let rss_after = rss_kib();
     let live_after = LIVE_BYTES.load(Ordering::Relaxed);
     let peak = PEAK_BYTES.load(Ordering::Relaxed);
+    // `BENCH_IDLE_SECS=N`: N seconds without allocations after the list, as an idle controller's,
+    // before the RSS is read again and the passes are timed (jemalloc returns freed pages on its
+    // own decay schedule).
+    let idle_secs: Option<u64> = std::env::var("BENCH_IDLE_SECS")
+        .ok()
+        .and_then(|n| n.parse().ok());
+    if let Some(idle) = idle_secs {
+        std::thread::sleep(std::time::Duration::from_secs(idle));
+    }
+    let rss_idle = rss_kib();
     // As a reconcile reads them (`BENCH_HASH_ORDER=1`: in the store's own order).
     let hash_order = std::env::var_os("BENCH_HASH_ORDER").is_some();
     let read = || match hash_order {
@@ -220,6 +232,13 @@ fn main() {
         live_after.saturating_sub(live_before) as f64 / (1024.0 * 1024.0),
         peak.saturating_sub(live_before) as f64 / (1024.0 * 1024.0),
     );
+    if let Some(idle) = idle_secs {
+        println!(
+            "process RSS after {idle} s idle: {:.1} MiB ({:.1} MiB for the cache)",
+            mib(rss_idle),
+            mib(rss_idle.saturating_sub(rss_before)),
+        );
+    }
     drop(stores);
 
     // Watch traffic: one event per pod, each a status change the kubelet would write, through a
