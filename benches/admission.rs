@@ -34,12 +34,7 @@ fn main() {
     let iterations = 20_000;
 
     // Both requests decode as the server's routes do: envelope and pod in one pass.
-    let baseline_request = || {
-        let (version, request) = decode_review::<Pod>(black_box(&body)).unwrap();
-        black_box(request.object);
-        let response = kruise_webhook::admission::review::AdmissionResponse::allow(&request.uid);
-        black_box(encode_review(&version, &response));
-    };
+    let baseline_request = || decode_and_allow::<Pod>(&body);
     let injection_request = || {
         let (version, mut request) = decode_review::<Pod>(black_box(&body)).unwrap();
         let response = mutate_decoded_pod(
@@ -57,18 +52,8 @@ fn main() {
         );
         black_box(encode_review(&version, &response));
     };
-    let scan_request = || {
-        let (version, request) = decode_review::<IgnoredAny>(black_box(&body)).unwrap();
-        black_box(request.object);
-        let response = kruise_webhook::admission::review::AdmissionResponse::allow(&request.uid);
-        black_box(encode_review(&version, &response));
-    };
-    let value_request = || {
-        let (version, request) = decode_review::<serde_json::Value>(black_box(&body)).unwrap();
-        black_box(request.object);
-        let response = kruise_webhook::admission::review::AdmissionResponse::allow(&request.uid);
-        black_box(encode_review(&version, &response));
-    };
+    let scan_request = || decode_and_allow::<IgnoredAny>(&body);
+    let value_request = || decode_and_allow::<serde_json::Value>(&body);
     if let Ok(only) = std::env::var("ADMISSION_BENCH_ONLY") {
         let count: u32 = env_number("ADMISSION_BENCH_ITERATIONS", 1000);
         let request: &dyn Fn() = match only.as_str() {
@@ -157,6 +142,14 @@ fn main() {
     time("decode + inject + patch + encode", &mut || {
         injection_request()
     });
+}
+
+/// The baseline route's work with the review's object decoded as `Object`: decode, allow, encode.
+fn decode_and_allow<'a, Object: serde::Deserialize<'a>>(body: &'a [u8]) {
+    let (version, request) = decode_review::<Object>(black_box(body)).unwrap();
+    black_box(request.object);
+    let response = kruise_webhook::admission::review::AdmissionResponse::allow(&request.uid);
+    black_box(encode_review(&version, &response));
 }
 
 /// A number from the environment, `default` when unset or unreadable.
