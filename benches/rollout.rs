@@ -155,10 +155,7 @@ fn main() {
         "the previous rollout is recorded"
     );
 
-    let pods: usize = std::env::var("BENCH_PODS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(10_000);
+    let pods: usize = env_number("BENCH_PODS").unwrap_or(10_000);
 
     // As the controller's pod watch lists them into its cache.
     let rss_before = rss_kib();
@@ -174,13 +171,10 @@ fn main() {
     // `BENCH_IDLE_SECS=N`: N seconds without allocations after the list, as an idle controller's,
     // before the RSS is read again and the passes are timed (jemalloc returns freed pages on its
     // own decay schedule).
-    let idle_secs: Option<u64> = std::env::var("BENCH_IDLE_SECS")
-        .ok()
-        .and_then(|n| n.parse().ok());
-    if let Some(idle) = idle_secs {
-        std::thread::sleep(std::time::Duration::from_secs(idle));
-    }
-    let rss_idle = rss_kib();
+    let idle = env_number("BENCH_IDLE_SECS").map(|secs: u64| {
+        std::thread::sleep(std::time::Duration::from_secs(secs));
+        (secs, rss_kib())
+    });
     // As a reconcile reads them (`BENCH_HASH_ORDER=1`: in the store's own order).
     let hash_order = std::env::var_os("BENCH_HASH_ORDER").is_some();
     let read = || match hash_order {
@@ -232,9 +226,9 @@ fn main() {
         live_after.saturating_sub(live_before) as f64 / (1024.0 * 1024.0),
         peak.saturating_sub(live_before) as f64 / (1024.0 * 1024.0),
     );
-    if let Some(idle) = idle_secs {
+    if let Some((secs, rss_idle)) = idle {
         println!(
-            "process RSS after {idle} s idle: {:.1} MiB ({:.1} MiB for the cache)",
+            "process RSS after {secs} s idle: {:.1} MiB ({:.1} MiB for the cache)",
             mib(rss_idle),
             mib(rss_idle.saturating_sub(rss_before)),
         );
@@ -273,6 +267,11 @@ fn main() {
         elapsed.as_secs_f64() * 1e6 / per_event as f64,
         allocations as f64 / per_event as f64,
     );
+}
+
+/// A number from the environment (`None` when unset or unreadable).
+fn env_number<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok().and_then(|n| n.parse().ok())
 }
 
 /// Pod `i`: its own name and uid, scheduled, running and ready, with image IDs.
