@@ -27,6 +27,18 @@ fn without_label(world: &mut World, name: &str, key: &str) {
     pod.metadata.resource_version = Some(version);
 }
 
+/// One pod at `nginx:v1`, updated in place, whose inPlaceUpdate hook waits for its `hold` label.
+fn one_pod_held_for_in_place_updates() -> World {
+    World::new(with_lifecycle(
+        cloneset(
+            1,
+            held_template("nginx:v1"),
+            json!({"type": "InPlaceIfPossible"}),
+        ),
+        json!({"inPlaceUpdate": {"labelsHandler": {"hold": "true"}}}),
+    ))
+}
+
 /// preDelete: a hooked pod chosen for scale-in waits in PreparingDelete, counted and not deleted,
 /// until its hook label is removed; then it is deleted.
 #[test]
@@ -64,14 +76,7 @@ fn pre_delete_hook_holds_a_pod_in_preparing_delete_until_released() {
 /// it is updated in place, waits in Updated until the hook's label is back, then returns to Normal.
 #[test]
 fn in_place_update_hook_holds_before_and_after_the_update() {
-    let mut world = World::new(with_lifecycle(
-        cloneset(
-            1,
-            held_template("nginx:v1"),
-            json!({"type": "InPlaceIfPossible"}),
-        ),
-        json!({"inPlaceUpdate": {"labelsHandler": {"hold": "true"}}}),
-    ));
+    let mut world = one_pod_held_for_in_place_updates();
     world.settle(30);
     let name = pod::name(&world.pods[0]).to_string();
     world.set_template(held_template("nginx:v2"));
@@ -101,14 +106,7 @@ fn in_place_update_hook_holds_before_and_after_the_update() {
 /// re-added in the same write.
 #[test]
 fn an_updated_pod_gets_its_markers_back_for_the_next_update() {
-    let mut world = World::new(with_lifecycle(
-        cloneset(
-            1,
-            held_template("nginx:v1"),
-            json!({"type": "InPlaceIfPossible"}),
-        ),
-        json!({"inPlaceUpdate": {"labelsHandler": {"hold": "true"}}}),
-    ));
+    let mut world = one_pod_held_for_in_place_updates();
     world.settle(30);
     let name = pod::name(&world.pods[0]).to_string();
     world.set_template(held_template("nginx:v2"));
