@@ -25,6 +25,10 @@ const FLOORS: &[(&str, &[&str])] = &[
         "CloneSet planner, SidecarSet sources",
         &["cloneset", "source"],
     ),
+    (
+        "Advanced StatefulSet planner, on the CloneSet's pieces",
+        &["statefulset"],
+    ),
     ("request and node handlers", &["admission", "nodeagent"]),
     ("shells", &["controller", "server", "admin"]),
     ("the process", &["app"]),

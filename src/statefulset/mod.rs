@@ -1,0 +1,4 @@
+//! The Advanced StatefulSet controller's pure core (OpenKruise `pkg/controller/statefulset`).
+
+pub mod ordinals;
+pub mod pod;
