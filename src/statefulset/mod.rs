@@ -2,3 +2,5 @@
 
 pub mod ordinals;
 pub mod pod;
+pub mod retention;
+pub mod status;
