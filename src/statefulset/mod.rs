@@ -1,6 +1,8 @@
 //! The Advanced StatefulSet controller's pure core (OpenKruise `pkg/controller/statefulset`).
 
+pub mod identity;
 pub mod ordinals;
 pub mod pod;
 pub mod retention;
+pub mod shared;
 pub mod status;
