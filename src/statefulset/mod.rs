@@ -4,5 +4,6 @@ pub mod identity;
 pub mod ordinals;
 pub mod pod;
 pub mod retention;
+pub mod scale;
 pub mod shared;
 pub mod status;
