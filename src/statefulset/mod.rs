@@ -7,3 +7,4 @@ pub mod retention;
 pub mod scale;
 pub mod shared;
 pub mod status;
+pub mod update;
