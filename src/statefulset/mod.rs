@@ -1,5 +1,6 @@
 //! The Advanced StatefulSet controller's pure core (OpenKruise `pkg/controller/statefulset`).
 
+pub mod events;
 pub mod identity;
 pub mod ordinals;
 pub mod pod;
