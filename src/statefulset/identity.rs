@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec, Volume};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
-use super::ordinals::{Slot, Slots, pod_name};
+use super::ordinals::{Slot, Slots, is_canonical, parent_and_ordinal, pod_name};
 use super::pod::PodFacts;
 use super::shared::{claim_name, mount_claims};
 use crate::api::keys;
@@ -108,7 +108,8 @@ pub fn identity_matches(
     namespace: &str,
     name_label: Option<&str>,
 ) -> bool {
-    name == pod_name(set_name(set), ordinal)
+    parent_and_ordinal(name) == Some((set_name(set), ordinal))
+        && is_canonical(name)
         && namespace == set.metadata.namespace.as_deref().unwrap_or("")
         && name_label == Some(name)
 }

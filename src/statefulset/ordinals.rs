@@ -36,6 +36,13 @@ pub fn ordinal_of(set_name: &str, pod_name: &str) -> Option<i64> {
         .map(|(_, ordinal)| ordinal)
 }
 
+/// Whether a name that reads as `<parent>-<ordinal>` is exactly `<parent>-<ordinal>`: its digits
+/// have no leading zero.
+pub fn is_canonical(name: &str) -> bool {
+    let digits = &name[name.len() - name.bytes().rev().take_while(u8::is_ascii_digit).count()..];
+    digits.len() == 1 || !digits.starts_with('0')
+}
+
 /// `<set>-<ordinal>`.
 pub fn pod_name(set_name: &str, ordinal: i64) -> String {
     format!("{set_name}-{ordinal}")
@@ -233,7 +240,7 @@ impl Slots {
         for (position, name) in names.into_iter().enumerate() {
             let ordinal = ordinal_of(set_name, name);
             ordinals.push(ordinal);
-            canonical.push(ordinal.is_some_and(|o| name == pod_name(set_name, o)));
+            canonical.push(ordinal.is_some() && is_canonical(name));
             let Some(ordinal) = ordinal else { continue };
             match range.index_of(ordinal) {
                 Some(index) => match slots[index] {

@@ -136,3 +136,11 @@ fn the_canonical_name_holds_a_slot_read_twice() {
         assert!(slots.condemned.is_empty());
     }
 }
+
+#[test]
+fn canonical_names_have_no_leading_zero() {
+    assert!(is_canonical("web-0"));
+    assert!(is_canonical("web-10"));
+    assert!(!is_canonical("web-01"));
+    assert!(!is_canonical("web-00"));
+}
