@@ -11,6 +11,12 @@ use serde_json::{Value, json};
 use super::*;
 use crate::api::cloneset::CloneSet;
 use crate::api::keys;
+#[allow(unused_imports)]
+use crate::workload::lifecycle::{
+    LIFECYCLE_STATE, NORMAL, PREPARING_DELETE, PREPARING_NORMAL, PREPARING_UPDATE, UPDATED,
+    UPDATING,
+};
+use crate::workload::{Workload, listed, sort};
 
 mod lifecycle;
 mod property;
@@ -128,10 +134,12 @@ impl World {
 
         let mut cached: Vec<ListedPod> = whole
             .iter()
-            .map(|p| match listed::read_whole_every_round(&p.summary) {
-                true => p.clone(),
-                false => ListedPod::summary(p.summary.clone()),
-            })
+            .map(
+                |p| match listed::read_whole_every_round(&p.summary, CloneSet::REVISIONS) {
+                    true => p.clone(),
+                    false => ListedPod::summary(p.summary.clone()),
+                },
+            )
             .collect();
         let mut draws = same_draws.clone();
         let mut as_shell = plan(&snapshot(self, &update, &cached), &mut draws).unwrap();
@@ -349,7 +357,7 @@ impl World {
             .unwrap();
         self.pods
             .iter()
-            .filter(|p| pod::at_revision(p, &update))
+            .filter(|p| CloneSet::REVISIONS.pod_at(p, &update))
             .count()
     }
 

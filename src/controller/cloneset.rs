@@ -2,9 +2,9 @@
 //!
 //! Each reconcile of a CloneSet waits until the pod cache shows its own earlier writes
 //! ([`super::expectations`]), reads its pods from the shared pod cache (adopting and releasing
-//! as [`crate::cloneset::claim`] says) and its ControllerRevisions from the apiserver, makes
+//! as [`crate::workload::claim`] says) and its ControllerRevisions from the apiserver, makes
 //! sure the update revision exists, plans one round and sends what the plan says. The cache
-//! holds most pods as their summaries only ([`crate::cloneset::listed`]); when the plan acts on
+//! holds most pods as their summaries only ([`crate::workload::listed`]); when the plan acts on
 //! such a pod it names it, the shell reads it from the apiserver and plans again with it whole
 //! (at most three plans a round). The plan's writes are: pods created
 //! through the API (so admission webhooks apply to them), deleted, or patched with
@@ -42,12 +42,11 @@ use super::expectations::{Expectations, Seen};
 use super::guarded_watch::{self, UndecodableReporter};
 use super::{pod_cache, pod_write};
 use crate::api::cloneset::{CloneSet, names_cloneset};
-use crate::cloneset::pvc::{ClaimPlan, HandOver};
-use crate::cloneset::{
-    self as core, Action, ListedPod, Plan, PodWrite, Purpose, pod, revision, status,
-};
+use crate::cloneset::pvc::{ClaimPlan, HandOver, INSTANCE_ID};
+use crate::cloneset::{self as core, Action, ListedPod, Plan, PodWrite, Purpose};
 use crate::metrics::Metrics;
 use crate::podmarks::{PodSummary, PodView};
+use crate::workload::{pod, revision, status};
 
 mod adoption;
 mod claims;
@@ -162,7 +161,7 @@ pub async fn run(
         watcher(
             Api::<ClaimMeta>::all(context.client.clone()),
             watcher::Config::default()
-                .labels(pod::INSTANCE_ID)
+                .labels(INSTANCE_ID)
                 .any_semantic(),
         ),
     )
@@ -381,7 +380,7 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
     if let Some(message) = &executed.failed_scale {
         // OpenKruise: an error of Scale sets FailedScale in the status, written if this round
         // writes one (a condition alone is no reason to, `status::changed`).
-        status::record_failure(&mut plan.status, "FailedScale", message, now);
+        core::status::record_failure(&mut plan.status, "FailedScale", message, now);
     }
     if plan.write_status {
         write_status(context, &set, &plan).await?;

@@ -144,7 +144,7 @@ pub(super) fn new_pod_name(
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()),
             || format!("name {name:?}"),
         )?;
-        let label = &body["metadata"]["labels"][crate::cloneset::pod::INSTANCE_ID];
+        let label = &body["metadata"]["labels"][crate::cloneset::pvc::INSTANCE_ID];
         check(label == id, || format!("instance id {label} for {name}"))?;
         let mut names = names.lock().unwrap();
         check(!names.iter().any(|n| n == name), || {

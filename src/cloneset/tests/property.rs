@@ -101,7 +101,7 @@ fn revisions_and_pods_survive_seeds() {
     let mut ids: Vec<&str> = world
         .pods
         .iter()
-        .map(|p| pod::label(p, pod::INSTANCE_ID).unwrap())
+        .map(|p| pod::label(p, pvc::INSTANCE_ID).unwrap())
         .collect();
     ids.sort();
     ids.dedup();

@@ -1,8 +1,8 @@
-//! The CloneSet shell's claim step (spec §2 step 6): what [`crate::cloneset::claim`] decided,
+//! The CloneSet shell's claim step (spec §2 step 6): what [`crate::workload::claim`] decided,
 //! sent as resourceVersion-guarded ownerReference patches before the round is planned.
 
 use super::*;
-use crate::cloneset::claim::{self, Change};
+use crate::workload::claim::{self, Change};
 
 /// What the round goes on with.
 pub(super) enum Claimed {

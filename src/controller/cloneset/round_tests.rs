@@ -14,6 +14,7 @@ use crate::controller::expectations::Seen;
 use crate::controller::fake_apiserver::{
     JSON, MERGE_PATCH, Scenario, created, failure, list, ok, patched, store_of,
 };
+use crate::workload::Workload;
 
 const CLAIMS: &str = "/api/v1/namespaces/default/persistentvolumeclaims";
 
@@ -22,7 +23,7 @@ fn pod_with_id(set: &CloneSet, id: &str, resource_version: &str, created: &str) 
     let mut pod = as_json(&running_pod(set, resource_version));
     pod["metadata"]["name"] = json!(format!("web-{id}"));
     pod["metadata"]["uid"] = json!(format!("uid-{id}"));
-    pod["metadata"]["labels"][crate::cloneset::pod::INSTANCE_ID] = json!(id);
+    pod["metadata"]["labels"][crate::cloneset::pvc::INSTANCE_ID] = json!(id);
     pod["metadata"]["creationTimestamp"] = json!(created);
     serde_json::from_value(pod).unwrap()
 }
@@ -36,13 +37,13 @@ fn claim(id: &str) -> ClaimMeta {
             [
                 ("app".to_string(), "web".to_string()),
                 (
-                    crate::cloneset::pod::INSTANCE_ID.to_string(),
+                    crate::cloneset::pvc::INSTANCE_ID.to_string(),
                     id.to_string(),
                 ),
             ]
             .into(),
         ),
-        owner_references: Some(vec![revision::owner_reference(&cloneset(1, "app:v1"))]),
+        owner_references: Some(vec![cloneset(1, "app:v1").owner_reference()]),
         resource_version: Some("3".into()),
         ..ObjectMeta::default()
     }
