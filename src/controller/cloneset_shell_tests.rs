@@ -10,10 +10,24 @@ use kube::runtime::reflector::store::Writer;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::cloneset::{self as core, Action};
 use crate::controller::CONTROLLER_NAME;
+use crate::controller::expectations::Expectations;
+use crate::controller::expectations::Seen;
 use crate::controller::fake_apiserver::{
     JSON, JSON_PATCH, MERGE_PATCH, Scenario, conflict, created, includes, list, patched, store_of,
 };
+use crate::controller::pod_cache;
+use crate::controller::workload::PvcMeta as ClaimMeta;
+use crate::controller::workload::reconcile::{CONFLICT_REQUEUE, IN_FLIGHT_REQUEUE};
+use crate::metrics::Metrics;
+use crate::podmarks::PodSummary;
+use crate::workload::revision;
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use kube::runtime::events::Recorder;
+use kube::runtime::reflector::Store;
+use std::time::Instant;
 
 pub(super) const CLONESET: &str = "/apis/apps.kruise.io/v1alpha1/namespaces/default/clonesets/web";
 pub(super) const REVISIONS: &str = "/apis/apps/v1/namespaces/default/controllerrevisions";
@@ -77,7 +91,10 @@ pub(super) fn context_with(
 /// The shell around `context`, with no PVCs cached (these CloneSets have no volumeClaimTemplates).
 fn shell(context: Arc<Context>) -> Arc<Shell> {
     let (claims, _writer) = store_of::<ClaimMeta>([]);
-    Arc::new(Shell { context, claims })
+    Arc::new(Shell {
+        context,
+        pvcs: claims,
+    })
 }
 
 /// One reconcile of `set` against `scenario`. The context (every client) is dropped before the
@@ -111,7 +128,10 @@ pub(super) async fn reconcile_on(
     let (client, server) = scenario.start();
     let context = context_with(client, pods, summaries);
     let (claims, _writer) = store_of::<ClaimMeta>(claims);
-    let shell = Arc::new(Shell { context, claims });
+    let shell = Arc::new(Shell {
+        context,
+        pvcs: claims,
+    });
     let result = reconcile(Arc::new(set.clone()), shell.clone()).await;
     let shell = Arc::into_inner(shell).expect("the reconcile kept no shell");
     let mut context = Arc::into_inner(shell.context).expect("the reconcile kept no context");
@@ -308,14 +328,14 @@ async fn pod_events_release_the_expectations_the_cache_cannot() {
             })
     };
     for pod in [&flash, &going, &stays] {
-        observe::pod_event(&context, pod);
+        observe::pod_event::<CloneSet>(&context, pod);
     }
     assert!(waiting(&context).is_some(), "web-stays is not deleted yet");
     // Its delete event, once the store no longer holds it.
     writer.apply_watcher_event(&kube::runtime::watcher::Event::Delete(pod_cache::summary(
         &stays,
     )));
-    observe::pod_event(&context, &stays);
+    observe::pod_event::<CloneSet>(&context, &stays);
     assert_eq!(waiting(&context), None);
     drop(context);
     server.finish().await;

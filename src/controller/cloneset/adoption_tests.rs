@@ -3,7 +3,7 @@
 use axum::http::Method;
 use serde_json::{Value, json};
 
-use super::super::shell_tests::{
+use super::shell_tests::{
     CLONESET, PODS, REGARDING, REVISIONS, SELECTOR, applied, as_json, check, cloneset,
     new_pod_name, reconcile_once, revision_of, running_pod,
 };
@@ -13,6 +13,8 @@ use crate::controller::fake_apiserver::{
     Exchange, JSON, JSON_PATCH, MERGE_PATCH, Scenario, conflict, created, includes, list, ok,
     patched, store_of,
 };
+use crate::controller::workload::reconcile::CONFLICT_REQUEUE;
+use std::time::Instant;
 
 fn history_of(set: &CloneSet) -> (axum::http::StatusCode, Value) {
     list(

@@ -14,7 +14,13 @@ use crate::controller::expectations::Seen;
 use crate::controller::fake_apiserver::{
     JSON, MERGE_PATCH, Scenario, created, failure, list, ok, patched, store_of,
 };
+use crate::controller::workload::PvcMeta as ClaimMeta;
+use crate::controller::workload::pvc_key as claim_key;
 use crate::workload::Workload;
+use crate::workload::revision;
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use std::time::Instant;
 
 const CLAIMS: &str = "/api/v1/namespaces/default/persistentvolumeclaims";
 
@@ -351,7 +357,7 @@ async fn pvc_events_release_the_expectations_of_their_names() {
         expectations.expect_create(key, &claim_key("data-web-bbbbb"));
     }
     for id in ["aaaaa", "bbbbb"] {
-        observe::claim_event(&context, &held, &claim(id));
+        observe::claim_event::<CloneSet>(&context, &held, &claim(id));
     }
     // The cache shows neither: the events alone released them.
     let waiting = context
