@@ -5,17 +5,17 @@ use std::sync::Mutex as TestMutex;
 
 use axum::http::Method;
 use k8s_openapi::api::core::v1::Pod;
-use kube::runtime::events::Reporter;
 use kube::runtime::reflector::store::Writer;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::api::CloneSetBuilder;
 use crate::cloneset::{self as core, Action};
-use crate::controller::CONTROLLER_NAME;
 use crate::controller::expectations::Expectations;
 use crate::controller::expectations::Seen;
 use crate::controller::fake_apiserver::{
-    JSON, JSON_PATCH, MERGE_PATCH, Scenario, conflict, created, includes, list, patched, store_of,
+    self, JSON, JSON_PATCH, MERGE_PATCH, Scenario, conflict, created, includes, list, patched,
+    revision_list, store_of, test_recorder,
 };
 use crate::controller::pod_cache;
 use crate::controller::workload::PvcMeta as ClaimMeta;
@@ -25,7 +25,7 @@ use crate::podmarks::PodSummary;
 use crate::workload::revision;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use kube::runtime::events::Recorder;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::runtime::reflector::Store;
 use std::time::Instant;
 
@@ -36,22 +36,13 @@ pub(super) const SELECTOR: (&str, &str) = ("labelSelector", "app=web");
 pub(super) const REGARDING: (&str, &str) = ("CloneSet", "web");
 
 pub(super) fn cloneset(replicas: i32, image: &str) -> CloneSet {
-    serde_json::from_value(json!({
-        "apiVersion": "apps.kruise.io/v1alpha1",
-        "kind": "CloneSet",
-        "metadata": {"name": "web", "namespace": "default", "uid": "web-uid", "generation": 1,
-            "resourceVersion": "10"},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "main", "image": image}]}
-            },
-            "updateStrategy": {"type": "InPlaceIfPossible", "maxUnavailable": 1}
-        }
-    }))
-    .unwrap()
+    CloneSetBuilder::new("web")
+        .resource_version("10")
+        .replicas(replicas)
+        .image(image)
+        .update_type("InPlaceIfPossible")
+        .max_unavailable(IntOrString::Int(1))
+        .build()
 }
 
 /// The revision `set` asks for, numbered `number`, as the apiserver stores it.
@@ -74,15 +65,11 @@ pub(super) fn context_with(
     pods: Store<Pod>,
     summaries: Store<PodSummary>,
 ) -> Arc<Context> {
-    let reporter = Reporter {
-        controller: CONTROLLER_NAME.into(),
-        instance: Some("test".into()),
-    };
     Arc::new(Context {
         client: client.clone(),
         pods,
         summaries,
-        recorder: Recorder::new(client, reporter),
+        recorder: test_recorder(client),
         expectations: Default::default(),
         metrics: Arc::new(Metrics::new()),
     })
@@ -407,11 +394,7 @@ fn update_case() -> UpdateCase {
 }
 
 fn history_list(case: &UpdateCase) -> (axum::http::StatusCode, Value) {
-    list(
-        "ControllerRevisionList",
-        "apps/v1",
-        case.history.iter().map(as_json).collect(),
-    )
+    revision_list(&case.history)
 }
 
 /// The pod `body` (a JSON patch) makes of `stored`.
@@ -494,15 +477,11 @@ fn expect_image_patch(
 }
 
 fn expect_status(scenario: &mut Scenario, case: &UpdateCase) {
-    let stored = as_json(&case.set);
-    scenario
-        .expect(Method::PATCH, format!("{CLONESET}/status"))
-        .content_type(MERGE_PATCH)
-        .body_includes(json!({"status": {
-            "observedGeneration": 2, "replicas": 1, "updatedReplicas": 0,
-            "updateRevision": case.target, "currentRevision": name_of(&case.history[0])
-        }}))
-        .reply_with(patched(stored, "20"));
+    let status = json!({
+        "observedGeneration": 2, "replicas": 1, "updatedReplicas": 0,
+        "updateRevision": case.target, "currentRevision": name_of(&case.history[0])
+    });
+    fake_apiserver::expect_status(scenario, CLONESET, status, as_json(&case.set), "20");
 }
 
 #[tokio::test]

@@ -29,6 +29,8 @@ pub mod pod;
 pub mod pod_after;
 pub mod pvc;
 pub mod revision;
+#[cfg(test)]
+pub mod simulation;
 pub mod sort;
 pub mod status;
 

@@ -92,21 +92,14 @@ pub fn mount<W: Workload>(set: &W, spec: &mut PodSpec, suffix: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::statefulset::StatefulSet;
-    use serde_json::json;
+    use crate::api::StatefulSetBuilder;
 
     #[test]
     fn a_statefulset_ordinal_names_and_mounts_its_claims() {
-        let set: StatefulSet = serde_json::from_value(json!({
-            "apiVersion": "apps.kruise.io/v1beta1", "kind": "StatefulSet",
-            "metadata": {"name": "web", "namespace": "ns", "uid": "u"},
-            "spec": {
-                "selector": {"matchLabels": {"app": "web"}},
-                "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": []}},
-                "volumeClaimTemplates": [{"metadata": {"name": "data"}}]
-            }
-        }))
-        .unwrap();
+        let set = StatefulSetBuilder::new("web")
+            .namespace("ns")
+            .volume_claim_template("data")
+            .build();
         let claims = claims_for(&set, "2", &[], None);
         assert_eq!(claims.len(), 1);
         assert_eq!(claims[0].metadata.name.as_deref(), Some("data-web-2"));

@@ -334,24 +334,15 @@ pub fn update_revision<W: Workload>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::CloneSetBuilder;
     use crate::api::cloneset::CloneSet;
     use k8s_openapi::api::core::v1::Container;
-    use serde_json::json;
 
     fn sample(image: &str) -> CloneSet {
-        let mut set = CloneSet::new(
-            "sample",
-            serde_json::from_value(json!({
-                "template": {
-                    "metadata": {"labels": {"app": "sample"}},
-                    "spec": {"containers": [{"name": "main", "image": image}]}
-                }
-            }))
-            .unwrap(),
-        );
-        set.metadata.namespace = Some("default".into());
-        set.metadata.uid = Some("uid-1".into());
-        set
+        CloneSetBuilder::new("sample")
+            .uid("uid-1")
+            .image(image)
+            .build()
     }
 
     #[test]

@@ -149,7 +149,8 @@ fn cc14_scale_max_unavailable_limits_creations() {
             .iter()
             .any(|a| matches!(a, Action::Event(e) if e.message.ends_with("limit: 0")))
     );
-    world.stuck.push(pod::name(&world.pods[0]).to_string());
+    let first = pod::name(&world.pods[0]).to_string();
+    world.stuck.push(first);
     world.now += 1;
     world.kubelet();
     world.round(); // marks the started pod Normal and ready

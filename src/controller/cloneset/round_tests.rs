@@ -12,13 +12,12 @@ use super::shell_tests::{
 use super::*;
 use crate::controller::expectations::Seen;
 use crate::controller::fake_apiserver::{
-    JSON, MERGE_PATCH, Scenario, created, failure, list, ok, patched, store_of,
+    self, JSON, MERGE_PATCH, Scenario, created, failure, ok, patched, revision_list, store_of,
 };
 use crate::controller::workload::PvcMeta as ClaimMeta;
 use crate::controller::workload::pvc_key as claim_key;
 use crate::workload::Workload;
 use crate::workload::revision;
-use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use std::time::Instant;
 
@@ -56,21 +55,9 @@ fn claim(id: &str) -> ClaimMeta {
     .into_response_partial()
 }
 
-fn revision_list(history: &[ControllerRevision]) -> (axum::http::StatusCode, Value) {
-    list(
-        "ControllerRevisionList",
-        "apps/v1",
-        history.iter().map(as_json).collect(),
-    )
-}
-
 /// The status subresource write, holding `status`.
 fn expect_status(scenario: &mut Scenario, set: &CloneSet, status: Value) {
-    scenario
-        .expect(Method::PATCH, format!("{CLONESET}/status"))
-        .content_type(MERGE_PATCH)
-        .body_includes(json!({ "status": status }))
-        .reply_with(patched(as_json(set), "30"));
+    fake_apiserver::expect_status(scenario, CLONESET, status, as_json(set), "30");
 }
 
 fn note_is(wanted: String) -> impl FnOnce(&Value) -> Result<(), String> + Send {
