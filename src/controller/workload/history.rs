@@ -51,8 +51,8 @@ where
         Ok(history)
     }
 
-    /// Makes the update revision exist ([CloneSet §3.3] of the docs): reuse, renumber or create,
-    /// bumping the collision count when another revision holds the name. Returns its name and the
+    /// Makes the update revision exist ([`revision::update_revision`]): reuse, renumber or
+    /// create, bumping the collision count when another revision holds the name. Returns its name and the
     /// collision count. After a collision only the name changes: the hash label keeps the first
     /// hash, as Kubernetes' `CreateControllerRevision` retries with the same object renamed.
     pub async fn ensure_update_revision(
