@@ -27,4 +27,5 @@ pub mod source;
 pub mod statefulset;
 pub mod tls;
 pub mod validate;
+pub mod workload;
 pub mod yaml;

@@ -19,6 +19,7 @@ pub mod pod_cache;
 pub mod pod_events;
 pub mod pod_write;
 pub mod sidecarset;
+pub mod workload;
 
 use std::sync::Arc;
 

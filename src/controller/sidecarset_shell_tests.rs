@@ -3,14 +3,12 @@
 
 use axum::http::Method;
 use k8s_openapi::api::core::v1::Namespace;
-use kube::runtime::events::Reporter;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::controller::CONTROLLER_NAME;
 use crate::controller::fake_apiserver::{
     JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, Scenario, includes, ok, patch_operations,
-    patch_value, patched, store_of,
+    patch_value, patched, store_of, test_recorder,
 };
 use crate::controller::pod_cache;
 use crate::defaults::sidecarset::default_and_hash;
@@ -75,16 +73,12 @@ fn context(client: kube::Client, pod: &Pod) -> Arc<Context> {
     let namespace: Namespace =
         serde_json::from_value(json!({"metadata": {"name": "default"}})).unwrap();
     let (namespaces, _) = store_of([namespace]);
-    let reporter = Reporter {
-        controller: CONTROLLER_NAME.into(),
-        instance: Some("test".into()),
-    };
     Arc::new(Context {
         client: client.clone(),
         pods,
         summaries,
         namespaces,
-        recorder: Recorder::new(client, reporter),
+        recorder: test_recorder(client),
         metrics: Arc::new(crate::metrics::Metrics::new()),
     })
 }
