@@ -2,7 +2,7 @@
 //! word for word (`stateful_pod_control.go` `recordPodEvent`, `recordClaimEvent`;
 //! `stateful_set_control.go` `deletePod`, `inPlaceUpdatePod`). Component `statefulset-controller`.
 
-use crate::cloneset::Event;
+use crate::workload::Event;
 
 /// The event component.
 pub const COMPONENT: &str = "statefulset-controller";

@@ -5,28 +5,18 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec, Volume};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::ordinals::{Slot, Slots, is_canonical, parent_and_ordinal, pod_name};
 use super::pod::PodFacts;
-use super::shared::{claim_name, mount_claims};
 use crate::api::keys;
 use crate::api::statefulset::{ROLLING_UPDATE, StatefulSet};
-use crate::cloneset::hooks;
-use crate::cloneset::pod::{LIFECYCLE_STATE, LIFECYCLE_TIMESTAMP, NORMAL, PREPARING_NORMAL};
-
-/// The controller ownerReference of the set's pods and revisions.
-pub fn owner_reference(set: &StatefulSet) -> OwnerReference {
-    OwnerReference {
-        api_version: "apps.kruise.io/v1beta1".into(),
-        kind: "StatefulSet".into(),
-        name: set.metadata.name.clone().unwrap_or_default(),
-        uid: set.metadata.uid.clone().unwrap_or_default(),
-        controller: Some(true),
-        block_owner_deletion: Some(true),
-    }
-}
+use crate::workload::Workload;
+use crate::workload::lifecycle::{
+    self, LIFECYCLE_STATE, LIFECYCLE_TIMESTAMP, NORMAL, PREPARING_NORMAL,
+};
+use crate::workload::pvc::{claim_name, mount};
 
 fn set_name(set: &StatefulSet) -> &str {
     set.metadata.name.as_deref().unwrap_or("")
@@ -35,13 +25,8 @@ fn set_name(set: &StatefulSet) -> &str {
 /// The lifecycle state a new pod starts in: `PreparingNormal` while a `preNormal` hook's
 /// labels and finalizers are not all on it, else `Normal`.
 pub fn first_lifecycle_state(set: &StatefulSet, pod: &Pod) -> &'static str {
-    let pre_normal = set
-        .spec
-        .lifecycle
-        .as_ref()
-        .and_then(|l| l.pre_normal.as_ref());
-    match pre_normal {
-        Some(hook) if !hooks::all_hooked(pod, hook) => PREPARING_NORMAL,
+    match lifecycle::pre_normal(set.lifecycle()) {
+        Some(hook) if !lifecycle::all_hooked(pod, hook) => PREPARING_NORMAL,
         _ => NORMAL,
     }
 }
@@ -66,7 +51,7 @@ pub fn new_pod(
             labels: Some(meta.labels.unwrap_or_default()),
             annotations: meta.annotations,
             finalizers: meta.finalizers,
-            owner_references: Some(vec![owner_reference(set)]),
+            owner_references: Some(vec![set.owner_reference()]),
             ..ObjectMeta::default()
         },
         spec: Some(template.spec.clone().unwrap_or_default()),
@@ -78,7 +63,7 @@ pub fn new_pod(
     let spec = pod.spec.get_or_insert_with(Default::default);
     spec.hostname = pod.metadata.name.clone();
     spec.subdomain = set.spec.service_name.clone().filter(|s| !s.is_empty());
-    mount_claims(set, spec, ordinal);
+    mount(set, spec, &ordinal.to_string());
     let state = first_lifecycle_state(set, &pod);
     pod.metadata
         .labels
@@ -115,42 +100,22 @@ pub fn identity_matches(
 }
 
 /// `storageMatches`: every claim template has a volume of its name that mounts the ordinal's
-/// claim. `volumes`: the pod's volumes as (name, claimName of a PVC source).
+/// claim. `volumes`: the pod's volumes with a PVC source, as (name, claim name)
+/// (`PodView::claim_volumes`).
 pub fn storage_matches<'a>(
     set: &StatefulSet,
     ordinal: i64,
-    volumes: impl Iterator<Item = (&'a str, Option<&'a str>)> + Clone,
+    volumes: impl Iterator<Item = (&'a str, &'a str)> + Clone,
 ) -> bool {
     let name = set_name(set);
-    set.spec
-        .volume_claim_templates
-        .iter()
-        .flatten()
-        .all(|template| {
-            let template = template.metadata.name.as_deref().unwrap_or("");
-            let wanted = claim_name(template, name, ordinal);
-            // Go keeps the last volume of a repeated name.
-            volumes
-                .clone()
-                .filter(|(volume, _)| *volume == template)
-                .last()
-                .is_some_and(|(_, claim)| claim == Some(wanted.as_str()))
-        })
-}
-
-/// A pod's volumes as [`storage_matches`] reads them.
-pub fn pod_volumes(pod: &Pod) -> impl Iterator<Item = (&str, Option<&str>)> + Clone {
-    pod.spec
-        .iter()
-        .flat_map(|s| s.volumes.iter().flatten())
-        .map(|v: &Volume| {
-            (
-                v.name.as_str(),
-                v.persistent_volume_claim
-                    .as_ref()
-                    .map(|c| c.claim_name.as_str()),
-            )
-        })
+    let suffix = ordinal.to_string();
+    set.volume_claim_templates().iter().all(|template| {
+        let template = template.metadata.name.as_deref().unwrap_or("");
+        let wanted = claim_name(template, name, &suffix);
+        volumes
+            .clone()
+            .any(|(volume, claim)| volume == template && claim == wanted)
+    })
 }
 
 /// `UpdateStatefulPod`'s pod: the identity labels set where the identity does not match, the
@@ -168,10 +133,10 @@ pub fn with_identity(
         set_identity_labels(&mut after, ordinal);
     }
     if !storage_ok {
-        mount_claims(
+        mount(
             set,
             after.spec.get_or_insert_with(Default::default),
-            ordinal,
+            &ordinal.to_string(),
         );
     }
     after

@@ -21,7 +21,6 @@ pub mod pod;
 pub mod retention;
 mod round;
 pub mod scale;
-pub mod shared;
 pub mod status;
 pub mod update;
 
@@ -35,8 +34,9 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 use crate::api::statefulset::{StatefulSet, StatefulSetStatus};
-use crate::cloneset::revision::{self, RevisionError};
-pub use crate::cloneset::{Event, ListedPod, PodWrite};
+use crate::workload::Workload;
+use crate::workload::revision::RevisionError;
+pub use crate::workload::{Event, ListedPod, PodWrite, Purpose};
 use ordinals::TooManySlots;
 
 /// The PVCs of the set's namespace, by name (the shell's cache).
@@ -56,7 +56,8 @@ pub struct Snapshot<'a> {
     /// The pods the set controls (claimed), in any state.
     pub pods: &'a [ListedPod],
     pub claims: &'a dyn Claims,
-    /// The set's revisions sorted by [`revision::sort_history`]; holds the update revision.
+    /// The set's revisions in history order (`workload::revision::sort_history`); holds the
+    /// update revision.
     pub history: &'a [ControllerRevision],
     pub update_revision: &'a str,
     pub collision_count: i32,
@@ -64,22 +65,6 @@ pub struct Snapshot<'a> {
     /// rolling update waits for them.
     pub updates_pending: bool,
     pub now: Timestamp,
-}
-
-/// Why a pod is written (for events and for what a failure means).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Purpose {
-    /// The in-place engine moves an update forward.
-    Refresh,
-    /// The lifecycle state moves on (`PreparingNormal` → `Normal`, `Updating` → `Updated`, …).
-    Lifecycle,
-    /// `PreparingDelete` instead of a deletion the `preDelete` hook holds.
-    PreparingDelete,
-    /// `UpdateStatefulPod`: identity labels and volumes fixed (or only the claims' owners,
-    /// the pod unchanged): event `SuccessfulUpdate` either way.
-    Identity,
-    /// An in-place update to `revision` starts.
-    InPlace { revision: String },
 }
 
 /// When a claim's owners are rewritten, and so what its failure means.
@@ -118,13 +103,42 @@ pub enum Action {
     DeletePod {
         name: String,
     },
+    /// A write of the in-place engine or of the lifecycle state (`Refresh`, `Lifecycle`,
+    /// `ScaleLifecycle` for `PreparingDelete`, `InPlace`).
     WritePod {
         /// The pod as listed: the writes are guarded by its resourceVersion.
         before: Arc<Pod>,
         writes: Vec<PodWrite>,
         purpose: Purpose,
     },
+    /// `UpdateStatefulPod`: the identity labels and volumes fixed (`after` equals `before` when
+    /// only the claims' owners needed a fix): event `SuccessfulUpdate` either way.
+    UpdatePod {
+        before: Arc<Pod>,
+        after: Box<Pod>,
+    },
     Event(Event),
+}
+
+impl From<crate::workload::Action> for Action {
+    /// The in-place steps' actions (writes and events) as the set's.
+    fn from(action: crate::workload::Action) -> Action {
+        use crate::workload::Action as Core;
+        match action {
+            Core::CreatePod { pod, revision } => Action::CreatePod { pod, revision },
+            Core::DeletePod { name } => Action::DeletePod { name },
+            Core::WritePod {
+                before,
+                writes,
+                purpose,
+            } => Action::WritePod {
+                before,
+                writes,
+                purpose,
+            },
+            Core::Event(event) => Action::Event(event),
+        }
+    }
 }
 
 /// The result of one round.
@@ -159,7 +173,7 @@ pub enum PlanError {
 
 /// Kubernetes timestamps: seconds, UTC.
 pub fn rfc3339(now: Timestamp) -> String {
-    crate::cloneset::rfc3339(now)
+    crate::workload::rfc3339(now)
 }
 
 /// One reconcile.
@@ -175,15 +189,16 @@ fn truncate(
     live: [&str; 2],
     pods: &[ListedPod],
 ) -> Vec<String> {
-    let limit = usize::try_from(set.spec.revision_history_limit.unwrap_or(10)).unwrap_or(0);
+    let limit = usize::try_from(set.revision_history_limit()).unwrap_or(0);
     if history.len() <= limit {
         return Vec::new();
     }
     let labels: Vec<&str> = pods
         .iter()
-        .filter_map(|p| crate::cloneset::pod::label(p, crate::api::keys::CONTROLLER_REVISION_HASH))
+        .filter_map(|p| crate::workload::pod::label(p, crate::api::keys::CONTROLLER_REVISION_HASH))
         .collect();
-    revision::history_to_truncate(history, &live, &labels, limit)
+    StatefulSet::REVISIONS
+        .history_to_truncate(history, &live, &labels, limit)
         .into_iter()
         .map(str::to_string)
         .collect()

@@ -11,10 +11,10 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 
 use crate::api::keys;
-use crate::cloneset::facts::Lifecycle;
-use crate::cloneset::pod::{SPECIFIED_DELETE, label, lifecycle};
-use crate::cloneset::revision::label_names_revision;
 use crate::podmarks::PodView;
+use crate::workload::lifecycle::{self, LifecycleState as Lifecycle};
+use crate::workload::pod::{SPECIFIED_DELETE, label};
+use crate::workload::revision::label_names_revision;
 
 /// `status.phase`, as the round distinguishes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,7 +97,7 @@ impl PodFacts {
     ) -> PodFacts {
         let phase = Phase::of(pod.phase());
         let terminating = pod.deleting();
-        let lifecycle = Lifecycle::of(lifecycle(pod));
+        let lifecycle = Lifecycle::of(lifecycle::state(pod));
         let running_ready = phase == Phase::Running && pod.first_ready_true();
         let normal = matches!(lifecycle, Lifecycle::Unset | Lifecycle::Normal);
         let revision = label(pod, keys::CONTROLLER_REVISION_HASH).unwrap_or("");

@@ -2,30 +2,35 @@
 //! the snapshot; every write they decide on goes into the plan in the order Go would send it.
 
 use std::cmp::Ordering;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::events::{self, Verb};
-use super::identity::{self, identity_matches, pod_volumes, storage_matches, with_identity};
+use super::identity::{self, identity_matches, storage_matches, with_identity};
 use super::ordinals::{ReplicaRange, Slot, Slots, pod_name};
 use super::pod::PodFacts;
 use super::retention::{self, Owner, Policy};
 use super::scale::{self, Flow, Scale};
-use super::shared::{claim_name, claims_of};
 use super::status::{self, Counts, FAILED_CREATE_POD, FAILED_UPDATE_POD, StatusInput};
 use super::update::{self, Rolling, Taken, Updated};
-use super::{Action, ClaimFix, ListedPod, Plan, PlanError, PodWrite, Purpose, Snapshot};
+use super::{Action, ClaimFix, ListedPod, Plan, PlanError, Purpose, Snapshot};
+use crate::api::cloneset::{IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY};
 use crate::api::keys;
 use crate::api::statefulset::{ON_DELETE, PARALLEL, ROLLING_UPDATE, StatefulSet};
-use crate::cloneset::facts::Lifecycle;
-use crate::cloneset::pod::{LIFECYCLE_STATE, NORMAL, PREPARING_DELETE, UPDATED, label};
-use crate::cloneset::scale::set_lifecycle;
-use crate::cloneset::{hooks, revision};
-use crate::k8s::intstr::legacy_scaled_value;
 use crate::podmarks::{EngineOwner, PodView};
 use crate::rollout::order::priority_order;
+use crate::workload::budget::floor_at_least_one;
+use crate::workload::engine::ENGINE;
+use crate::workload::inplace::{FOREIGN_UPDATE_REQUEUE, InPlace, InPlaceStart, SpecCache};
+use crate::workload::lifecycle::{self, LifecycleState, PREPARING_DELETE, Table};
+use crate::workload::listed::WholePods;
+use crate::workload::pod::label;
+use crate::workload::pvc::{claim_name, claims_for};
+use crate::workload::{Workload, facts, revision};
 
 pub(super) fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
     let set = snapshot.set;
@@ -47,14 +52,8 @@ pub(super) fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
         r.metadata.name.clone().unwrap_or_default()
     };
     let (current_name, update_name) = (name_of(current), name_of(update));
-    let min_ready_seconds = set
-        .spec
-        .update_strategy
-        .rolling_update
-        .as_ref()
-        .and_then(|r| r.min_ready_seconds)
-        .unwrap_or(0);
-    let set_name = set.metadata.name.as_deref().unwrap_or("");
+    let min_ready_seconds = set.min_ready_seconds();
+    let set_name = set.name();
     let slots = Slots::of(
         set_name,
         ReplicaRange::of(set)?,
@@ -85,20 +84,22 @@ pub(super) fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
         current: (current_name, revision::template_of(current)?),
         update: (update_name, revision::template_of(update)?),
         templates: set
-            .spec
-            .volume_claim_templates
+            .volume_claim_templates()
             .iter()
-            .flatten()
             .filter_map(|t| t.metadata.name.clone())
             .collect(),
         now_text: super::rfc3339(snapshot.now),
         refreshed: vec![false; snapshot.pods.len()],
+        written: vec![false; snapshot.pods.len()],
+        claims_done: BTreeSet::new(),
         slots,
         facts,
         new_at_current,
         actions: Vec::new(),
         requeue: None,
-        needed: Vec::new(),
+        whole: WholePods::default(),
+        specs: SpecCache::default(),
+        min_ready_seconds,
         refresh_wrote: false,
         lifecycle_wrote: false,
         condition: None,
@@ -147,9 +148,16 @@ struct Round<'a> {
     new_at_current: Vec<Option<bool>>,
     actions: Vec<Action>,
     requeue: Option<Duration>,
-    needed: Vec<String>,
-    /// By listed position: refreshed this round (each pod once).
+    /// The pods read whole, and those asked for and not had.
+    whole: WholePods,
+    /// The in-place calculations of the round.
+    specs: SpecCache,
+    min_ready_seconds: i32,
+    /// By listed position: refreshed this round (each pod once), and written by the refresh.
     refreshed: Vec<bool>,
+    written: Vec<bool>,
+    /// Claims created or rewritten this round (the cache does not show it yet).
+    claims_done: BTreeSet<String>,
     /// A slot pod's refresh in the scale phase wrote something.
     refresh_wrote: bool,
     /// A lifecycle state was moved on this round.
@@ -173,12 +181,26 @@ impl Round<'_> {
 
     /// The whole pod at `position`; `None`, and the pod noted as needed, when the round was
     /// given its summary only.
-    fn whole(&mut self, position: usize) -> Option<Arc<Pod>> {
-        let listed = &self.snapshot.pods[position];
-        if listed.whole.is_none() {
-            self.needed.push(listed.name().to_string());
+    fn whole(&self, position: usize) -> Option<Arc<Pod>> {
+        self.whole.get(&self.snapshot.pods[position]).cloned()
+    }
+
+    /// The in-place steps as this set takes them.
+    fn in_place(&self) -> InPlace<'_> {
+        let rolling = self.set.spec.update_strategy.rolling_update.as_ref();
+        InPlace {
+            history: self.snapshot.history,
+            scheme: StatefulSet::REVISIONS,
+            hooks: self.set.lifecycle(),
+            table: Table::StatefulSet,
+            grace_seconds: rolling
+                .and_then(|r| r.in_place_update_strategy.as_ref())
+                .and_then(|s| s.grace_period_seconds)
+                .unwrap_or(0),
+            ignore_volume_claim_templates_hash_diff: false,
+            now: self.snapshot.now,
+            now_text: &self.now_text,
         }
-        listed.whole.clone()
     }
 
     fn push_requeue(&mut self, after: Duration) {
@@ -194,15 +216,16 @@ impl Round<'_> {
     /// The scale phase, then the rolling update: the counters the update takes, or the round's
     /// error.
     fn run(&mut self) -> Result<Taken, RoundError> {
-        let max_unavailable = match self.set.spec.scale_strategy.as_ref() {
-            Some(strategy) => match strategy.max_unavailable.as_ref() {
-                Some(value) => Some(
-                    legacy_scaled_value(value, self.replicas(), false)
-                        .map_err(RoundError)?
-                        .max(1),
-                ),
-                None => None,
-            },
+        let max_unavailable = match self
+            .set
+            .spec
+            .scale_strategy
+            .as_ref()
+            .and_then(|s| s.max_unavailable.as_ref())
+        {
+            Some(value) => {
+                Some(floor_at_least_one(Some(value), value, self.replicas()).map_err(RoundError)?)
+            }
             None => None,
         };
         let slots = self.slots.clone();
@@ -236,10 +259,13 @@ impl Round<'_> {
         if strategy.is_some_and(|s| s.paused == Some(true)) {
             return Ok(Taken::default());
         }
-        let max_unavailable = match strategy.and_then(|s| s.max_unavailable.as_ref()) {
-            Some(value) => legacy_scaled_value(value, self.replicas(), false)
-                .map_err(RoundError)?
-                .max(1),
+        let max_unavailable = match strategy {
+            Some(s) => floor_at_least_one(
+                s.max_unavailable.as_ref(),
+                &IntOrString::Int(1),
+                self.replicas(),
+            )
+            .map_err(RoundError)?,
             None => 1,
         };
         let complete: Vec<bool> = (0..self.snapshot.pods.len())
@@ -265,100 +291,70 @@ impl Round<'_> {
     /// restarted with what they were updated to.
     fn update_complete(&self, position: usize) -> bool {
         let listed = self.pod(position);
-        if listed.summary.engine_at_rest(EngineOwner::CloneSet) {
+        if listed.summary.engine_at_rest(EngineOwner::Workload) {
             return true;
         }
-        listed.whole.as_ref().is_none_or(|p| {
-            crate::inplace::pod_update_completed(p, crate::cloneset::update::ENGINE.hasher).is_ok()
-        })
+        self.whole
+            .get(listed)
+            .is_none_or(|p| crate::inplace::pod_update_completed(p, ENGINE.hasher).is_ok())
     }
 
-    /// `refreshPodState`: moves the pod's lifecycle state on where what it waits for is there.
+    /// `refreshPodState`: moves an in-place update in flight and the lifecycle state on.
+    /// Whether it wrote anything.
     fn refresh_pod(&mut self, position: usize) -> bool {
         self.refreshed[position] = true;
+        let listed = &self.snapshot.pods[position];
         let lifecycle = self.facts[position].lifecycle;
-        if !lifecycle.moves_on_by_itself() {
+        // Most pods of a large set have nothing in flight and nothing to move on.
+        if listed.summary.engine_at_rest(EngineOwner::Workload) && !lifecycle.moves_on_by_itself() {
             return false;
         }
-        let Some(p) = self.whole(position) else {
-            return false;
-        };
-        let Some(next) = self.next_lifecycle(&p, lifecycle) else {
-            return false;
-        };
-        let mut after = Pod::clone(&p);
-        set_lifecycle(&mut after, next, &self.now_text);
-        self.actions.push(Action::WritePod {
-            before: p,
-            writes: vec![PodWrite::spec(after)],
-            purpose: Purpose::Lifecycle,
-        });
-        self.lifecycle_wrote = true;
-        true
-    }
-
-    /// The lifecycle state `refreshPodState` moves the pod to, if any.
-    fn next_lifecycle(&self, p: &Pod, lifecycle: Lifecycle) -> Option<&'static str> {
-        let hooks = self.set.spec.lifecycle.as_ref();
-        let in_place_hook = hooks.and_then(|l| l.in_place_update.as_ref());
-        // OpenKruise: with any lifecycle set, a pod not carrying all of the inPlaceUpdate hook's
-        // markers (none when there is no such hook) waits in Updated.
-        let after_update = || match (hooks, in_place_hook) {
-            (Some(_), Some(hook)) if hooks::all_hooked(p, hook) => NORMAL,
-            (Some(_), _) => UPDATED,
-            (None, _) => NORMAL,
-        };
-        match lifecycle {
-            Lifecycle::PreparingNormal => match hooks.and_then(|l| l.pre_normal.as_ref()) {
-                Some(hook) if !hooks::all_hooked(p, hook) => None,
-                _ => Some(NORMAL),
-            },
-            Lifecycle::PreparingUpdate
-                if label(p, keys::CONTROLLER_REVISION_HASH) == Some(self.update.0.as_str()) =>
-            {
-                Some(after_update())
-            }
-            Lifecycle::Updating
-                if crate::inplace::pod_update_completed(
-                    p,
-                    crate::cloneset::update::ENGINE.hasher,
-                )
-                .is_ok() =>
-            {
-                Some(after_update())
-            }
-            Lifecycle::Updated => match in_place_hook {
-                Some(hook) if hooks.is_some() && !hooks::all_hooked(p, hook) => None,
-                _ => Some(NORMAL),
-            },
-            _ => None,
+        let facts = facts::PodFacts::of(
+            &listed.summary,
+            StatefulSet::REVISIONS,
+            &self.update.0,
+            &[],
+            self.min_ready_seconds,
+            self.snapshot.now,
+        );
+        let outcome = self
+            .in_place()
+            .refresh(&[listed], &[facts], &self.update.0, &self.whole);
+        if let Some(after) = outcome.requeue {
+            self.push_requeue(after);
         }
+        for action in outcome.actions {
+            if let crate::workload::Action::WritePod {
+                purpose: Purpose::Lifecycle,
+                ..
+            } = &action
+            {
+                self.lifecycle_wrote = true;
+            }
+            self.actions.push(action.into());
+        }
+        self.written[position] = outcome.wrote;
+        outcome.wrote
     }
 
     /// `deletePod`: the `preDelete` hook holds a pod it marks (`PreparingDelete`); any other pod
     /// is deleted.
     fn delete_pod(&mut self, position: usize) -> Deleted {
-        if let Some(hook) = self
-            .set
-            .spec
-            .lifecycle
-            .as_ref()
-            .and_then(|l| l.pre_delete.as_ref())
-        {
+        if let Some(hook) = lifecycle::pre_delete(self.set.lifecycle()) {
             let Some(p) = self.whole(position) else {
                 return Deleted::Held(false);
             };
-            if hooks::hooked(&p, hook) {
-                if label(&*p, LIFECYCLE_STATE) == Some(PREPARING_DELETE) {
+            if lifecycle::hooked(&p, hook) {
+                if self.facts[position].lifecycle == LifecycleState::PreparingDelete {
                     return Deleted::Held(false);
                 }
-                let mut after = Pod::clone(&p);
-                set_lifecycle(&mut after, PREPARING_DELETE, &self.now_text);
-                self.actions.push(Action::WritePod {
-                    before: p,
-                    writes: vec![PodWrite::spec(after)],
-                    purpose: Purpose::PreparingDelete,
-                });
+                let write = lifecycle::lifecycle_write(
+                    &p,
+                    PREPARING_DELETE,
+                    &self.now_text,
+                    Purpose::ScaleLifecycle,
+                );
+                self.actions.push(write.into());
                 return Deleted::Held(true);
             }
         }
@@ -372,13 +368,19 @@ impl Round<'_> {
     /// those being deleted.
     fn create_claims(&mut self, ordinal: i64, pod: &str) -> Vec<String> {
         let mut errors = Vec::new();
-        for claim in claims_of(self.set, ordinal) {
+        for claim in claims_for(self.set, &ordinal.to_string(), &[], None) {
             let name = claim.metadata.name.clone().unwrap_or_default();
+            if self.claims_done.contains(&name) {
+                continue;
+            }
             match self.snapshot.claims.get(&name) {
-                None => self.actions.push(Action::CreateClaim {
-                    claim: Box::new(claim),
-                    pod: pod.to_string(),
-                }),
+                None => {
+                    self.claims_done.insert(name);
+                    self.actions.push(Action::CreateClaim {
+                        claim: Box::new(claim),
+                        pod: pod.to_string(),
+                    });
+                }
                 Some(cached) if cached.metadata.deletion_timestamp.is_some() => {
                     errors.push(format!("pvc {name} is to be deleted"));
                 }
@@ -397,17 +399,18 @@ impl Round<'_> {
             uid: self.set.metadata.uid.as_deref().unwrap_or(""),
         };
         for template in self.templates.clone() {
-            let Some(claim) =
-                self.snapshot
-                    .claims
-                    .get(&claim_name(&template, self.set_name, ordinal))
-            else {
+            let name = claim_name(&template, self.set_name, &ordinal.to_string());
+            if self.claims_done.contains(&name) {
+                continue;
+            }
+            let Some(claim) = self.snapshot.claims.get(&name) else {
                 continue;
             };
             let refs = claim.metadata.owner_references.as_deref().unwrap_or(&[]);
             if let Some(owner_references) =
                 retention::wanted_refs(self.policy, refs, set, pod, scaled_down)
             {
+                self.claims_done.insert(name);
                 self.actions.push(Action::UpdateClaim {
                     before: claim.clone(),
                     owner_references,
@@ -423,10 +426,10 @@ impl Round<'_> {
         let set_uid = self.set.metadata.uid.as_deref().unwrap_or("");
         let scaled_down = !self.slots.range.holds(ordinal);
         self.templates.iter().all(|template| {
-            self.snapshot
-                .claims
-                .get(&claim_name(template, self.set_name, ordinal))
-                .is_none_or(|claim| {
+            let name = claim_name(template, self.set_name, &ordinal.to_string());
+            // A claim created or rewritten this round is as the policy wants it.
+            self.claims_done.contains(&name)
+                || self.snapshot.claims.get(&name).is_none_or(|claim| {
                     let refs = claim.metadata.owner_references.as_deref().unwrap_or(&[]);
                     retention::matches(self.policy, refs, set_uid, pod_uid, scaled_down)
                 })
@@ -465,7 +468,7 @@ impl Round<'_> {
         let mut counts = Counts::of(counted.iter().map(|p| &self.facts[*p]));
         counts.current -= taken.current;
         counts.updated -= taken.updated;
-        let vcts = set.spec.volume_claim_templates.as_deref().unwrap_or(&[]);
+        let vcts = set.volume_claim_templates();
         let mut ordinals: Vec<i64> = with_claims
             .iter()
             .filter_map(|p| self.slots.ordinals[*p])
@@ -487,7 +490,7 @@ impl Round<'_> {
                 self.templates.iter().enumerate().filter_map(|(i, t)| {
                     self.snapshot
                         .claims
-                        .get(&claim_name(t, self.set_name, *ordinal))
+                        .get(&claim_name(t, self.set_name, &ordinal.to_string()))
                         .map(|c| (i, c))
                 })
             })
@@ -509,9 +512,7 @@ impl Round<'_> {
         let live = [self.current.0.as_str(), self.update.0.as_str()];
         let revisions_to_delete =
             super::truncate(set, self.snapshot.history, live, self.snapshot.pods);
-        let mut needs_whole = self.needed;
-        needs_whole.sort();
-        needs_whole.dedup();
+        let needs_whole = self.whole.needed();
         Plan {
             write_status: status::changed(set.status.as_ref(), &status),
             status,
@@ -537,7 +538,7 @@ impl scale::Hands for Round<'_> {
             .filter_map(|t| {
                 self.snapshot
                     .claims
-                    .get(&claim_name(t, self.set_name, ordinal))
+                    .get(&claim_name(t, self.set_name, &ordinal.to_string()))
             })
             .collect();
         retention::blocks_creation(
@@ -625,14 +626,14 @@ impl scale::Hands for Round<'_> {
             label(listed, keys::STATEFULSET_POD_NAME),
         );
         let claims_ok = self.claims_match(ordinal, &uid);
-        // The volumes are read from the whole pod.
+        let storage_ok = storage_matches(self.set, ordinal, listed.claim_volumes());
+        // A pod the refresh wrote this round is fixed in the next (its cached version is gone).
+        if (identity_ok && storage_ok && claims_ok) || self.written[position] {
+            return Ok(());
+        }
         let Some(p) = self.whole(position) else {
             return Ok(());
         };
-        let storage_ok = storage_matches(self.set, ordinal, pod_volumes(&p));
-        if identity_ok && storage_ok && claims_ok {
-            return Ok(());
-        }
         let after = with_identity(self.set, &p, ordinal, identity_ok, storage_ok);
         if !storage_ok {
             let errors = self.create_claims(ordinal, &name);
@@ -647,10 +648,9 @@ impl scale::Hands for Round<'_> {
             };
             self.fix_claims(ordinal, owner, ClaimFix::Identity);
         }
-        self.actions.push(Action::WritePod {
+        self.actions.push(Action::UpdatePod {
             before: p,
-            writes: vec![PodWrite::spec(after)],
-            purpose: Purpose::Identity,
+            after: Box::new(after),
         });
         Ok(())
     }
@@ -681,9 +681,52 @@ impl update::Hands for Round<'_> {
         Ok(matches!(self.delete_pod(position), Deleted::Deleted))
     }
 
-    /// Every update recreates the pod for now; in-place updates go through the workload core's
-    /// engine step once it is shared.
+    /// `inPlaceUpdatePod`, then, where the update cannot be done in place, `deletePod`.
     fn update(&mut self, position: usize) -> Result<Updated, RoundError> {
+        let policy = self.set.pod_update_policy();
+        if matches!(policy, IN_PLACE_IF_POSSIBLE | IN_PLACE_ONLY) {
+            let Some(p) = self.whole(position) else {
+                // Planned again with the pod whole.
+                return Ok(Updated::PreDeleting);
+            };
+            let mut specs = std::mem::take(&mut self.specs);
+            let in_place = self.in_place();
+            // One in-place update at a time per pod: a SidecarSet's, in progress, finishes first.
+            let foreign = !self.snapshot.pods[position]
+                .summary
+                .engine_at_rest(EngineOwner::Workload)
+                && in_place.foreign_update(&p).is_some();
+            let grace = in_place.grace();
+            let start = (!foreign).then(|| in_place.start(&p, &self.update.0, &mut specs));
+            self.specs = specs;
+            let Some(start) = start else {
+                self.push_requeue(FOREIGN_UPDATE_REQUEUE);
+                return Ok(Updated::PreDeleting);
+            };
+            match start {
+                InPlaceStart::Start(action) => {
+                    self.actions.push(action.into());
+                    self.expect_updated
+                        .push(self.pod(position).name().to_string());
+                    if let Some(grace) = grace {
+                        self.push_requeue(grace);
+                    }
+                    return Ok(Updated::InPlace);
+                }
+                InPlaceStart::Hook(action) => {
+                    self.actions.push(action.into());
+                    return Ok(Updated::InPlace);
+                }
+                InPlaceStart::Held => return Ok(Updated::InPlace),
+                InPlaceStart::NotInPlace(_) if policy == IN_PLACE_ONLY => {
+                    return Err(RoundError(format!(
+                        "find strategy is InPlaceOnly but Pod {} can not update in-place",
+                        self.pod(position).name()
+                    )));
+                }
+                InPlaceStart::NotInPlace(_) => {}
+            }
+        }
         Ok(match self.delete_pod(position) {
             Deleted::Deleted => Updated::Deleted,
             Deleted::Held(_) => Updated::PreDeleting,

@@ -7,17 +7,16 @@
 //! `volumeClaims` counts, per claim template, the slot pods whose claim is compatible with it.
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::StatefulSetCondition;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PersistentVolumeClaimSpec};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as WireQuantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::pod::PodFacts;
 use crate::api::statefulset::{StatefulSetStatus, VolumeClaimStatus};
-use crate::cloneset::status::selector_string;
 use crate::k8s::quantity::Quantity;
+use crate::workload::status::{self as conditions, selector_string};
 
 /// Condition types the round sets when a pod write fails.
 pub const FAILED_CREATE_POD: &str = "FailedCreatePod";
@@ -117,15 +116,7 @@ pub fn compute(input: StatusInput<'_>) -> StatefulSetStatus {
 /// A failed pod write of the round in the status (`SetStatefulsetCondition` on the round's fresh
 /// status: a condition of the same type is replaced).
 pub fn record_failure(status: &mut StatefulSetStatus, kind: &str, message: &str, now: Timestamp) {
-    let conditions = status.conditions.get_or_insert_with(Vec::new);
-    conditions.retain(|c| c.type_ != kind);
-    conditions.push(StatefulSetCondition {
-        type_: kind.to_string(),
-        status: "True".into(),
-        last_transition_time: Some(Time(now)),
-        reason: None,
-        message: Some(message.to_string()),
-    });
+    conditions::record_failure(&mut status.conditions, kind, message, now);
 }
 
 /// `inconsistentStatus`: whether `status` is worth writing over `previous`. The generation grown,

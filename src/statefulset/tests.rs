@@ -5,15 +5,17 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, PodCondition, PodStatus};
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use serde_json::{Value, json};
 
 use super::*;
 use crate::api::keys;
-use crate::cloneset::pod::{label, lifecycle};
 use crate::podmarks::PodView;
+use crate::workload::pod::{label, lifecycle};
+use crate::workload::revision;
+use crate::workload::simulation::Cluster;
 
 mod cases;
 mod property;
@@ -262,6 +264,18 @@ impl World {
                     pod.metadata.resource_version = Some(self.next_version());
                     self.pods[index] = Arc::new(pod);
                 }
+                Action::UpdatePod { before, after } => {
+                    let name = before.metadata.name.clone().unwrap();
+                    let index = self.pod_index(&name).unwrap();
+                    assert_eq!(
+                        self.pods[index].metadata.resource_version,
+                        before.metadata.resource_version,
+                        "conflicting write to {name}"
+                    );
+                    let mut pod = Pod::clone(after);
+                    pod.metadata.resource_version = Some(self.next_version());
+                    self.pods[index] = Arc::new(pod);
+                }
                 Action::Event(_) => {}
             }
         }
@@ -275,10 +289,9 @@ impl World {
         });
     }
 
-    /// Kubelet: terminating pods without finalizers go; pending pods run and turn ready (their
-    /// in-place gate set True first, as a refresh would); the garbage collector follows.
+    /// Kubelet: terminating pods without finalizers go, the others run their spec images and
+    /// report readiness ([`Cluster::kubelet`]); the garbage collector follows.
     fn kubelet(&mut self) {
-        let now = at(self.now);
         self.pods.retain(|p| {
             p.metadata.deletion_timestamp.is_none()
                 || p.metadata
@@ -286,34 +299,14 @@ impl World {
                     .as_ref()
                     .is_some_and(|f| !f.is_empty())
         });
-        for index in 0..self.pods.len() {
-            let name = self.pods[index].metadata.name.clone().unwrap();
-            if self.stuck.contains(&name) || self.pods[index].metadata.deletion_timestamp.is_some()
-            {
-                continue;
-            }
-            let mut pod = Pod::clone(&self.pods[index]);
-            let status = pod.status.get_or_insert_with(Default::default);
-            if status.phase.as_deref() == Some("Running") {
-                continue;
-            }
-            status.phase = Some("Running".into());
-            status.conditions = Some(vec![
-                PodCondition {
-                    type_: keys::INPLACE_UPDATE_READY.into(),
-                    status: "True".into(),
-                    ..Default::default()
-                },
-                PodCondition {
-                    type_: "Ready".into(),
-                    status: "True".into(),
-                    last_transition_time: Some(Time(now)),
-                    ..Default::default()
-                },
-            ]);
-            pod.metadata.resource_version = Some(self.next_version());
-            self.pods[index] = Arc::new(pod);
-        }
+        let mut cluster = Cluster::new(T0);
+        cluster.now = self.now;
+        cluster.version = self.version;
+        cluster.stuck = self.stuck.clone();
+        cluster.pods = std::mem::take(&mut self.pods);
+        cluster.kubelet();
+        self.version = cluster.version;
+        self.pods = cluster.pods;
         self.collect_garbage();
     }
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::podmarks::PodView;
 use crate::statefulset::ordinals::{ReplicaRange, Reserved};
 use crate::statefulset::pod::{Availability, Phase};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -111,18 +112,16 @@ fn identity_and_storage_checks() {
     assert!(!identity_matches(&set, 2, "web-2", "db", None));
     assert!(!identity_matches(&set, 2, "web-2", "other", Some("web-2")));
     assert!(!identity_matches(&set, 2, "web-02", "db", Some("web-02")));
-    let ok = [("data", Some("data-web-2")), ("conf", None)];
+    let ok = [("logs", "logs-web-2"), ("data", "data-web-2")];
     assert!(storage_matches(&set, 2, ok.iter().copied()));
-    let wrong = [("data", Some("data-web-3"))];
+    let wrong = [("data", "data-web-3")];
     assert!(!storage_matches(&set, 2, wrong.iter().copied()));
-    let not_a_claim = [("data", None)];
-    assert!(!storage_matches(&set, 2, not_a_claim.iter().copied()));
+    let misnamed = [("state", "data-web-2")];
+    assert!(!storage_matches(&set, 2, misnamed.iter().copied()));
     assert!(!storage_matches(&set, 2, [].iter().copied()));
-    let repeated = [("data", Some("data-web-2")), ("data", None)];
-    assert!(!storage_matches(&set, 2, repeated.iter().copied()));
 
     let pod = new_pod(&set, &set.spec.template, "web-h1", 2, "t");
-    assert!(storage_matches(&set, 2, pod_volumes(&pod)));
+    assert!(storage_matches(&set, 2, pod.claim_volumes()));
     let mut broken = pod.clone();
     broken.metadata.labels.as_mut().unwrap().clear();
     broken.spec.as_mut().unwrap().volumes = None;
@@ -134,7 +133,7 @@ fn identity_and_storage_checks() {
             (keys::POD_INDEX.to_string(), "2".to_string()),
         ])
     );
-    assert!(storage_matches(&set, 2, pod_volumes(&fixed)));
+    assert!(storage_matches(&set, 2, fixed.claim_volumes()));
     // Only what does not match is touched.
     assert_eq!(with_identity(&set, &broken, 2, true, true), broken);
 }
@@ -143,7 +142,7 @@ fn facts(names_update: bool) -> PodFacts {
     PodFacts {
         phase: Phase::Running,
         terminating: false,
-        lifecycle: crate::cloneset::facts::Lifecycle::Normal,
+        lifecycle: crate::workload::lifecycle::LifecycleState::Normal,
         running_ready: true,
         healthy: true,
         availability: Availability::Available,

@@ -1,6 +1,7 @@
 use super::*;
-use crate::cloneset::facts::Lifecycle;
 use crate::statefulset::pod::{Availability, Phase};
+use crate::workload::lifecycle::LifecycleState as Lifecycle;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::json;
 
 fn facts(phase: Phase, ready: bool, available: bool, revision: &str) -> PodFacts {
@@ -183,13 +184,14 @@ fn a_failure_replaces_its_condition() {
         Timestamp::UNIX_EPOCH,
     );
     let conditions = status.conditions.unwrap();
-    let seen: Vec<(&str, &str)> = conditions
+    let mut seen: Vec<(&str, &str)> = conditions
         .iter()
         .map(|c| (c.type_.as_str(), c.message.as_deref().unwrap()))
         .collect();
+    seen.sort();
     assert_eq!(
         seen,
-        vec![(FAILED_UPDATE_POD, "two"), (FAILED_CREATE_POD, "three")]
+        vec![(FAILED_CREATE_POD, "three"), (FAILED_UPDATE_POD, "two")]
     );
     assert!(conditions.iter().all(|c| c.status == "True"));
 }

@@ -179,15 +179,7 @@ fn as_5_retention_added_later_fixes_every_slot_in_one_round() {
     let identity_writes = plan
         .actions
         .iter()
-        .filter(|a| {
-            matches!(
-                a,
-                Action::WritePod {
-                    purpose: Purpose::Identity,
-                    ..
-                }
-            )
-        })
+        .filter(|a| matches!(a, Action::UpdatePod { .. }))
         .count();
     assert_eq!(identity_writes, 3);
     assert_eq!(world.settle(5), 0);
@@ -394,4 +386,147 @@ fn as_13_pre_delete_holds_a_condemned_pod() {
         .remove("example.io/hold");
     world.pods[index] = Arc::new(released);
     assert_eq!(deletes(&world.round()), vec!["web-2"]);
+}
+
+fn in_place(partition: i32) -> Value {
+    json!({"updateStrategy": {"rollingUpdate": {"podUpdatePolicy": "InPlaceIfPossible",
+        "partition": partition}}})
+}
+
+fn uid(world: &World, name: &str) -> String {
+    world.pod(name).metadata.uid.clone().unwrap()
+}
+
+/// The order in which pods got their first in-place write of the round's target.
+fn in_place_starts(plan: &Plan) -> Vec<String> {
+    plan.actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::WritePod {
+                before,
+                purpose: Purpose::InPlace { .. },
+                ..
+            } => before.metadata.name.clone(),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn as_8_in_place_highest_first_down_to_the_partition() {
+    let mut world = World::new(statefulset(5, in_place(2)));
+    world.settle(40);
+    let uids: Vec<String> = (0..5).map(|i| uid(&world, &format!("web-{i}"))).collect();
+    let old = world.status().current_revision.clone();
+    world.set_template(template("nginx:2"));
+    let mut started = Vec::new();
+    for _ in 0..60 {
+        let plan = world.round();
+        assert!(deletes(&plan).is_empty() && creates(&plan).is_empty());
+        started.extend(in_place_starts(&plan));
+        // One pod at a time (maxUnavailable 1): never two updates in flight.
+        let updating = world
+            .pods
+            .iter()
+            .filter(|p| lifecycle(&***p) == "Updating")
+            .count();
+        assert!(updating <= 1, "{:?}", world.summary());
+    }
+    assert_eq!(started, vec!["web-4", "web-3", "web-2"]);
+    let now: Vec<String> = (0..5).map(|i| uid(&world, &format!("web-{i}"))).collect();
+    assert_eq!(now, uids, "same pods");
+    let status = world.status();
+    assert_eq!((status.updated_replicas, status.current_replicas), (3, 2));
+    assert_eq!(status.current_revision, old);
+    assert!(world.pods.iter().all(|p| lifecycle(&**p) == "Normal"));
+    // Partition 0: web-1 and web-0, then the new revision is current.
+    world
+        .set
+        .spec
+        .update_strategy
+        .rolling_update
+        .as_mut()
+        .unwrap()
+        .partition = Some(0);
+    world.settle(40);
+    let status = world.status();
+    assert_eq!((status.updated_replicas, status.current_replicas), (5, 5));
+    assert_eq!(status.current_revision, status.update_revision);
+    let image = |p: &Pod| {
+        p.spec.as_ref().unwrap().containers[0]
+            .image
+            .clone()
+            .unwrap()
+    };
+    assert!(world.pods.iter().all(|p| image(p) == "nginx:2"));
+}
+
+#[test]
+fn as_9_in_place_only_refuses_what_cannot_change_in_place() {
+    let mut world = World::new(statefulset(
+        3,
+        json!({"updateStrategy": {"rollingUpdate": {"podUpdatePolicy": "InPlaceOnly"}}}),
+    ));
+    world.settle(30);
+    let mut changed = template("nginx:1");
+    changed["spec"]["containers"][0]["env"] = json!([{"name": "MODE", "value": "b"}]);
+    world.set_template(changed);
+    let plan = world.round();
+    assert!(plan.actions.is_empty(), "{:?}", plan.actions);
+    assert_eq!(
+        plan.error.as_deref(),
+        Some("find strategy is InPlaceOnly but Pod web-2 can not update in-place")
+    );
+    assert!(plan.status.conditions.is_none());
+}
+
+#[test]
+fn as_10_in_place_if_possible_recreates_what_cannot_change_in_place() {
+    let mut world = World::new(statefulset(2, in_place(0)));
+    world.settle(30);
+    let mut changed = template("nginx:1");
+    changed["spec"]["containers"][0]["env"] = json!([{"name": "MODE", "value": "b"}]);
+    world.set_template(changed);
+    let plan = world.round();
+    assert_eq!(deletes(&plan), vec!["web-1"]);
+    let plan = world.round();
+    assert_eq!(creates(&plan), vec!["web-1"]);
+    world.settle(30);
+    assert_eq!(world.claims.len(), 2, "claims reused");
+    assert_eq!(world.status().updated_replicas, 2);
+}
+
+#[test]
+fn as_14_only_a_pre_delete_hook_passes_updated_pods_through_updated() {
+    let mut spec = in_place(0);
+    spec["lifecycle"] = json!({"preDelete": {"labelsHandler": {"example.io/hold": "true"}}});
+    let mut world = World::new(statefulset(1, spec));
+    world.settle(30);
+    world.set_template(template("nginx:2"));
+    let mut states = Vec::new();
+    for _ in 0..20 {
+        world.round();
+        let state = lifecycle(world.pod("web-0")).to_string();
+        if states.last() != Some(&state) {
+            states.push(state);
+        }
+    }
+    assert_eq!(states, vec!["Updating", "Updated", "Normal"]);
+}
+
+#[test]
+fn as_16_rollback_renumbers_the_old_revision_and_updates_back_in_place() {
+    let mut world = World::new(statefulset(2, in_place(0)));
+    world.settle(30);
+    let first = world.history[0].metadata.name.clone().unwrap();
+    let uids = (uid(&world, "web-0"), uid(&world, "web-1"));
+    world.set_template(template("nginx:2"));
+    world.settle(40);
+    world.set_template(template("nginx:1"));
+    world.settle(40);
+    let status = world.status();
+    assert_eq!(status.update_revision.as_deref(), Some(first.as_str()));
+    assert_eq!(status.current_revision.as_deref(), Some(first.as_str()));
+    assert_eq!(world.history.last().unwrap().revision, 3);
+    assert_eq!((uid(&world, "web-0"), uid(&world, "web-1")), uids);
 }

@@ -24,6 +24,9 @@ struct Scenario {
     max_unavailable: Value,
     scale_budget: Option<i32>,
     change_template: bool,
+    update_policy: &'static str,
+    /// The template change is an env change too (not possible in place).
+    env_change: bool,
 }
 
 fn scenario() -> impl Strategy<Value = Scenario> {
@@ -39,6 +42,14 @@ fn scenario() -> impl Strategy<Value = Scenario> {
         prop_oneof![Just(json!(1)), Just(json!(2)), Just(json!("40%"))],
         prop_oneof![Just(None), Just(Some(1)), Just(Some(2))],
         any::<bool>(),
+        (
+            prop_oneof![
+                Just("ReCreate"),
+                Just("InPlaceIfPossible"),
+                Just("InPlaceOnly")
+            ],
+            any::<bool>(),
+        ),
     )
         .prop_map(
             |(
@@ -50,6 +61,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 max_unavailable,
                 scale_budget,
                 change_template,
+                (update_policy, env_change),
             )| {
                 Scenario {
                     replicas,
@@ -62,6 +74,8 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     max_unavailable: if parallel { max_unavailable } else { json!(1) },
                     scale_budget: scale_budget.filter(|_| parallel),
                     change_template,
+                    update_policy,
+                    env_change,
                 }
             },
         )
@@ -73,8 +87,8 @@ fn set_of(s: &Scenario) -> StatefulSet {
         "podManagementPolicy": if s.parallel { "Parallel" } else { "OrderedReady" },
         "persistentVolumeClaimRetentionPolicy":
             {"whenScaled": s.policy.0, "whenDeleted": s.policy.1},
-        "updateStrategy": {"rollingUpdate":
-            {"partition": s.partition, "maxUnavailable": s.max_unavailable}}
+        "updateStrategy": {"rollingUpdate": {"partition": s.partition,
+            "maxUnavailable": s.max_unavailable, "podUpdatePolicy": s.update_policy}}
     });
     if let Some(budget) = s.scale_budget {
         spec["scaleStrategy"] = json!({"maxUnavailable": budget});
@@ -86,16 +100,21 @@ fn ordinal(name: &str) -> i64 {
     parent_and_ordinal(name).unwrap().1
 }
 
+/// Running, `Ready` and, while an in-place update runs, its gate not False.
 fn running_ready(p: &Pod) -> bool {
     let status = p.status.as_ref();
-    p.metadata.deletion_timestamp.is_none()
-        && status.and_then(|s| s.phase.as_deref()) == Some("Running")
-        && status
+    let condition = |kind: &str| {
+        status
             .and_then(|s| s.conditions.as_ref())
             .into_iter()
             .flatten()
-            .find(|c| c.type_ == "Ready")
-            .is_some_and(|c| c.status == "True")
+            .find(|c| c.type_ == kind)
+            .map(|c| c.status.as_str())
+    };
+    p.metadata.deletion_timestamp.is_none()
+        && status.and_then(|s| s.phase.as_deref()) == Some("Running")
+        && condition("Ready") == Some("True")
+        && condition("InPlaceUpdateReady") != Some("False")
 }
 
 /// OrderedReady: at most one creation, and only above running, ready pods.
@@ -226,8 +245,14 @@ proptest! {
         expected.sort();
         prop_assert_eq!(world.names(), expected);
 
+        // InPlaceOnly cannot apply an env change: the update is refused and nothing moves.
+        let refused = s.update_policy == "InPlaceOnly" && s.env_change;
         if s.change_template {
-            world.set_template(template("nginx:2"));
+            let mut changed = template("nginx:2");
+            if s.env_change {
+                changed["spec"]["containers"][0]["env"] = json!([{"name": "MODE", "value": "b"}]);
+            }
+            world.set_template(changed);
             let max = crate::k8s::intstr::legacy_scaled_value(
                 &serde_json::from_value(s.max_unavailable.clone()).unwrap(),
                 s.replicas,
@@ -237,11 +262,14 @@ proptest! {
             .max(1) as usize;
             settle_checked(&mut world, Some(max), monotonic)?;
             let status = world.status();
-            prop_assert_eq!(status.updated_replicas, (s.replicas - s.partition).max(0));
-            prop_assert_eq!(
-                status.current_revision == status.update_revision,
-                s.partition == 0 || s.replicas == 0
-            );
+            let updated = if refused && s.replicas > 0 { 0 } else { (s.replicas - s.partition).max(0) };
+            prop_assert_eq!(status.updated_replicas, updated);
+            if !refused {
+                prop_assert_eq!(
+                    status.current_revision == status.update_revision,
+                    s.partition == 0 || s.replicas == 0
+                );
+            }
         }
 
         world.scale(s.next_replicas);
@@ -256,7 +284,7 @@ proptest! {
         let status = world.status();
         prop_assert_eq!(status.replicas, s.next_replicas);
         prop_assert_eq!(status.ready_replicas, s.next_replicas);
-        if s.change_template {
+        if s.change_template && !refused {
             // A finished rollout (no pods, or partition 0) made the new revision current: every
             // pod is made at it.
             let expected = if status.current_revision == status.update_revision {

@@ -1,7 +1,7 @@
 use super::*;
-use crate::cloneset::facts::Lifecycle;
 use crate::statefulset::ordinals::{ReplicaRange, Reserved};
 use crate::statefulset::pod::{Availability, Phase};
+use crate::workload::lifecycle::LifecycleState as Lifecycle;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Did {
