@@ -68,6 +68,13 @@ pub struct NodeAgentArgs {
         default_value = "/run/containerd/containerd.sock"
     )]
     pub cri_socket: PathBuf,
+    /// Plain-HTTP address of the agent's /livez, /readyz and /metrics.
+    #[arg(
+        long,
+        default_value = "0.0.0.0:10221",
+        env = "KRUISE_NODE_AGENT_ADMIN_LISTEN"
+    )]
+    pub admin_listen: SocketAddr,
 }
 
 #[derive(Args, Debug)]
@@ -90,6 +97,30 @@ pub struct ControllerArgs {
     /// Do not run the CloneSet controller.
     #[arg(long)]
     pub no_clonesets: bool,
+    #[command(flatten)]
+    pub limits: ControllerLimitArgs,
+}
+
+/// Requests per second all controllers of a process may send together, sustained.
+pub const DEFAULT_KUBE_API_QPS: u32 = 500;
+/// Requests they may send at once above that rate.
+pub const DEFAULT_KUBE_API_BURST: u32 = 1000;
+/// Reconciles each controller runs at once.
+pub const DEFAULT_CONCURRENT_RECONCILES: u16 = 16;
+
+/// What the controllers may ask of the apiserver (`serve` and `controller`).
+#[derive(Args, Debug, Clone, Copy)]
+pub struct ControllerLimitArgs {
+    /// Requests per second that all controllers of this process together may send to the
+    /// apiserver, sustained (client-go's QPS; one token bucket for every controller).
+    #[arg(long, default_value_t = DEFAULT_KUBE_API_QPS, value_parser = clap::value_parser!(u32).range(1..), env = "KRUISE_WEBHOOK_KUBE_API_QPS")]
+    pub kube_api_qps: u32,
+    /// Requests the controllers may send at once above that rate (client-go's burst).
+    #[arg(long, default_value_t = DEFAULT_KUBE_API_BURST, value_parser = clap::value_parser!(u32).range(1..), env = "KRUISE_WEBHOOK_KUBE_API_BURST")]
+    pub kube_api_burst: u32,
+    /// Reconciles each controller (SidecarSet, CloneSet, barriers) runs at once.
+    #[arg(long, default_value_t = DEFAULT_CONCURRENT_RECONCILES, value_parser = clap::value_parser!(u16).range(1..), env = "KRUISE_WEBHOOK_CONCURRENT_RECONCILES")]
+    pub concurrent_reconciles: u16,
 }
 
 /// The project's Mutating/ValidatingWebhookConfigurations, by name: `certs` writes their
@@ -316,6 +347,8 @@ pub struct ServeArgs {
     /// By default every replica competes for the Lease and the holder runs them.
     #[arg(long, env = "KRUISE_WEBHOOK_NO_CONTROLLER")]
     pub no_controller: bool,
+    #[command(flatten)]
+    pub controller_limits: ControllerLimitArgs,
     /// After SIGTERM, /readyz fails at once but the webhook port keeps accepting and serving for
     /// this long, while endpoints stop routing to the pod; then connections are drained. `0` for
     /// tests and laptops.
