@@ -501,6 +501,60 @@ mod tests {
         assert!(names.contains(&"b.example".to_string()));
     }
 
+    #[test]
+    fn controller_limits_default_to_the_rate_the_docs_give_and_refuse_zero() {
+        let limits = serve_args(&[]).unwrap().controller_limits;
+        assert_eq!(
+            (
+                limits.kube_api_qps,
+                limits.kube_api_burst,
+                limits.concurrent_reconciles
+            ),
+            (500, 1000, 16)
+        );
+        let set = serve_args(&[
+            "--kube-api-qps",
+            "20",
+            "--kube-api-burst",
+            "30",
+            "--concurrent-reconciles",
+            "2",
+        ])
+        .unwrap()
+        .controller_limits;
+        assert_eq!(
+            (
+                set.kube_api_qps,
+                set.kube_api_burst,
+                set.concurrent_reconciles
+            ),
+            (20, 30, 2)
+        );
+        for zero in [
+            "--kube-api-qps",
+            "--kube-api-burst",
+            "--concurrent-reconciles",
+        ] {
+            assert!(serve_args(&[zero, "0"]).is_err(), "{zero} 0 accepted");
+        }
+        let cli =
+            Cli::try_parse_from(["kruise-webhook", "controller", "--kube-api-qps", "7"]).unwrap();
+        let Command::Controller(args) = cli.command else {
+            panic!("controller expected")
+        };
+        assert_eq!(args.limits.kube_api_qps, 7);
+    }
+
+    #[test]
+    fn the_node_agent_serves_its_probes_on_10221() {
+        let cli =
+            Cli::try_parse_from(["kruise-webhook", "node-agent", "--node-name", "n"]).unwrap();
+        let Command::NodeAgent(args) = cli.command else {
+            panic!("node-agent expected")
+        };
+        assert_eq!(args.admin_listen, "0.0.0.0:10221".parse().unwrap());
+    }
+
     fn serve_args(args: &[&str]) -> Result<ServeArgs, String> {
         let cli = Cli::try_parse_from(["kruise-webhook", "serve"].iter().chain(args))
             .map_err(|e| e.to_string())?;
