@@ -336,3 +336,18 @@ fn events_carry_the_controllers_own_component_and_the_replica() {
     assert_eq!(reporter.controller, "cloneset-controller");
     assert_eq!(reporter.instance.as_deref(), Some("replica-1"));
 }
+
+/// The client every term gets: kube's own stack from a cluster configuration, under the budget.
+#[tokio::test]
+async fn a_client_built_from_a_cluster_configuration_ends_with_its_term() {
+    let budget = ApiBudget::new(&limits(1000, 1000, 4), ControllerMetrics::default());
+    let term = CancellationToken::new();
+    // Nothing listens on the discard port: the request is sent and refused by the host.
+    let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+    let client = budget.client(config, term.clone()).unwrap();
+    let refused = get(&client).await.unwrap_err().to_string();
+    assert!(!refused.contains("term is over"), "{refused}");
+    term.cancel();
+    let ended = get(&client).await.unwrap_err().to_string();
+    assert!(ended.contains("term is over"), "{ended}");
+}
