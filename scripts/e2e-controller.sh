@@ -51,6 +51,7 @@ cleanup() {
   for p in $pid_a $pid_b $pid_c $pid_serve; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   kubectl delete sidecarset "$SET" "$BAD_SET" "$GOOD_SET" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  kubectl delete sidecarset -l e2e.kruise.io/slow=1 --wait=false >/dev/null 2>&1 || true
   kubectl delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1 || true
   rm -rf "$tmp"
 }
@@ -362,8 +363,12 @@ fi
   || fail "the undecodable SidecarSet got a status"
 kill "$pid_serve"; wait "$pid_serve" 2>/dev/null || true; pid_serve=""
 # SIGTERM with reconciles in flight: a second serve whose controllers may send one request a
-# second is stopped while its reconciles wait on that budget; in-flight reconciles get 3 s
-# (src/controller/runtime.rs), then the Lease is released and the process exits.
+# second is stopped while the status writes of ten new SidecarSets wait on that budget;
+# in-flight reconciles get 3 s (src/controller/runtime.rs), then the Lease is released and the
+# process exits.
+for i in $(seq 1 10); do
+  printf '{"apiVersion":"apps.kruise.io/v1alpha1","kind":"SidecarSet","metadata":{"name":"e2e-slow-%s","labels":{"e2e.kruise.io/slow":"1"}},"spec":{"selector":{"matchLabels":{"app":"e2e-slow-%s"}},"updateStrategy":{"type":"NotUpdate"},"containers":[{"name":"slow","image":"example.com/slow:v1","podInjectPolicy":"BeforeAppContainer","shareVolumePolicy":{"type":"disabled"},"upgradeStrategy":{"upgradeType":"ColdUpgrade"}}]}}\n' "$i" "$i"
+done | kubectl create -f - >/dev/null
 "$BIN" serve --kubeconfig "$KUBECONFIG" --cert-dir "$tmp/certs" --log-format json \
   --service-namespace "$NS" --kube-api-qps 1 --kube-api-burst 1 \
   --listen "127.0.0.1:$serve_webhook_port" --admin-listen "127.0.0.1:$serve_admin_port" \
@@ -383,6 +388,7 @@ exit_ms=$(($(now_ms) - t0))
 [ -z "$(kubectl get lease -n "$NS" kruise-webhook-controller -o jsonpath='{.spec.holderIdentity}')" ] \
   && pass "the throttled serve released the Lease on its way out" \
   || fail "the Lease is still held after the throttled serve exited"
+kubectl delete sidecarset -l e2e.kruise.io/slow=1 --wait=false >/dev/null
 # The Lease checks below count hands from a fresh Lease.
 kubectl delete lease -n "$NS" kruise-webhook-controller --ignore-not-found >/dev/null
 kubectl delete pod -n "$NS" undecodable-probe --wait=false >/dev/null
