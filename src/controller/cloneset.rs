@@ -24,7 +24,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};
@@ -33,9 +32,9 @@ use kube::runtime::events::EventType;
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 use super::guarded_watch::{self, UndecodableReporter};
+use super::runtime::Term;
 use super::workload::adoption::workloads_to_sync;
 use super::workload::{
     Outcome, PvcMeta, PvcWrites, Round, Shell, WorkloadError, api_error, observe, requeue,
@@ -83,12 +82,15 @@ pub fn clonesets_to_sync(pod: &Pod) -> Vec<ObjectRef<CloneSet>> {
     workloads_to_sync::<CloneSet>(pod)
 }
 
-/// Runs until `shutdown`; `pod_events` is a subscription to the watch behind `context.pods`,
+/// The component this controller's events carry, as Kruise names it.
+pub const COMPONENT: &str = "cloneset-controller";
+
+/// Runs until the term ends; `pod_events` is a subscription to the watch behind `context.pods`,
 /// deleted pods included (a pod deleted behind the CloneSet's back is replaced).
 pub async fn run(
     context: Arc<Context>,
     pod_events: impl futures::Stream<Item = Arc<Pod>> + Send + 'static,
-    shutdown: CancellationToken,
+    term: &Term,
 ) {
     let (claims, claim_writer) = reflector::store::<PvcMeta>();
     // The reflector runs inside the trigger stream, so it lives exactly as long as the controller.
@@ -110,7 +112,7 @@ pub async fn run(
         context,
         pvcs: claims,
     });
-    controller
+    let controller = controller
         .watches_shared_stream(pod_events, move |pod| {
             observe::pod_event::<CloneSet>(&pod_observer, &pod);
             clonesets_to_sync(&pod)
@@ -118,14 +120,8 @@ pub async fn run(
         .watches_stream(claim_events, move |claim| {
             observe::claim_event::<CloneSet>(&claim_observer, &claims_held, &claim);
             super::workload::controlling::<CloneSet>(&claim.metadata)
-        })
-        .graceful_shutdown_on(shutdown.cancelled_owned())
-        .run(reconcile, error_policy, shell)
-        .for_each(|result| async move {
-            if let Err(error) = result {
-                tracing::debug!(%error, "cloneset reconcile");
-            }
-        })
+        });
+    term.run(COMPONENT, controller, reconcile, error_policy, shell)
         .await;
 }
 
