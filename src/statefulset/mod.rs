@@ -13,6 +13,10 @@
 //!
 //! A round runs the scale phase, then, unless it stopped there, the rolling update. Repeated
 //! rounds over an unchanged world converge and then write nothing.
+//!
+//! OpenKruise's update expectations (a rolling update waits until the cache shows the pods it
+//! updated in place at the new revision) are the shell's: a round starts only once the cache
+//! shows every write of the earlier ones, at its resourceVersion.
 
 pub mod events;
 pub mod identity;
@@ -61,18 +65,18 @@ pub struct Snapshot<'a> {
     pub history: &'a [ControllerRevision],
     pub update_revision: &'a str,
     pub collision_count: i32,
-    /// Pods updated in place that the cache does not show at the update revision yet: the
-    /// rolling update waits for them.
-    pub updates_pending: bool,
     pub now: Timestamp,
 }
 
-/// When a claim's owners are rewritten, and so what its failure means.
+/// For which pod a claim is created or its owners rewritten, and so what a failure means
+/// (OpenKruise reports each path its own way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClaimFix {
-    /// Right after the pod's creation: a `FailedUpdate` event.
-    AfterCreate,
-    /// A pending pod's claims: a `FailedUpdate` event.
+    /// A pod created this round (`CreateStatefulPod`): the pod's `FailedCreate` (creation) or
+    /// `FailedUpdate` (owners) event and condition `FailedCreatePod`.
+    NewPod,
+    /// A pending pod's claims (`createMissingPersistentVolumeClaims`): the round's error, and a
+    /// `FailedUpdate` event when the owners failed.
     Pending,
     /// With the pod's identity (`UpdateStatefulPod`): `FailedUpdate` and condition
     /// `FailedUpdatePod`.
@@ -87,6 +91,7 @@ pub enum Action {
     CreateClaim {
         claim: Box<PersistentVolumeClaim>,
         pod: String,
+        when: ClaimFix,
     },
     CreatePod {
         pod: Box<Pod>,
@@ -153,9 +158,6 @@ pub struct Plan {
     /// The round's error, after its actions and the status: retried with backoff.
     pub error: Option<String>,
     pub requeue_after: Option<Duration>,
-    /// Pods the round updates in place: the next rounds' updates wait until the cache shows
-    /// them at the update revision.
-    pub expect_updated: Vec<String>,
     /// Pods the round acts on that it was given as summaries only, by name, sorted. Unless it is
     /// empty the plan is not to be sent: plan again with these pods whole.
     pub needs_whole: Vec<String>,

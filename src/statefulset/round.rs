@@ -103,7 +103,6 @@ pub(super) fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
         refresh_wrote: false,
         lifecycle_wrote: false,
         condition: None,
-        expect_updated: Vec::new(),
     };
     if set.metadata.deletion_timestamp.is_some() {
         // Status only, counted over every pod of the set.
@@ -164,7 +163,6 @@ struct Round<'a> {
     lifecycle_wrote: bool,
     /// The condition a failure of the round sets: (type, message).
     condition: Option<(&'static str, String)>,
-    expect_updated: Vec<String>,
 }
 
 /// What a deletion did.
@@ -244,9 +242,6 @@ impl Round<'_> {
     }
 
     fn rolling_update(&mut self, slots: &Slots, facts: &[PodFacts]) -> Result<Taken, RoundError> {
-        if self.snapshot.updates_pending {
-            return Ok(Taken::default());
-        }
         for position in 0..self.snapshot.pods.len() {
             if !self.refreshed[position] {
                 self.refresh_pod(position);
@@ -366,7 +361,7 @@ impl Round<'_> {
 
     /// The claims of `ordinal` that do not exist yet (planned for creation) and the errors of
     /// those being deleted.
-    fn create_claims(&mut self, ordinal: i64, pod: &str) -> Vec<String> {
+    fn create_claims(&mut self, ordinal: i64, pod: &str, when: ClaimFix) -> Vec<String> {
         let mut errors = Vec::new();
         for claim in claims_for(self.set, &ordinal.to_string(), &[], None) {
             let name = claim.metadata.name.clone().unwrap_or_default();
@@ -379,6 +374,7 @@ impl Round<'_> {
                     self.actions.push(Action::CreateClaim {
                         claim: Box::new(claim),
                         pod: pod.to_string(),
+                        when,
                     });
                 }
                 Some(cached) if cached.metadata.deletion_timestamp.is_some() => {
@@ -520,7 +516,6 @@ impl Round<'_> {
             revisions_to_delete,
             error,
             requeue_after: self.requeue,
-            expect_updated: self.expect_updated,
             needs_whole,
         }
     }
@@ -553,7 +548,7 @@ impl scale::Hands for Round<'_> {
     fn create(&mut self, index: usize) -> Result<(), RoundError> {
         let ordinal = self.slots.ordinal_at(index);
         let name = pod_name(self.set_name, ordinal);
-        let errors = self.create_claims(ordinal, &name);
+        let errors = self.create_claims(ordinal, &name, ClaimFix::NewPod);
         if !errors.is_empty() {
             return Err(self.fail(Verb::Create, &name, aggregate(errors)));
         }
@@ -572,7 +567,7 @@ impl scale::Hands for Round<'_> {
             name: &name,
             uid: "",
         };
-        self.fix_claims(ordinal, owner, ClaimFix::AfterCreate);
+        self.fix_claims(ordinal, owner, ClaimFix::NewPod);
         Ok(())
     }
 
@@ -588,7 +583,7 @@ impl scale::Hands for Round<'_> {
             return Ok(());
         };
         let name = self.pod(position).name().to_string();
-        let errors = self.create_claims(ordinal, &name);
+        let errors = self.create_claims(ordinal, &name, ClaimFix::Pending);
         if !errors.is_empty() {
             return Err(RoundError(aggregate(errors)));
         }
@@ -636,7 +631,7 @@ impl scale::Hands for Round<'_> {
         };
         let after = with_identity(self.set, &p, ordinal, identity_ok, storage_ok);
         if !storage_ok {
-            let errors = self.create_claims(ordinal, &name);
+            let errors = self.create_claims(ordinal, &name, ClaimFix::Identity);
             if !errors.is_empty() {
                 return Err(self.fail(Verb::Update, &name, aggregate(errors)));
             }
@@ -706,8 +701,6 @@ impl update::Hands for Round<'_> {
             match start {
                 InPlaceStart::Start(action) => {
                     self.actions.push(action.into());
-                    self.expect_updated
-                        .push(self.pod(position).name().to_string());
                     if let Some(grace) = grace {
                         self.push_requeue(grace);
                     }

@@ -157,7 +157,6 @@ impl World {
                 history: &self.history,
                 update_revision: &update,
                 collision_count: 0,
-                updates_pending: false,
                 now: at(self.now),
             })
             .unwrap()

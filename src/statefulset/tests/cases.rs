@@ -14,10 +14,10 @@ fn as_1_ordered_creation_with_claims() {
     let revision = world.history[0].metadata.name.clone().unwrap();
     // The claim first, then the pod; nothing else.
     assert_eq!(plan.actions.len(), 2, "{:#?}", plan.actions);
-    let Action::CreateClaim { claim, pod } = &plan.actions[0] else {
+    let Action::CreateClaim { claim, pod, when } = &plan.actions[0] else {
         panic!("{:?}", plan.actions[0])
     };
-    assert_eq!(pod, "web-0");
+    assert_eq!((pod.as_str(), *when), ("web-0", ClaimFix::NewPod));
     assert_eq!(
         serde_json::to_value(claim.as_ref()).unwrap(),
         json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
