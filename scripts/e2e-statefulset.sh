@@ -199,12 +199,13 @@ claims=$(kubectl get pvc -n "$NS" -o json | jq -r '[.items[].metadata.name] | so
 check "ordered: claims $claims" test "$claims" = "data-web-0 data-web-1 data-web-2"
 check "ordered: claims labelled app=web, no owners in range (whenScaled Delete, whenDeleted Retain)" \
   test "$(kubectl get pvc -n "$NS" -o json | jq '[.items[] | (.metadata.labels.app == "web") and (.metadata.ownerReferences == null)] | all')" = true
-status=$(sts web | jq -c '.status | {replicas, readyReplicas, availableReplicas, currentReplicas, updatedReplicas, labelSelector, volumeClaims, collisionCount}')
-check "ordered: status $status" test "$status" = \
-  '{"replicas":3,"readyReplicas":3,"availableReplicas":3,"currentReplicas":3,"updatedReplicas":3,"labelSelector":"app=web","volumeClaims":[{"volumeClaimName":"data","compatibleReplicas":3,"compatibleReadyReplicas":0}],"collisionCount":0}'
+status=$(sts web | jq -cS '.status | {replicas, readyReplicas, availableReplicas, currentReplicas, updatedReplicas, labelSelector, volumeClaims, collisionCount}')
+check "ordered: status $status (claims unbound: none ready)" test "$status" = "$(jq -cS . <<<'{"replicas":3,"readyReplicas":3,
+  "availableReplicas":3,"currentReplicas":3,"updatedReplicas":3,"labelSelector":"app=web",
+  "volumeClaims":[{"volumeClaimName":"data","compatibleReplicas":3,"compatibleReadyReplicas":0}],"collisionCount":0}')"
 revisions=$(kubectl get controllerrevisions -n "$NS" -l app=web -o json | jq -c '[.items[] | {name: .metadata.name, hash: .metadata.labels["controller.kubernetes.io/hash"], owner: .metadata.ownerReferences[0].kind, revision}]')
 check "ordered: one ControllerRevision $revisions" \
-  test "$(jq --arg r "$revision" 'length == 1 and .[0].name == $r and ($r | endswith("-" + .[0].hash)) and .[0].owner == "StatefulSet" and .[0].revision == 1' <<<"$revisions")" = true
+  test "$(jq --arg r "$revision" '.[0].hash as $h | length == 1 and .[0].name == $r and ($r | endswith("-" + $h)) and .[0].owner == "StatefulSet" and .[0].revision == 1' <<<"$revisions")" = true
 created_events=$(kubectl get events -n "$NS" -o json | jq -r '[.items[] | select(.involvedObject.name == "web" and .reason == "SuccessfulCreate") | .message] | sort | join("; ")')
 check "ordered: events '$created_events'" test "$created_events" = \
   "create Claim data-web-0 Pod web-0 in StatefulSet web success; create Claim data-web-1 Pod web-1 in StatefulSet web success; create Claim data-web-2 Pod web-2 in StatefulSet web success; create Pod web-0 in StatefulSet web successful; create Pod web-1 in StatefulSet web successful; create Pod web-2 in StatefulSet web successful"
