@@ -22,6 +22,7 @@ pub mod pod_events;
 pub mod pod_write;
 pub mod runtime;
 pub mod sidecarset;
+pub mod workload;
 
 use std::sync::Arc;
 

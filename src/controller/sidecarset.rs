@@ -25,6 +25,7 @@ use serde_json::json;
 use super::events;
 use super::guarded_watch::{self, UndecodableReporter};
 use super::runtime::Term;
+use super::workload::ApiError;
 use super::{pod_cache, pod_write};
 use crate::api::{SidecarSet, keys};
 use crate::inplace::{self, SIDECARSET_ENGINE as ENGINE, Step, Write};
@@ -48,8 +49,8 @@ pub enum SidecarSetError {
         pod: String,
         source: inplace::EngineError,
     },
-    #[error("{what}: {source}")]
-    Api { what: String, source: kube::Error },
+    #[error(transparent)]
+    Api(#[from] ApiError),
     #[error("pod {pod}: still conflicting after {attempts} attempts")]
     Conflicts { pod: String, attempts: usize },
 }
@@ -142,8 +143,7 @@ fn error_policy(set: Arc<SidecarSet>, error: &SidecarSetError, _context: Arc<Con
 }
 
 fn api_error(what: impl Into<String>) -> impl FnOnce(kube::Error) -> SidecarSetError {
-    let what = what.into();
-    move |source| SidecarSetError::Api { what, source }
+    super::workload::api_error(what)
 }
 
 fn rfc3339(now: Timestamp) -> String {
