@@ -23,12 +23,8 @@ const FLOORS: &[(&str, &[&str])] = &[
     ),
     ("workload core", &["workload"]),
     (
-        "CloneSet planner, SidecarSet sources",
-        &["cloneset", "source"],
-    ),
-    (
-        "Advanced StatefulSet planner, on the CloneSet's pieces",
-        &["statefulset"],
+        "workload planners (each on the workload core alone), SidecarSet sources",
+        &["cloneset", "statefulset", "source"],
     ),
     ("request and node handlers", &["admission", "nodeagent"]),
     ("shells", &["controller", "server", "admin"]),

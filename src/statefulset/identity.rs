@@ -181,7 +181,7 @@ pub fn new_pod_revisions(
         let mut out = Vec::new();
         for (i, slot) in slots.slots.iter().enumerate() {
             if *slot == Slot::Missing {
-                out.push((i, replicas_below + 1 <= partition));
+                out.push((i, replicas_below < partition));
             }
             replicas_below += i64::from(slot.is_replica());
         }

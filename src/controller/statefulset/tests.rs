@@ -263,10 +263,15 @@ async fn scale_in_hands_the_claims_to_their_pods_before_deleting_the_highest() {
     }
     scenario
         .expect(Method::DELETE, format!("{PODS}/web-2"))
-        .reply(ok(json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "web-2"}})));
+        .reply(ok(
+            json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "web-2"}}),
+        ));
     scenario
         .event("db", REGARDING, "Normal", "SuccessfulDelete")
-        .body_satisfies("names the pod", note("delete Pod web-2 in StatefulSet web successful"));
+        .body_satisfies(
+            "names the pod",
+            note("delete Pod web-2 in StatefulSet web successful"),
+        );
     // The counts of the cache (web-2 still there); the generation is the one observed already.
     let (result, _) = reconcile_once(&set, pods, claims, scenario).await;
     assert_eq!(result.unwrap(), Requeue::requeue(Duration::from_secs(15)));
@@ -294,7 +299,9 @@ async fn a_refused_claim_is_an_event_and_a_condition_and_holds_its_pod_back() {
         .event("db", REGARDING, "Warning", "FailedCreate")
         .body_satisfies(
             "the pod's failure",
-            note(&format!("create Pod web-0 in StatefulSet web failed error: {error}")),
+            note(&format!(
+                "create Pod web-0 in StatefulSet web failed error: {error}"
+            )),
         );
     // No pod create; the status with the condition.
     expect_status(
