@@ -457,6 +457,19 @@ mod tests {
     }
 
     #[test]
+    fn max_connections_defaults_to_2048_and_must_be_positive() {
+        assert_eq!(serve_args(&[]).unwrap().max_connections, 2048);
+        assert_eq!(
+            serve_args(&["--max-connections", "10"])
+                .unwrap()
+                .max_connections,
+            10
+        );
+        assert!(serve_args(&["--max-connections", "0"]).is_err());
+        assert!(serve_args(&["--max-connections", "-1"]).is_err());
+    }
+
+    #[test]
     fn defaults_and_certificate_names() {
         let cli = Cli::try_parse_from([
             "kruise-webhook",
