@@ -36,10 +36,10 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 use super::expectations::{Expectations, Seen};
 use super::guarded_watch::{self, UndecodableReporter};
+use super::runtime::Term;
 use super::{pod_cache, pod_write};
 use crate::api::cloneset::{CloneSet, names_cloneset};
 use crate::cloneset::pvc::{ClaimPlan, HandOver};
@@ -148,12 +148,15 @@ fn controlling_cloneset(meta: &ObjectMeta) -> Option<ObjectRef<CloneSet>> {
     names_cloneset(owner).then(|| ObjectRef::new(&owner.name).within(namespace))
 }
 
-/// Runs until `shutdown`; `pod_events` is a subscription to the watch behind `context.pods`,
+/// The component this controller's events carry, as Kruise names it.
+pub const COMPONENT: &str = "cloneset-controller";
+
+/// Runs until the term ends; `pod_events` is a subscription to the watch behind `context.pods`,
 /// deleted pods included (a pod deleted behind the CloneSet's back is replaced).
 pub async fn run(
     context: Arc<Context>,
     pod_events: impl futures::Stream<Item = Arc<Pod>> + Send + 'static,
-    shutdown: CancellationToken,
+    term: &Term,
 ) {
     let (claims, claim_writer) = reflector::store::<ClaimMeta>();
     // The reflector runs inside the trigger stream, so it lives exactly as long as the controller.
@@ -172,7 +175,7 @@ pub async fn run(
     let (pod_observer, claim_observer) = (context.clone(), context.clone());
     let claims_held = claims.clone();
     let shell = Arc::new(Shell { context, claims });
-    controller
+    let controller = controller
         .watches_shared_stream(pod_events, move |pod| {
             observe::pod_event(&pod_observer, &pod);
             clonesets_to_sync(&pod)
@@ -180,14 +183,8 @@ pub async fn run(
         .watches_stream(claim_events, move |claim| {
             observe::claim_event(&claim_observer, &claims_held, &claim);
             controlling_cloneset(&claim.metadata)
-        })
-        .graceful_shutdown_on(shutdown.cancelled_owned())
-        .run(reconcile, error_policy, shell)
-        .for_each(|result| async move {
-            if let Err(error) = result {
-                tracing::debug!(%error, "cloneset reconcile");
-            }
-        })
+        });
+    term.run(COMPONENT, controller, reconcile, error_policy, shell)
         .await;
 }
 
