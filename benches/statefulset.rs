@@ -8,7 +8,7 @@
 //! the pruned pod only where a round reads it whole. The status is the one the planner computed
 //! for them, so the timed round (`statefulset::plan` on the cache) finds every pod and claim as it
 //! wants them and writes nothing: the steady state a controller spends its reconciles in (a pod
-//! or claim event, a resync).
+//! or claim event, a resync). It also prints what the claims take in the PVC cache.
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -99,7 +99,7 @@ fn run(replicas: usize, runs: usize) {
     .expect("plan");
     // The pods and claims as the apiserver has them.
     let mut pods = Vec::new();
-    let mut claims = BTreeMap::new();
+    let mut stored_claims = Vec::new();
     for (i, action) in created.actions.iter().enumerate() {
         match action {
             Action::CreatePod { pod, .. } => pods.push(running(pod.as_ref().clone(), i, now)),
@@ -107,14 +107,13 @@ fn run(replicas: usize, runs: usize) {
                 let mut claim = PersistentVolumeClaim::clone(claim);
                 claim.metadata.uid = Some(format!("claim-{i}"));
                 claim.metadata.resource_version = Some(i.to_string());
-                let name = claim.metadata.name.clone().expect("claim name");
-                claims.insert(name, Arc::new(claim));
+                stored_claims.push(claim);
             }
             _ => {}
         }
     }
     assert_eq!(pods.len(), replicas, "one creation per replica");
-    assert_eq!(claims.len(), replicas, "one claim per replica");
+    assert_eq!(stored_claims.len(), replicas, "one claim per replica");
 
     // What the controller's pod cache keeps of each pod (as benches/cloneset.rs measures it):
     // a summary for every pod, and the pruned pod only where a round reads it whole.
@@ -134,6 +133,15 @@ fn run(replicas: usize, runs: usize) {
         })
         .collect();
     let rss_pods = rss_kib();
+    // The PVC cache holds every claim whole (without managedFields, which these have not).
+    let claims: BTreeMap<String, Arc<PersistentVolumeClaim>> = stored_claims
+        .iter()
+        .map(|claim| {
+            let name = claim.metadata.name.clone().expect("claim name");
+            (name, Arc::new(claim.clone()))
+        })
+        .collect();
+    let rss_claims = rss_kib();
     drop(created);
     let held_count = held.iter().flatten().count();
     let listed: Vec<ListedPod> = summaries
@@ -194,6 +202,10 @@ fn run(replicas: usize, runs: usize) {
         mib(rss_pods.saturating_sub(rss_before)),
         mib(rss_pods.saturating_sub(rss_summaries)),
         mib(rss_summaries.saturating_sub(rss_before)),
+    );
+    println!(
+        "  their {replicas} claims in the PVC cache: {:.1} MiB of process RSS",
+        mib(rss_claims.saturating_sub(rss_pods)),
     );
 }
 
