@@ -198,6 +198,10 @@ async fn reconcile(set: Arc<StatefulSet>, shell: Arc<Shell>) -> Result<Requeue, 
     {
         return Ok(requeue(Outcome::CachesNotReady));
     }
+    // A status computed from a set older than our own last write of it would undo that write.
+    if let Some(outcome) = round.behind_own_write() {
+        return Ok(requeue(outcome));
+    }
     let namespace = Workload::namespace(&*set);
     let waiting =
         context
@@ -314,14 +318,15 @@ async fn settle(
 }
 
 /// PUT of the status subresource: the set as observed (its resourceVersion guards the write)
-/// with the round's status in full.
+/// with the round's status in full; the version it returns is recorded, so that no later round
+/// computes a status from an older set.
 async fn write_status(
     round: &Round<'_, StatefulSet>,
     plan: &Plan,
 ) -> Result<(), super::workload::ApiError> {
     let mut set = round.set.clone();
     set.status = Some(plan.status.clone());
-    round
+    let written = round
         .api::<StatefulSet>()
         .replace_status(Workload::name(&set), &PostParams::default(), &set)
         .await
@@ -329,6 +334,7 @@ async fn write_status(
             "{} status",
             round.what()
         )))?;
+    round.wrote(&written.metadata);
     Ok(())
 }
 
