@@ -17,7 +17,8 @@ use k8s_openapi::api::core::v1::Namespace;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use super::{Catalogue, SharedCatalogue, accept_in_name_order};
+use super::acceptance::accept_all;
+use super::{Catalogue, SharedCatalogue};
 use crate::api::SidecarSet;
 use crate::defaults::sidecarset::default_and_hash;
 use crate::k8s::selector::Labels;
@@ -132,7 +133,7 @@ pub fn load(files: &[(String, String)]) -> Loaded {
         }
     }
 
-    let (accepted, refused) = accept_in_name_order(candidates);
+    let (accepted, refused) = accept_all(candidates);
     loaded.sidecarsets = accepted;
     loaded
         .errors
