@@ -17,6 +17,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 
 use crate::api::{SidecarSet, keys};
+use crate::inject::candidates::MatchIndex;
 use crate::inject::prepared::PreparedSidecarSets;
 use crate::k8s::selector::Labels;
 
@@ -27,6 +28,8 @@ pub struct Catalogue {
     sidecarsets: Vec<Arc<SidecarSet>>,
     /// The injection work that depends only on these SidecarSets, done once per snapshot.
     prepared: PreparedSidecarSets,
+    /// `sidecarsets` by what a pod they match must carry.
+    match_index: MatchIndex,
     /// Labels of known Namespaces.
     namespaces: HashMap<String, Labels>,
     /// Without a cluster, a namespace nobody declared is taken to exist with only the
@@ -57,6 +60,7 @@ impl Catalogue {
         });
         Catalogue {
             prepared: PreparedSidecarSets::new(&sidecarsets, previous.map(|p| &p.prepared)),
+            match_index: MatchIndex::new(&sidecarsets),
             sidecarsets,
             namespaces,
             assume_undeclared_namespaces,
@@ -69,6 +73,10 @@ impl Catalogue {
 
     pub fn prepared(&self) -> &PreparedSidecarSets {
         &self.prepared
+    }
+
+    pub fn match_index(&self) -> &MatchIndex {
+        &self.match_index
     }
 
     /// Number of Namespaces whose labels are known (declared or watched).
@@ -170,3 +178,7 @@ pub fn accept_in_name_order<O: std::fmt::Display>(
     }
     (accepted, refused)
 }
+
+#[cfg(test)]
+#[path = "candidates_tests.rs"]
+mod candidates_tests;
