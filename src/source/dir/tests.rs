@@ -190,3 +190,72 @@ fn reads_directory_skipping_hidden_and_other_files() {
         .collect();
     assert_eq!(names, vec!["a.json", "b.yaml"]);
 }
+
+/// The SidecarSet names a reload serves.
+fn served(reload: &Reload) -> Vec<&str> {
+    reload
+        .catalogue
+        .sidecarsets()
+        .iter()
+        .map(|s| s.name())
+        .collect()
+}
+
+/// A file read while being rewritten in place — emptied, cut in a document, cut in a value —
+/// is served from its last good version until a good one replaces it; the other files go on.
+#[test]
+fn a_file_rewritten_in_place_keeps_its_last_good_version() {
+    let good = format!("{}---\n{}", document("one", "c"), document("two", "d"));
+    let other = file("other.yaml", &document("three", "e"));
+    let files = vec![file("sets.yaml", &good), other.clone()];
+    let mut state = DirectoryState::first(files.clone(), &load(&files));
+    assert!(state.reload(files).is_none(), "unchanged");
+
+    let cut_in_a_value = good.replace("\"image\":\"i\"", "\"image\":");
+    for torn in [
+        "",
+        "\n",
+        &good[..good.len() / 3],
+        &good[..good.len() - 9],
+        &cut_in_a_value,
+    ] {
+        let reload = state
+            .reload(vec![file("sets.yaml", torn), other.clone()])
+            .expect("changed");
+        assert_eq!(served(&reload), vec!["one", "three", "two"], "{torn:?}");
+        assert_eq!(reload.stale.len(), 1, "{torn:?}");
+        assert_eq!(reload.stale[0].file, "sets.yaml");
+        assert!(reload.errors.is_empty(), "{:?}", reload.errors);
+    }
+
+    // A good version replaces it, and becomes the one to fall back on.
+    let next = document("one", "c2");
+    let reload = state
+        .reload(vec![file("sets.yaml", &next), other.clone()])
+        .unwrap();
+    assert_eq!(served(&reload), vec!["one", "three"]);
+    assert!(reload.stale.is_empty());
+    let reload = state
+        .reload(vec![file("sets.yaml", ""), other.clone()])
+        .unwrap();
+    assert_eq!(served(&reload), vec!["one", "three"]);
+    assert_eq!(
+        reload.catalogue.get("one").unwrap().containers()[0].name(),
+        "c2"
+    );
+
+    // Deleting the file removes its SidecarSets.
+    let reload = state.reload(vec![other]).unwrap();
+    assert_eq!(served(&reload), vec!["three"]);
+    assert!(reload.stale.is_empty());
+}
+
+/// A file that never loaded cleanly has nothing to fall back on: it is reported, as before.
+#[test]
+fn a_file_bad_from_the_start_is_reported() {
+    let files = vec![file("a.yaml", "a: [unclosed")];
+    let mut state = DirectoryState::first(files.clone(), &load(&files));
+    let reload = state.reload(vec![file("a.yaml", "b: [unclosed")]).unwrap();
+    assert!(reload.stale.is_empty());
+    assert_eq!(reload.errors.len(), 1);
+}
