@@ -213,16 +213,6 @@ impl<K: Ord + Clone + Hash, O: fmt::Display> Acceptance<K, O> {
         self.entries.get(key)?.verdict.as_ref()
     }
 
-    pub fn get(&self, key: &K) -> Option<&Arc<SidecarSet>> {
-        self.entries.get(key).map(|entry| &entry.set)
-    }
-
-    /// Number of refused SidecarSets.
-    pub fn refused_count(&self) -> usize {
-        let refused = |entry: &&Entry<O>| matches!(entry.verdict, Some(Verdict::Refused(_)));
-        self.entries.values().filter(refused).count()
-    }
-
     /// Accepted SidecarSets and refusals, each in key order.
     pub fn into_parts(mut self) -> (Vec<Arc<SidecarSet>>, Vec<Refused<O>>) {
         self.settle();
