@@ -201,9 +201,6 @@ fn directory_catalogue(args: &ServeArgs, process: &Process) -> Result<SharedCata
         state,
         catalogue.clone(),
         move |reload| {
-            for stale in &reload.stale {
-                tracing::warn!(file = %stale.file, reason = %stale.reason, "SidecarSet file failed to load; serving its last good version");
-            }
             metrics.set_sidecarset_files_stale(reload.stale.len());
             report_load(&metrics, &reload.catalogue, &reload.errors);
         },

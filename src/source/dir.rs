@@ -361,7 +361,8 @@ fn failed_files<'f>(files: &'f [(String, String)], loaded: &Loaded) -> HashMap<&
 
 /// Polls `dir` every `interval`, rebuilding and publishing the catalogue when any file's
 /// content changed. Reading and loading run on the blocking pool, never on the async workers.
-/// `on_load` sees each rebuild (for logs and metrics).
+/// Each file served from its last good version is logged as a warning; `on_load` sees each
+/// rebuild (for metrics).
 pub fn spawn_watcher(
     dir: PathBuf,
     interval: Duration,
@@ -370,6 +371,28 @@ pub fn spawn_watcher(
     on_load: impl Fn(&Reload) + Send + 'static,
     shutdown: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
+    spawn_watcher_reading(
+        read_directory,
+        dir,
+        interval,
+        state,
+        catalogue,
+        on_load,
+        shutdown,
+    )
+}
+
+/// [`spawn_watcher`] with the directory read by `read` (the tests hold a read in progress).
+fn spawn_watcher_reading(
+    read: impl Fn(&Path) -> std::io::Result<Vec<(String, String)>> + Send + Sync + 'static,
+    dir: PathBuf,
+    interval: Duration,
+    state: DirectoryState,
+    catalogue: SharedCatalogue,
+    on_load: impl Fn(&Reload) + Send + 'static,
+    shutdown: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    let read = Arc::new(read);
     tokio::spawn(async move {
         let mut state = Some(state);
         loop {
@@ -377,9 +400,12 @@ pub fn spawn_watcher(
                 _ = shutdown.cancelled() => return,
                 _ = tokio::time::sleep(interval) => {}
             }
-            let (path, mut taken) = (dir.clone(), state.take().unwrap_or_default());
+            let (path, mut taken, read) =
+                (dir.clone(), state.take().unwrap_or_default(), read.clone());
+            // Reading and loading a large directory takes seconds: on the blocking pool, so the
+            // async workers go on serving admission, probes and the Lease meanwhile.
             let reloaded = tokio::task::spawn_blocking(move || {
-                let reload = read_directory(&path).map(|files| taken.reload(files));
+                let reload = read(&path).map(|files| taken.reload(files));
                 (taken, reload)
             })
             .await;
@@ -391,6 +417,9 @@ pub fn spawn_watcher(
             state = Some(returned);
             match reload {
                 Ok(Some(reload)) => {
+                    for stale in &reload.stale {
+                        tracing::warn!(file = %stale.file, reason = %stale.reason, "SidecarSet file failed to load; serving its last good version");
+                    }
                     on_load(&reload);
                     catalogue.store(Arc::new(reload.catalogue));
                 }

@@ -259,3 +259,103 @@ fn a_file_bad_from_the_start_is_reported() {
     assert!(reload.stale.is_empty());
     assert_eq!(reload.errors.len(), 1);
 }
+
+/// Log lines written by the test's subscriber.
+#[derive(Clone, Default)]
+struct CapturedLogs(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for CapturedLogs {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for CapturedLogs {
+    type Writer = CapturedLogs;
+    fn make_writer(&'a self) -> Self::Writer {
+        self.clone()
+    }
+}
+
+/// The watcher reads a torn file while the single async worker stays free: the read is held
+/// until a task on that worker releases it (a read on the worker would wait for itself, and
+/// give up). The torn file's last good version stays served, with a warning naming the file.
+#[test]
+fn a_torn_file_is_reread_off_the_async_worker_and_warned_about() {
+    let logs = CapturedLogs::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(logs.clone())
+        .with_ansi(false)
+        .finish();
+    let _logging = tracing::subscriber::set_default(subscriber);
+    let good = vec![file("sets.yaml", &document("one", "c"))];
+    let state = DirectoryState::first(good.clone(), &load(&good));
+    let catalogue = super::super::shared(load(&good).into_catalogue().0);
+
+    let (reading_tx, mut reading) = tokio::sync::mpsc::unbounded_channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let released = std::sync::Mutex::new(released);
+    let gave_up = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let read = {
+        let gave_up = gave_up.clone();
+        let first = std::sync::atomic::AtomicBool::new(true);
+        move |_: &Path| {
+            if !first.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                return Ok(vec![file("sets.yaml", "")]);
+            }
+            let _ = reading_tx.send(());
+            let waited = released
+                .lock()
+                .unwrap()
+                .recv_timeout(Duration::from_secs(5));
+            if waited.is_err() {
+                gave_up.store(true, std::sync::atomic::Ordering::SeqCst);
+                return Err(std::io::Error::other("never released"));
+            }
+            Ok(vec![file("sets.yaml", "")])
+        }
+    };
+    let (loaded_tx, mut loaded) = tokio::sync::mpsc::unbounded_channel();
+    let on_load = move |reload: &Reload| {
+        let _ = loaded_tx.send((served(reload).join(","), reload.stale.len()));
+    };
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let shutdown = CancellationToken::new();
+    let (served_after, stale) = runtime.block_on(async {
+        spawn_watcher_reading(
+            read,
+            PathBuf::from("sets"),
+            Duration::from_millis(1),
+            state,
+            catalogue.clone(),
+            on_load,
+            shutdown.clone(),
+        );
+        reading.recv().await.expect("the watcher reads");
+        release.send(()).unwrap();
+        let reload = loaded.recv().await.expect("a reload");
+        shutdown.cancel();
+        reload
+    });
+    runtime.shutdown_background();
+    assert!(
+        !gave_up.load(std::sync::atomic::Ordering::SeqCst),
+        "the read blocked the async worker"
+    );
+    assert_eq!((served_after.as_str(), stale), ("one", 1));
+    assert_eq!(catalogue.load().sidecarsets()[0].name(), "one");
+    let logs = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        logs.contains("WARN") && logs.contains("serving its last good version"),
+        "{logs}"
+    );
+    assert!(logs.contains("sets.yaml"), "{logs}");
+}
