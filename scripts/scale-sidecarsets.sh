@@ -9,16 +9,18 @@
 #   and when all did (or after CONVERGE_SECS, how many);
 # - /mutate-pod latency (p50/p99 of REQUESTS reviews of a pod no SidecarSet matches, on one
 #   keep-alive connection, curl's time_total - time_pretransfer);
+# - one pod that SHARED (100) further SidecarSets select, each injecting its own container: the
+#   entries of its SidecarSetUpgradable condition (one per set; lost = SHARED - entries);
 # - SIGTERM: seconds until the process exits (with its default --shutdown-delay).
 # Run by hand, holding the machine-wide lock (it starts etcd and the apiserver on fixed ports):
 #   flock /tmp/kruise-e2e.lock scripts/scale-sidecarsets.sh
-# Env: N (50000), BINARY (target/release/kruise-webhook; build it first), CONVERGE_SECS (300; 0
+# Env: N (50000), SHARED (100), BINARY (target/release/kruise-webhook; build it first), CONVERGE_SECS (300; 0
 #      skips the wait, e.g. with SERVE_ARGS=--no-controller),
 #      REQUESTS (2000), PARALLEL (4 curl processes creating the SidecarSets), SERVE_ARGS (extra
 #      flags for serve), KEEP=1 leaves the work directory (logs, samples) in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-N=${N:-50000} CONVERGE_SECS=${CONVERGE_SECS:-300} REQUESTS=${REQUESTS:-2000} PARALLEL=${PARALLEL:-4}
+N=${N:-50000} SHARED=${SHARED:-100} CONVERGE_SECS=${CONVERGE_SECS:-300} REQUESTS=${REQUESTS:-2000} PARALLEL=${PARALLEL:-4}
 export KUBE_LOCAL=${KUBE_LOCAL:-$HOME/.cache/kruise-webhook/kube-local}
 export APISERVER_PORT=${APISERVER_PORT:-16443} ETCD_PORT=${ETCD_PORT:-12379} ETCD_PEER_PORT=${ETCD_PEER_PORT:-12380}
 webhook_port=${E2E_WEBHOOK_PORT:-19443} admin_port=${E2E_ADMIN_PORT:-19090}
@@ -65,8 +67,38 @@ for part in $(seq 0 $((PARALLEL - 1))); do
   curl -sS --parallel --parallel-max 16 --http2 -K "$work/create-$part.conf" > "$work/create-$part.codes" 2>&1 &
 done
 wait
+# SHARED sets selecting one pod, each with its own container (no conflict among them), and that
+# pod, created straight through the apiserver (no webhook registered, no node): no set's hashes
+# on it, so every set records itself as not upgradable in the pod's SidecarSetUpgradable condition.
+awk -v n="$SHARED" -v api="$API" -v p="$P" 'BEGIN {
+  for (i = 0; i < n; i++) {
+    printf "url = \"%s/apis/apps.kruise.io/v1alpha1/sidecarsets\"\n", api
+    printf "cacert = \"%s/ca.crt\"\ncert = \"%s/admin.crt\"\nkey = \"%s/admin.key\"\n", p, p, p
+    printf "header = \"Content-Type: application/json\"\noutput = \"/dev/null\"\nwrite-out = \"%%{http_code}\\n\"\n"
+    printf "data-binary = \"{\\\"apiVersion\\\":\\\"apps.kruise.io/v1alpha1\\\",\\\"kind\\\":\\\"SidecarSet\\\",\\\"metadata\\\":{\\\"name\\\":\\\"shared-%d\\\"},\\\"spec\\\":{\\\"selector\\\":{\\\"matchLabels\\\":{\\\"app\\\":\\\"shared\\\"}},\\\"containers\\\":[{\\\"name\\\":\\\"shared-%d\\\",\\\"image\\\":\\\"busybox:1.36\\\"}]}}\"\n", i, i
+    if (i + 1 < n) print "next"
+  }
+}' > "$work/create-shared.conf"
+[ "$SHARED" -gt 0 ] && curl -sS --parallel --parallel-max 16 --http2 -K "$work/create-shared.conf" > "$work/create-shared.codes" 2>&1
 created=$(cat "$work"/create-*.codes | grep -c '^201$' || true)
-echo "created $created of $N SidecarSets in $(since "$started") s"
+echo "created $created of $((N + SHARED)) SidecarSets in $(since "$started") s"
+if [ "$SHARED" -gt 0 ]; then
+  api -X POST -H 'Content-Type: application/json' "$API/api/v1/namespaces/bench/pods" -d '{"apiVersion":"v1","kind":"Pod",
+    "metadata":{"name":"shared","labels":{"app":"shared"}},
+    "spec":{"containers":[{"name":"app","image":"busybox:1.36"}]}}' >/dev/null
+fi
+
+# --- the floor under the time to ready: the apiserver's own paged list of every SidecarSet, 500
+# a page as the watcher asks, read by curl and thrown away.
+listed_in=$(now) continue_token= pages=0
+while :; do
+  page=$(api "$API/apis/apps.kruise.io/v1alpha1/sidecarsets?limit=500${continue_token:+&continue=$continue_token}" \
+    | jq -r '.metadata.continue // ""') || break
+  pages=$((pages + 1))
+  [ -z "$page" ] && break
+  continue_token=$(jq -rn --arg t "$page" '$t | @uri')
+done
+echo "the apiserver's paged list alone: $pages pages in $(since "$listed_in") s"
 
 # --- the webhook with its controllers; samples of fds, RSS and the Lease every second.
 started=$(now)
@@ -127,7 +159,29 @@ while [ "$CONVERGE_SECS" -gt 0 ]; do
   kill -0 "$pid" 2>/dev/null || break
   sleep 10
 done
-echo "status current: $current of $created SidecarSets (all after ${converged_at:-more than $CONVERGE_SECS s past the deadline; not} s from start)"
+if [ -n "$converged_at" ]; then
+  echo "status current: all $created SidecarSets, $converged_at s from start"
+else
+  echo "status current: $current of $created SidecarSets when the wait of $CONVERGE_SECS s ended ($(since "$started") s from start)"
+fi
+
+# --- the shared pod: one condition entry per set that selects it.
+condition_entries() {
+  local count
+  count=$(api "$API/api/v1/namespaces/bench/pods/shared" 2>/dev/null \
+    | jq '[.status.conditions[]? | select(.type == "SidecarSetUpgradable") | .message | fromjson | keys[]
+           | select(startswith("shared-"))] | length' 2>/dev/null || true)
+  echo "${count:-0}"
+}
+if [ "$SHARED" -gt 0 ]; then
+  entries=0 deadline=$(( $(date +%s) + ${SHARED_SECS:-120} ))
+  while kill -0 "$pid" 2>/dev/null; do
+    entries=$(condition_entries)
+    [ "$entries" -ge "$SHARED" ] || [ "$(date +%s)" -ge "$deadline" ] && break
+    sleep 2
+  done
+  echo "shared pod: $entries of $SHARED condition entries ($((SHARED - entries)) lost or not yet written, $(since "$started") s from start)"
+fi
 
 # --- SIGTERM
 terminated=$(now)
