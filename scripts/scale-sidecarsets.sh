@@ -68,8 +68,9 @@ for part in $(seq 0 $((PARALLEL - 1))); do
 done
 wait
 # SHARED sets selecting one pod, each with its own container (no conflict among them), and that
-# pod, created straight through the apiserver (no webhook registered, no node): no set's hashes
-# on it, so every set records itself as not upgradable in the pod's SidecarSetUpgradable condition.
+# pod, created straight through the apiserver (no webhook registered, no node) as if all of them
+# had injected it, but with no hash of theirs: each set records itself as not upgradable in the
+# pod's SidecarSetUpgradable condition, all at about the same time.
 awk -v n="$SHARED" -v api="$API" -v p="$P" 'BEGIN {
   for (i = 0; i < n; i++) {
     printf "url = \"%s/apis/apps.kruise.io/v1alpha1/sidecarsets\"\n", api
@@ -83,9 +84,11 @@ awk -v n="$SHARED" -v api="$API" -v p="$P" 'BEGIN {
 created=$(cat "$work"/create-*.codes | grep -c '^201$' || true)
 echo "created $created of $((N + SHARED)) SidecarSets in $(since "$started") s"
 if [ "$SHARED" -gt 0 ]; then
-  api -X POST -H 'Content-Type: application/json' "$API/api/v1/namespaces/bench/pods" -d '{"apiVersion":"v1","kind":"Pod",
-    "metadata":{"name":"shared","labels":{"app":"shared"}},
-    "spec":{"containers":[{"name":"app","image":"busybox:1.36"}]}}' >/dev/null
+  jq -n --argjson n "$SHARED" '[range($n) | "shared-\(.)"] as $sets | {apiVersion: "v1", kind: "Pod",
+      metadata: {name: "shared", labels: {app: "shared"},
+                 annotations: {"kruise.io/sidecarset-injected-list": ($sets | join(","))}},
+      spec: {containers: ([{name: "app", image: "busybox:1.36"}] + [$sets[] | {name: ., image: "busybox:1.36"}])}}' \
+    | api -X POST -H 'Content-Type: application/json' "$API/api/v1/namespaces/bench/pods" -d @- >/dev/null
 fi
 
 # --- the floor under the time to ready: the apiserver's own paged list of every SidecarSet, 500
