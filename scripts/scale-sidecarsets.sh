@@ -69,14 +69,15 @@ done
 wait
 # SHARED sets selecting one pod, each with its own container (no conflict among them), and that
 # pod, created straight through the apiserver (no webhook registered, no node) as if all of them
-# had injected it, but with no hash of theirs: each set records itself as not upgradable in the
+# had injected it, but with no hash of theirs (the sets carry hashes as the SidecarSet webhook
+# would have set them: without, a pod counts as updated): each set records itself as not upgradable in the
 # pod's SidecarSetUpgradable condition, all at about the same time.
 awk -v n="$SHARED" -v api="$API" -v p="$P" 'BEGIN {
   for (i = 0; i < n; i++) {
     printf "url = \"%s/apis/apps.kruise.io/v1alpha1/sidecarsets\"\n", api
     printf "cacert = \"%s/ca.crt\"\ncert = \"%s/admin.crt\"\nkey = \"%s/admin.key\"\n", p, p, p
     printf "header = \"Content-Type: application/json\"\noutput = \"/dev/null\"\nwrite-out = \"%%{http_code}\\n\"\n"
-    printf "data-binary = \"{\\\"apiVersion\\\":\\\"apps.kruise.io/v1alpha1\\\",\\\"kind\\\":\\\"SidecarSet\\\",\\\"metadata\\\":{\\\"name\\\":\\\"shared-%d\\\"},\\\"spec\\\":{\\\"selector\\\":{\\\"matchLabels\\\":{\\\"app\\\":\\\"shared\\\"}},\\\"containers\\\":[{\\\"name\\\":\\\"shared-%d\\\",\\\"image\\\":\\\"busybox:1.36\\\"}]}}\"\n", i, i
+    printf "data-binary = \"{\\\"apiVersion\\\":\\\"apps.kruise.io/v1alpha1\\\",\\\"kind\\\":\\\"SidecarSet\\\",\\\"metadata\\\":{\\\"name\\\":\\\"shared-%d\\\",\\\"annotations\\\":{\\\"kruise.io/sidecarset-hash\\\":\\\"h\\\",\\\"kruise.io/sidecarset-hash-without-image\\\":\\\"h\\\"}},\\\"spec\\\":{\\\"selector\\\":{\\\"matchLabels\\\":{\\\"app\\\":\\\"shared\\\"}},\\\"containers\\\":[{\\\"name\\\":\\\"shared-%d\\\",\\\"image\\\":\\\"busybox:1.36\\\"}]}}\"\n", i, i
     if (i + 1 < n) print "next"
   }
 }' > "$work/create-shared.conf"
