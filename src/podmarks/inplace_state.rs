@@ -19,8 +19,11 @@ use crate::api::keys;
 pub struct InPlaceUpdateState {
     #[serde(default, deserialize_with = "null_as_default")]
     pub revision: String,
-    /// When the update started; also the start of the grace period. Go writes `null` when unset.
-    #[serde(default)]
+    /// When the update started; also the start of the grace period. Written with its fraction
+    /// of a second (`2024-05-01T10:00:00.25Z`), which Go's RFC 3339 parser reads into
+    /// OpenKruise's `metav1.Time` as it reads whole seconds; OpenKruise writes whole seconds
+    /// (cut, not rounded), and `null` when unset.
+    #[serde(default, serialize_with = "exact_time")]
     pub update_timestamp: Option<Time>,
     /// Image IDs of the containers whose image was patched, captured just before the patch.
     /// Not omitted when empty: Go writes `null` for a nil map, `{}` for an empty one.
@@ -258,6 +261,15 @@ fn annotation_with_fallback<'a>(
             .filter(|v| !v.is_empty())
             .map(|v| (k, v.as_str()))
     })
+}
+
+/// RFC 3339 in UTC with the fraction of a second it has (none when it is whole), unlike
+/// `metav1.Time`'s whole seconds; `null` for none, as Go writes a zero `metav1.Time`.
+fn exact_time<S: serde::Serializer>(time: &Option<Time>, serializer: S) -> Result<S::Ok, S::Error> {
+    match time {
+        Some(Time(timestamp)) => serializer.collect_str(timestamp),
+        None => serializer.serialize_none(),
+    }
 }
 
 fn is_false(value: &bool) -> bool {

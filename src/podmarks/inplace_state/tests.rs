@@ -69,10 +69,11 @@ fn go_written_state_with_nulls_and_creation_timestamp_is_read() {
     );
     assert!(state.container_batches_record[0].containers.is_empty());
     assert!(state.has_next_batch());
-    // Written back: UTC, second precision, an empty non-nil map stays `{}`.
+    // Written back: UTC, the stamp with its fraction of a second (a batch's time in whole
+    // seconds, as `metav1.Time`), an empty non-nil map stays `{}`.
     let written = serde_json::to_string(&state).unwrap();
     assert!(
-        written.starts_with(r#"{"revision":"r","updateTimestamp":"2024-05-01T08:00:00Z","lastContainerStatuses":{},"updateEnvFromMetadata":true,"nextContainerRefMetadata":{"c2":{"labels":{"k":"v"}}}"#),
+        written.starts_with(r#"{"revision":"r","updateTimestamp":"2024-05-01T08:00:00.5Z","lastContainerStatuses":{},"updateEnvFromMetadata":true,"nextContainerRefMetadata":{"c2":{"labels":{"k":"v"}}}"#),
         "{written}"
     );
 }
@@ -166,4 +167,33 @@ fn unreadable_state_names_the_key() {
         err.to_string().contains(keys::INPLACE_UPDATE_STATE),
         "{err}"
     );
+}
+
+/// The start of an update keeps its fraction of a second through the annotation (the grace
+/// period counts from it), in the RFC 3339 form Go's `time.Parse` reads into a `metav1.Time`.
+#[test]
+fn update_timestamp_keeps_its_fraction_of_a_second() {
+    for (stamp, text) in [
+        ("2024-05-01T10:00:00.25Z", "2024-05-01T10:00:00.25Z"),
+        (
+            "2024-05-01T10:00:00.000000001Z",
+            "2024-05-01T10:00:00.000000001Z",
+        ),
+        (
+            "2024-05-01T12:00:00.123456+02:00",
+            "2024-05-01T10:00:00.123456Z",
+        ),
+    ] {
+        let state = InPlaceUpdateState {
+            update_timestamp: Some(time(stamp)),
+            ..Default::default()
+        };
+        let written = serde_json::to_string(&state).unwrap();
+        assert!(
+            written.contains(&format!(r#""updateTimestamp":"{text}""#)),
+            "{written}"
+        );
+        let read: InPlaceUpdateState = serde_json::from_str(&written).unwrap();
+        assert_eq!(read, state);
+    }
 }
