@@ -46,6 +46,7 @@ use crate::cloneset::pvc::{ClaimPlan, HandOver};
 use crate::cloneset::{
     self as core, Action, ListedPod, Plan, PodWrite, Purpose, pod, revision, status,
 };
+use crate::inplace;
 use crate::metrics::Metrics;
 use crate::podmarks::{PodSummary, PodView};
 
@@ -638,9 +639,21 @@ async fn write_pod(
 ) -> Result<bool, CloneSetError> {
     let name = before.name_any();
     let mut base = Pod::clone(before);
+    let mut gate_just_written = false;
     for write in writes {
+        // A grace period counts from when the gate write that took the pod out of endpoints was
+        // answered, not from when the round was planned (its writes of many pods take a while).
+        let restamped = (gate_just_written && !write.status)
+            .then(|| {
+                let mut pod = Pod::clone(&write.pod);
+                inplace::state::restamp_grace_start(&mut pod, Timestamp::now())
+                    .is_ok_and(|changed| changed)
+                    .then_some(pod)
+            })
+            .flatten();
+        let after: &Pod = restamped.as_ref().unwrap_or(&write.pod);
         let Some(patch) =
-            pod_write::guarded_patch(&base, &write.pod).map_err(|e| CloneSetError::Api {
+            pod_write::guarded_patch(&base, after).map_err(|e| CloneSetError::Api {
                 what: format!("pod {name}"),
                 source: kube::Error::SerdeError(e),
             })?
@@ -661,8 +674,9 @@ async fn write_pod(
                     &name,
                     answer.metadata.resource_version.as_deref(),
                 );
-                base = write.pod.clone();
+                base = after.clone();
                 base.metadata.resource_version = answer.metadata.resource_version;
+                gate_just_written = write.status;
             }
             Err(error) if matches!(status_code(&error), Some(409 | 404)) => return Ok(true),
             Err(error) => {

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -218,6 +219,26 @@ pub fn write_grace(pod: &mut Pod, spec: &UpdateSpec) -> Result<(), AnnotationErr
         .get_or_insert_with(BTreeMap::new)
         .insert(keys::INPLACE_UPDATE_GRACE.to_string(), value);
     Ok(())
+}
+
+/// Moves the start of the pod's grace period (its state's `updateTimestamp`) to `now` when it is
+/// earlier, for a pod whose `InPlaceUpdateReady` gate was turned False by a write that has only
+/// now been answered: the grace counts from when the pod left Service endpoints, not from when the
+/// round that sent both writes was planned. `false` when nothing changed (no grace period, no
+/// readable state, or a stamp at `now` or later).
+pub fn restamp_grace_start(pod: &mut Pod, now: Timestamp) -> Result<bool, AnnotationError> {
+    if !has_grace(pod) {
+        return Ok(false);
+    }
+    let Some(Ok(mut state)) = read_state(pod) else {
+        return Ok(false);
+    };
+    if state.update_timestamp.as_ref().is_some_and(|t| t.0 >= now) {
+        return Ok(false);
+    }
+    state.update_timestamp = Some(Time(now));
+    write_state(pod, &state)?;
+    Ok(true)
 }
 
 /// Ends the grace period: both the current and the legacy key go.

@@ -197,3 +197,39 @@ fn update_timestamp_keeps_its_fraction_of_a_second() {
         assert_eq!(read, state);
     }
 }
+
+/// A grace period whose gate write was answered after the round's clock starts again then; a
+/// stamp already later, a pod without a grace period or without a state are left alone.
+#[test]
+fn restamping_moves_the_grace_start_forward_only() {
+    let planned = time("2024-05-01T10:00:00.25Z");
+    let answered: jiff::Timestamp = "2024-05-01T10:00:00.4Z".parse().unwrap();
+    let mut pod = Pod::default();
+    write_state(
+        &mut pod,
+        &InPlaceUpdateState {
+            revision: "r".into(),
+            update_timestamp: Some(planned.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let without_grace = pod.clone();
+    write_grace(&mut pod, &UpdateSpec::images("r", BTreeMap::new())).unwrap();
+
+    let mut restamped = pod.clone();
+    assert!(restamp_grace_start(&mut restamped, answered).unwrap());
+    let state = read_state(&restamped).unwrap().unwrap();
+    assert_eq!(state.update_timestamp, Some(Time(answered)));
+    assert_eq!(state.revision, "r");
+    assert!(has_grace(&restamped));
+
+    let mut again = restamped.clone();
+    assert!(!restamp_grace_start(&mut again, planned.0).unwrap());
+    assert_eq!(again, restamped);
+    let mut plain = without_grace.clone();
+    assert!(!restamp_grace_start(&mut plain, answered).unwrap());
+    assert_eq!(plain, without_grace);
+    let mut empty = Pod::default();
+    assert!(!restamp_grace_start(&mut empty, answered).unwrap());
+}
