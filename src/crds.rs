@@ -240,10 +240,10 @@ mod tests {
                 for (name, field) in properties {
                     let field_path = format!("{path}.{name}");
                     let has = |key: &str| field.get(key).is_some();
-                    if !field
+                    if field
                         .get("description")
                         .and_then(|d| d.as_str())
-                        .is_some_and(|d| !d.trim().is_empty())
+                        .is_none_or(|d| d.trim().is_empty())
                     {
                         problems.push(format!("{field_path}: no description"));
                     }

@@ -211,6 +211,7 @@ pub struct LifecycleHook {
     /// MarkPodNotReady = true means:
     /// - Pod will be set to 'NotReady' at preparingDelete/preparingUpdate state.
     /// - Pod will be restored to 'Ready' at Updated state if it was set to 'NotReady' at preparingUpdate state.
+    ///
     /// Currently, MarkPodNotReady only takes effect on InPlaceUpdate & PreDelete hook.
     /// Default to false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
