@@ -188,7 +188,7 @@ check "webhook configurations from deploy/ registered by URL and called" registe
 # Waits for the webhook's catalogue to hold n SidecarSets (its watch is asynchronous).
 catalogue_has() { # n [tries, 0.2 s apart]
   for _ in $(seq 1 "${2:-50}"); do
-    curl -fsS "http://127.0.0.1:$admin_port/metrics" | grep -qx "sidecarsets_loaded $1" && return 0
+    curl -fsS "http://127.0.0.1:$admin_port/metrics" | grep -qx "kruise_webhook_sidecarsets_loaded $1" && return 0
     sleep 0.2
   done
   echo "catalogue does not hold $1 SidecarSets"; return 1
@@ -197,7 +197,7 @@ check "catalogue synced from the cluster (the 2 examples)" catalogue_has 2
 invalid_skipped() {
   grep 'SidecarSet in the cluster skipped' "$work/webhook.log" | grep '"sidecarset":"e2e-stored-invalid"' \
     | grep -q 'spec.container.podInjectPolicy: Invalid value: \\"Middle\\": unsupported pod inject policy' \
-    && curl -fsS "http://127.0.0.1:$admin_port/metrics" | grep -qx 'sidecarset_load_errors_total 1'
+    && curl -fsS "http://127.0.0.1:$admin_port/metrics" | grep -qx 'kruise_webhook_sidecarset_load_errors_total 1'
 }
 check "an invalid SidecarSet stored in the cluster is logged with its field and skipped" invalid_skipped
 

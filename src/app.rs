@@ -1,4 +1,5 @@
-//! Process wiring: what `serve` and `inject` do, from parsed arguments to running tasks.
+//! Process wiring: what `serve`, `node-agent` and `inject` do, from parsed arguments to running
+//! tasks.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};
@@ -9,10 +10,11 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::admin::{Readiness, admin_router};
+use crate::admin::{Probes, Readiness, admin_router, probe_router};
 use crate::admission::{AdmissionState, router};
-use crate::cli::{CrdsArgs, InjectArgs, ServeArgs, SourceKind};
+use crate::cli::{CrdsArgs, InjectArgs, NodeAgentArgs, ServeArgs, SourceKind};
 use crate::metrics::Metrics;
+use crate::nodeagent::health::AgentHealth;
 use crate::signal::wait_for_signal;
 use crate::source::cluster::Snapshot;
 use crate::source::dir::{self, EMBEDDED_EXAMPLES, LoadError};
@@ -62,7 +64,9 @@ enum StartSource {
         directory: PathBuf,
         files: Vec<(String, String)>,
     },
-    Cluster(kube::Client),
+    /// The cluster configuration (the controllers build clients of their own from it) and the
+    /// client of the SidecarSet watch.
+    Cluster(Box<kube::Config>, kube::Client),
 }
 
 /// Checks the flags that name inputs, and reads those inputs: the source the flags ask for,
@@ -91,13 +95,19 @@ async fn checked_source(args: &ServeArgs) -> Result<StartSource, Failure> {
             Ok(StartSource::Dir { directory, files })
         }
         SourceKind::Cluster => match args.kubeconfig.as_deref() {
-            Some(path) => watch::client(Some(path))
+            Some(path) => cluster_source(Some(path))
                 .await
-                .map(StartSource::Cluster)
                 .map_err(|e| Failure::Usage(format!("--kubeconfig: {e}"))),
-            None => Ok(StartSource::Cluster(watch::client(None).await?)),
+            None => Ok(cluster_source(None).await?),
         },
     }
+}
+
+async fn cluster_source(kubeconfig: Option<&Path>) -> Result<StartSource, String> {
+    let config = watch::config(kubeconfig).await?;
+    let client = kube::Client::try_from(config.clone())
+        .map_err(|e| format!("building the Kubernetes client: {e}"))?;
+    Ok(StartSource::Cluster(Box::new(config), client))
 }
 
 /// What every step of `serve` shares: the metrics and readiness the admin port reports, and the
@@ -185,19 +195,20 @@ fn certificate_files(args: &ServeArgs) -> Result<CertPaths, String> {
 
 /// The SidecarSets the pod webhook injects: watched in the cluster, a directory that is polled,
 /// or the embedded examples. A cluster source also starts the controllers (unless
-/// `--no-controller`), on the same client; their task is returned so shutdown can wait for it.
+/// `--no-controller`), with clients of their own on the same cluster configuration; their task
+/// is returned so shutdown can wait for it.
 fn sidecarset_source(
     args: &ServeArgs,
     source: StartSource,
     process: &Process,
 ) -> (SharedCatalogue, Option<JoinHandle<()>>) {
     match source {
-        StartSource::Cluster(client) => {
+        StartSource::Cluster(config, client) => {
             // A child token: a failing controller stops itself, never the webhooks.
             let controllers = (!args.no_controller).then(|| {
                 spawn_controller(
-                    client.clone(),
-                    &args.service_namespace,
+                    *config,
+                    args,
                     process.metrics.clone(),
                     process.terminating.child_token(),
                 )
@@ -398,16 +409,17 @@ fn embedded_files() -> Vec<(String, String)> {
 /// Lease holder also drives rollouts and barriers. A controller failure is logged; the webhooks
 /// keep serving.
 fn spawn_controller(
-    client: kube::Client,
-    namespace: &str,
+    kube_config: kube::Config,
+    args: &ServeArgs,
     metrics: Arc<Metrics>,
     shutdown: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
     let identity = crate::controller::leader::default_identity();
-    let mut config = crate::controller::ControllerConfig::new(namespace, identity);
+    let mut config = crate::controller::ControllerConfig::new(&args.service_namespace, identity);
     config.metrics = metrics;
+    config.limits = (&args.controller_limits).into();
     tokio::spawn(async move {
-        if let Err(error) = crate::controller::run(client, config, shutdown).await {
+        if let Err(error) = crate::controller::run(kube_config, config, shutdown).await {
             tracing::error!(%error, "controllers stopped");
         }
     })
@@ -438,6 +450,41 @@ fn report_snapshot(metrics: &Metrics, snapshot: &Snapshot) {
         skipped = snapshot.refused,
         "SidecarSet catalogue updated from the cluster"
     );
+}
+
+/// `kruise-webhook node-agent`: the agent until SIGINT/SIGTERM, with its probes and metrics on
+/// `--admin-listen` (a port in use stops the start).
+pub async fn node_agent(args: NodeAgentArgs) -> Result<(), String> {
+    let health = Arc::new(AgentHealth::new());
+    let listener = TcpListener::bind(args.admin_listen)
+        .await
+        .map_err(|e| format!("binding {}: {e}", args.admin_listen))?;
+    let shutdown = CancellationToken::new();
+    let probes = Probes {
+        metrics: Arc::new({
+            let health = health.clone();
+            move || health.encode()
+        }),
+        unmet_conditions: Arc::new({
+            let health = health.clone();
+            move || health.unmet_conditions()
+        }),
+    };
+    let admin = tokio::spawn(crate::server::serve_http(
+        listener,
+        probe_router(probes),
+        shutdown.clone(),
+    ));
+    let on_signal = shutdown.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down");
+        on_signal.cancel();
+    });
+    let outcome = crate::nodeagent::command::node_agent(&args, health, shutdown.clone()).await;
+    shutdown.cancel();
+    let served = server_outcome(admin.await);
+    outcome.map_err(|e| e.to_string()).and(served)
 }
 
 /// `kruise-webhook inject`: the pod webhook on one file, offline; prints the patched pod.

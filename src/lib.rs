@@ -26,4 +26,5 @@ pub mod signal;
 pub mod source;
 pub mod tls;
 pub mod validate;
+pub mod workload;
 pub mod yaml;

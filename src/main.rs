@@ -54,11 +54,7 @@ fn main() -> ExitCode {
             .enable_all()
             .build()
             .map_err(|e| e.to_string())
-            .and_then(|runtime| {
-                runtime
-                    .block_on(kruise_webhook::nodeagent::command::node_agent(args))
-                    .map_err(|e| e.to_string())
-            }),
+            .and_then(|runtime| runtime.block_on(kruise_webhook::app::node_agent(args))),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -608,6 +608,13 @@ fn node_agent_is_opt_in_and_least_privilege() {
         node_env["valueFrom"]["fieldRef"]["fieldPath"],
         "spec.nodeName"
     );
+    // The probes reach the agent's admin port (`node-agent --admin-listen`, default :10221).
+    assert_eq!(container["ports"][0]["name"], "admin");
+    assert_eq!(container["ports"][0]["containerPort"], 10221);
+    for (probe, path) in [("livenessProbe", "/livez"), ("readinessProbe", "/readyz")] {
+        assert_eq!(container[probe]["httpGet"]["path"], path, "{probe}");
+        assert_eq!(container[probe]["httpGet"]["port"], "admin", "{probe}");
+    }
 
     let role = named(&docs, "ClusterRole", "kruise-node-agent");
     let mut grants = BTreeSet::new();

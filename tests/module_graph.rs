@@ -21,6 +21,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         "pure cores built on injection",
         &["rollout", "inplace", "barrier", "defaults", "crds", "tls"],
     ),
+    ("workload core", &["workload"]),
     (
         "CloneSet planner, SidecarSet sources",
         &["cloneset", "source"],

@@ -547,7 +547,8 @@ mod tests {
             assert!(
                 metrics
                     .lines()
-                    .any(|l| l.starts_with("admission_requests_total") && l.ends_with(&counted)),
+                    .any(|l| l.starts_with("kruise_webhook_admission_requests_total")
+                        && l.ends_with(&counted)),
                 "{path}: expected {counted} in\n{metrics}"
             );
         }
