@@ -211,9 +211,10 @@ pub struct LifecycleHook {
     /// MarkPodNotReady = true means:
     /// - Pod will be set to 'NotReady' at preparingDelete/preparingUpdate state.
     /// - Pod will be restored to 'Ready' at Updated state if it was set to 'NotReady' at preparingUpdate state.
-    ///
     /// Currently, MarkPodNotReady only takes effect on InPlaceUpdate & PreDelete hook.
     /// Default to false.
+    // OpenKruise's description, verbatim (its list runs into the next line).
+    #[allow(clippy::doc_lazy_continuation)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mark_pod_not_ready: Option<bool>,
 }

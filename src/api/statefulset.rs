@@ -121,8 +121,9 @@ pub struct StatefulSetSpec {
     ///   Then controller will delete Pod-1 and create Pod-3 (existing Pods will be [0, 2, 3])
     /// - If you just want to delete Pod-1, you should set spec.reserveOrdinal to [1] and spec.replicas to 2.
     ///   Then controller will delete Pod-1 (existing Pods will be [0, 2])
-    ///
     /// You can also use ranges along with numbers, such as [1, 3-5], which is a shortcut for [1, 3, 4, 5].
+    // OpenKruise's description, verbatim (its list runs into the next line).
+    #[allow(clippy::doc_lazy_continuation)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reserve_ordinals: Option<Vec<IntOrString>>,
     /// Lifecycle defines the lifecycle hooks for Pods pre-delete, in-place update.
@@ -164,8 +165,9 @@ pub struct StatefulSetUpdateStrategy {
 pub struct RollingUpdateStatefulSetStrategy {
     /// Partition indicates the number of pods the StatefulSet should be partitioned by default.
     ///   - It means controller will update $(replicas - partition) number of pod.
-    ///
     /// Default value is 0.
+    // OpenKruise's description, verbatim (its list runs into the next line).
+    #[allow(clippy::doc_lazy_continuation)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition: Option<i32>,
     /// The maximum number of pods that can be unavailable during the update.
@@ -487,8 +489,9 @@ pub mod v1alpha1 {
         /// But if unorderedUpdate has been set:
         ///   - Partition indicates the number of pods with non-updated revisions when rolling update.
         ///   - It means controller will update $(replicas - partition) number of pod.
-        ///
         /// Default value is 0.
+        // OpenKruise's description, verbatim (its list runs into the next line).
+        #[allow(clippy::doc_lazy_continuation)]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub partition: Option<i32>,
         /// The maximum number of pods that can be unavailable during the update.
