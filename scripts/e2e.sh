@@ -67,8 +67,13 @@ kustomize_renders() {
       PodDisruptionBudget MutatingWebhookConfiguration ValidatingWebhookConfiguration; do
     [[ " $kinds" == *" $kind="* ]] || { echo "missing $kind"; return 1; }
   done
+  # `kubectl apply -k` applies in this order: the system namespaces' skip label before any webhook.
+  local order
+  order=$(kubectl kustomize deploy/ | grep '^kind:' | awk '{print $2}' | uniq | tr '\n' ' ')
+  [[ "$order" == "Namespace "* && "$order" == *" MutatingWebhookConfiguration ValidatingWebhookConfiguration " ]] \
+    || { echo "order: $order"; return 1; }
 }
-check "kubectl kustomize deploy/ renders the base" kustomize_renders
+check "kubectl kustomize deploy/ renders the base, Namespaces first and webhook configurations last" kustomize_renders
 
 crds_established() {
   kubectl kustomize deploy/crds/ > "$work/crds.yaml" || return 1
@@ -134,7 +139,13 @@ binary=$(cargo metadata --format-version 1 --no-deps | jq -r .target_directory)/
 kubectl create namespace e2e-web >/dev/null
 kubectl create namespace e2e-other >/dev/null
 kubectl create namespace e2e-cp >/dev/null
-kubectl label namespace e2e-cp control-plane=e2e >/dev/null
+kubectl label namespace e2e-cp control-plane=openkruise >/dev/null
+# A kubebuilder-scaffolded operator's namespace: OpenKruise injects there, and so does this webhook.
+kubectl create namespace e2e-operator >/dev/null
+kubectl label namespace e2e-operator control-plane=controller-manager >/dev/null
+# What `kubectl apply -k deploy/` does before it creates the webhook configurations (1.20 gives
+# kube-system no label of its own).
+kubectl apply -f deploy/system-namespaces.yaml >/dev/null
 kubectl create namespace shop >/dev/null 2>&1 || true
 # Stored before any webhook is registered, so nothing refused it: cluster mode must skip it.
 kubectl apply -f - >/dev/null <<'EOT'
@@ -257,7 +268,13 @@ untouched() { # namespace labels-json
     || { jq -c .spec.containers <<<"$pod" | head -c 600; echo; return 1; }
 }
 check "pod matching no SidecarSet's namespace (proxy is pinned to shop) stays untouched" untouched e2e-other '{"mesh": "enabled"}'
-check "pod in a control-plane-labelled namespace stays untouched" untouched e2e-cp '{"app": "web"}'
+check "pod in a namespace labelled control-plane=openkruise stays untouched" untouched e2e-cp '{"app": "web"}'
+check "pod in kube-system (1.20: no name label) stays untouched" untouched kube-system '{"app": "web"}'
+operator_namespace_injected() {
+  local pod; pod=$(create_pod "$(web_pod e2e-operator)") || return 1
+  assert_log_agent "$pod"
+}
+check "pod in a namespace labelled control-plane=controller-manager (kubebuilder): injected" operator_namespace_injected
 
 proxy_first_with_barrier() {
   local pod
@@ -467,9 +484,12 @@ stopped_refuses() {
   fi
   [[ "$out" == *'mpod.kb.io'* ]] || { echo "$out"; return 1; }
   # Namespaces the selector excludes do not depend on the webhook.
-  create_pod "$(web_pod e2e-cp '{"name": "while-down"}')" >/dev/null
+  local namespace
+  for namespace in e2e-cp kube-system kube-public; do
+    create_pod "$(web_pod "$namespace" '{"name": "while-down"}')" >/dev/null || return 1
+  done
 }
-check "webhook stopped: pod creation refused (failurePolicy Fail); control-plane namespace unaffected" stopped_refuses
+check "webhook stopped: pod creation refused (failurePolicy Fail); pods in kube-system, kube-public and the webhook's namespace created" stopped_refuses
 
 # The certificate lifecycle (its own script, also runnable alone): the registrations above point
 # at the stopped server and share the configuration names, so they go first.

@@ -15,6 +15,7 @@ use crate::admission::{AdmissionState, router};
 use crate::cli::{CrdsArgs, InjectArgs, NodeAgentArgs, ServeArgs, SourceKind};
 use crate::metrics::Metrics;
 use crate::nodeagent::health::AgentHealth;
+use crate::server::{ADMIN_MAX_CONNECTIONS, ServeOptions};
 use crate::signal::wait_for_signal;
 use crate::source::cluster::Snapshot;
 use crate::source::dir::{self, EMBEDDED_EXAMPLES, LoadError};
@@ -310,12 +311,17 @@ async fn start_servers(
         admin = %args.admin_listen,
         "serving /mutate-pod and /mutate-apps-kruise-io-sidecarset over HTTPS; /livez /readyz /metrics over HTTP"
     );
+    let options = ServeOptions {
+        accept_for: args.shutdown_delay,
+        ..ServeOptions::new(args.max_connections)
+    };
+    warn_if_open_files_below(options.max_connections + ADMIN_MAX_CONNECTIONS);
     let https = tokio::spawn(crate::server::serve_https(
         https,
         server_config(certificate),
         router(state, args.baseline_route),
         process.terminating.clone(),
-        args.shutdown_delay,
+        options,
     ));
     let admin = tokio::spawn(crate::server::serve_http(
         admin,
@@ -323,6 +329,20 @@ async fn start_servers(
         process.shutdown.clone(),
     ));
     Ok(Servers { https, admin })
+}
+
+/// Warns when the open-files limit (already raised to the hard limit) cannot hold the connection
+/// caps of both ports plus the process's own files and watches.
+fn warn_if_open_files_below(connections: usize) {
+    const OWN_FILES: u64 = 256;
+    let needed = connections as u64 + OWN_FILES;
+    if let Some(limit) = crate::open_files::soft_limit().filter(|&limit| limit < needed) {
+        tracing::warn!(
+            limit,
+            needed,
+            "the open-files limit is below the connection caps: a flood can exhaust it; lower --max-connections or raise the limit"
+        );
+    }
 }
 
 /// The ordered stop after a signal: not ready, the webhook port serves on for the shutdown delay

@@ -359,7 +359,15 @@ pub struct ServeArgs {
     /// tests and laptops.
     #[arg(long, default_value = "5s", value_parser = parse_duration_or_zero, env = "KRUISE_WEBHOOK_SHUTDOWN_DELAY")]
     pub shutdown_delay: Duration,
+    /// Connections the webhook port serves at once. At the cap it stops accepting: new
+    /// connections wait in the listen queue until one closes; none being served is cut.
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..), env = "KRUISE_WEBHOOK_MAX_CONNECTIONS")]
+    pub max_connections: usize,
 }
+
+/// Default of `serve --max-connections`: what 128 MiB of memory holds with room to spare (each
+/// TLS connection costs tens of KiB; docs/install.md).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 2048;
 
 /// Where `serve` gets SidecarSets and Namespaces.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -484,6 +492,19 @@ mod tests {
         let error = serve_args(&["--shutdown-delay=-1s"]).unwrap_err();
         assert!(error.contains("--shutdown-delay"), "{error}");
         assert!(serve_args(&["--shutdown-delay", "soon"]).is_err());
+    }
+
+    #[test]
+    fn max_connections_defaults_to_2048_and_must_be_positive() {
+        assert_eq!(serve_args(&[]).unwrap().max_connections, 2048);
+        assert_eq!(
+            serve_args(&["--max-connections", "10"])
+                .unwrap()
+                .max_connections,
+            10
+        );
+        assert!(serve_args(&["--max-connections", "0"]).is_err());
+        assert!(serve_args(&["--max-connections", "-1"]).is_err());
     }
 
     #[test]

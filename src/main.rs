@@ -17,6 +17,7 @@ fn main() -> ExitCode {
     if let Err(message) = init_tracing(cli.log_format, &cli.log) {
         return usage_error(&message);
     }
+    raise_open_files_limit();
     let outcome = match cli.command {
         Command::Serve(args) => match tokio::runtime::Builder::new_multi_thread()
             .enable_all()
@@ -62,6 +63,18 @@ fn main() -> ExitCode {
             eprintln!("kruise-webhook: {message}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Every command may hold many connections or watches: a soft limit of 1024 open files goes.
+fn raise_open_files_limit() {
+    match kruise_webhook::open_files::raise_soft_limit() {
+        Ok(limit) => tracing::debug!(
+            before = ?limit.before,
+            after = ?limit.after,
+            "soft limit on open files raised to the hard limit (None: unlimited)"
+        ),
+        Err(error) => tracing::warn!(%error, "cannot raise the soft limit on open files"),
     }
 }
 

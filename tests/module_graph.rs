@@ -15,7 +15,14 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("what Kruise writes on a pod", &["podmarks"]),
     (
         "pure cores and leaf plumbing",
-        &["inject", "validate", "metrics", "cli", "signal"],
+        &[
+            "inject",
+            "validate",
+            "metrics",
+            "cli",
+            "signal",
+            "open_files",
+        ],
     ),
     (
         "pure cores built on injection",
