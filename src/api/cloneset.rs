@@ -45,6 +45,7 @@ pub fn names_cloneset(owner: &OwnerReference) -> bool {
     printcolumn = r#"{"name":"DESIRED","type":"integer","description":"The desired number of pods.","jsonPath":".spec.replicas"}"#,
     printcolumn = r#"{"name":"UPDATED","type":"integer","description":"The number of pods updated.","jsonPath":".status.updatedReplicas"}"#,
     printcolumn = r#"{"name":"UPDATED_READY","type":"integer","description":"The number of pods updated and ready.","jsonPath":".status.updatedReadyReplicas"}"#,
+    printcolumn = r#"{"name":"UPDATED_AVAILABLE","type":"integer","description":"The number of pods updated and available.","jsonPath":".status.updatedAvailableReplicas"}"#,
     printcolumn = r#"{"name":"READY","type":"integer","description":"The number of pods ready.","jsonPath":".status.readyReplicas"}"#,
     printcolumn = r#"{"name":"TOTAL","type":"integer","description":"The number of currently all pods.","jsonPath":".status.replicas"}"#,
     printcolumn = r#"{"name":"AGE","type":"date","description":"CreationTimestamp is a timestamp representing the server time when this object was created.","jsonPath":".metadata.creationTimestamp"}"#,
@@ -244,6 +245,11 @@ pub struct CloneSetStatus {
     /// indicated by updateRevision and have a Ready Condition.
     #[serde(default)]
     pub updated_ready_replicas: i32,
+    /// UpdatedAvailableReplicas is the number of Pods created by the CloneSet controller from the CloneSet version
+    /// indicated by updateRevision and have a Ready Condition for at least minReadySeconds.
+    /// Always written, 0 included, so that a merge patch can lower it to 0.
+    #[serde(default)]
+    pub updated_available_replicas: i32,
     /// ExpectedUpdatedReplicas is the number of Pods that should be updated by CloneSet controller.
     /// This field is calculated via Replicas - Partition.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -276,6 +282,9 @@ pub struct CloneSetCondition {
     /// Status of the condition, one of True, False, Unknown.
     #[serde(default)]
     pub status: String,
+    /// Last time the condition was set (the `Progressing` deadline counts from here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_update_time: Option<Time>,
     /// Last time the condition transitioned from one status to another.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<Time>,
