@@ -74,7 +74,7 @@ fn mutate_pod_with<'c, Object, OldObject>(
     let uid = request.uid.as_str();
     let kind = &request.kind;
     if kind.kind != "Pod" || !kind.group.is_empty() {
-        return AdmissionResponse::deny(
+        return AdmissionResponse::fail(
             uid,
             400,
             format!(
