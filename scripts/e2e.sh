@@ -82,6 +82,32 @@ crds_established() {
 }
 check "generated CRDs apply and become Established" crds_established
 
+# `kubectl explain` reads the OpenAPI the apiserver publishes for the CRDs (v2 on 1.20, where a
+# `nullable` field loses its type and properties): the field's type, and its description. Plain
+# `statefulsets` and `daemonsets` are apps/v1's: the group is named with --api-version.
+explained() { # resource.field type words-of-the-description [kubectl explain flags]
+  local out
+  out=$(kubectl explain "$1" "${@:4}" 2>&1) || { echo "     $out" | head -3; return 1; }
+  grep -qE "^(FIELD|RESOURCE): +${1##*.} +<$2>\$" <<<"$out" && grep -qF "$3" <<<"$out" \
+    || { echo "     kubectl explain $1:"; sed -n '1,12s/^/       /p' <<<"$out"; return 1; }
+}
+explain_shows_types_and_descriptions() {
+  explained clonesets.spec.replicas integer "Replicas is the desired number of replicas" &&
+  explained clonesets.spec.updateStrategy Object "UpdateStrategy indicates the UpdateStrategy" &&
+  explained clonesets.spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds integer "GracePeriodSeconds is the timespan" &&
+  explained clonesets.status.updatedReadyReplicas integer "UpdatedReadyReplicas is the number of Pods" &&
+  explained sidecarsets.spec.containers "\[\]Object" "Containers is the list of sidecar containers" &&
+  explained sidecarsets.spec.updateStrategy.paused boolean "Paused indicates that the SidecarSet is paused" &&
+  explained statefulsets.spec.persistentVolumeClaimRetentionPolicy.whenDeleted string "WhenDeleted specifies what happens to PVCs" \
+    --api-version=apps.kruise.io/v1beta1 &&
+  explained statefulsets.spec.updateStrategy.rollingUpdate.podUpdatePolicy string "PodUpdatePolicy indicates how pods should be updated" \
+    --api-version=apps.kruise.io/v1alpha1 &&
+  explained daemonsets.spec.updateStrategy.rollingUpdate.paused boolean "Indicates that the daemon set is paused" \
+    --api-version=apps.kruise.io/v1alpha1
+}
+check "kubectl explain shows a type and OpenKruise's description for CloneSet, SidecarSet, StatefulSet and DaemonSet fields" \
+  explain_shows_types_and_descriptions
+
 # An example round-trips when the stored spec equals the spec that was sent.
 round_trip() { # file
   local file=$1 sent stored

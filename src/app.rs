@@ -27,16 +27,88 @@ use crate::tls::rotation_job::CheckedConfigurations;
 /// Lifetime of a certificate generated for local use.
 const LOCAL_CERT_VALIDITY: Duration = Duration::from_secs(365 * 24 * 3600);
 
-/// `kruise-webhook serve`, in the order it must happen: a certificate before the webhook port
-/// opens, the SidecarSet source (and, with a cluster, the controllers) before requests are
-/// answered, then both ports until a signal, then the ordered shutdown.
-pub async fn serve(args: ServeArgs) -> Result<(), String> {
+/// Why a command ended without success, and so its exit code.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// A flag, or an input a flag names, is wrong; found before anything was written (exit
+    /// code 2, as for the flags the parser refuses).
+    Usage(String),
+    /// The command failed while running (exit code 1).
+    Run(String),
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Failure::Run(message)
+    }
+}
+
+/// `kruise-webhook serve`, in the order it must happen: every flag and input checked before
+/// anything is written, a certificate before the webhook port opens, the SidecarSet source (and,
+/// with a cluster, the controllers) before requests are answered, then both ports until a
+/// signal, then the ordered shutdown.
+pub async fn serve(args: ServeArgs) -> Result<(), Failure> {
+    let source = checked_source(&args).await?;
     let process = Process::new();
     let certificate = serving_certificate(&args, &process).await?;
-    let (catalogue, controllers) = sidecarset_source(&args, &process).await?;
+    let (catalogue, controllers) = sidecarset_source(&args, source, &process);
     let servers = start_servers(&args, &process, certificate, catalogue).await?;
     wait_for_signal().await;
-    shut_down(&args, &process, servers, controllers).await
+    Ok(shut_down(&args, &process, servers, controllers).await?)
+}
+
+/// The SidecarSet source of `serve`, read or connected before a certificate is written.
+enum StartSource {
+    Embedded,
+    /// The directory and its files as read at start (the first catalogue is built from them).
+    Dir {
+        directory: PathBuf,
+        files: Vec<(String, String)>,
+    },
+    /// The cluster configuration (the controllers build clients of their own from it) and the
+    /// client of the SidecarSet watch.
+    Cluster(Box<kube::Config>, kube::Client),
+}
+
+/// Checks the flags that name inputs, and reads those inputs: the source the flags ask for,
+/// `--sidecarsets` (a readable directory whose every document loads: a typo is reported at
+/// start, not skipped), `--kubeconfig` (a readable kubeconfig giving a client). A wrong one is a
+/// usage error. A cluster configuration inferred from the environment that does not work is a
+/// failure to run.
+async fn checked_source(args: &ServeArgs) -> Result<StartSource, Failure> {
+    match args.source_kind().map_err(Failure::Usage)? {
+        SourceKind::Embedded => Ok(StartSource::Embedded),
+        SourceKind::Dir => {
+            let directory = args.sidecarsets.clone().unwrap_or_default();
+            let files = dir::read_directory(&directory).map_err(|e| {
+                Failure::Usage(format!("--sidecarsets {}: {e}", directory.display()))
+            })?;
+            let errors = dir::load(&files).errors;
+            if !errors.is_empty() {
+                let listed: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                return Err(Failure::Usage(format!(
+                    "--sidecarsets {}: {} document(s) refused:\n  {}",
+                    directory.display(),
+                    errors.len(),
+                    listed.join("\n  ")
+                )));
+            }
+            Ok(StartSource::Dir { directory, files })
+        }
+        SourceKind::Cluster => match args.kubeconfig.as_deref() {
+            Some(path) => cluster_source(Some(path))
+                .await
+                .map_err(|e| Failure::Usage(format!("--kubeconfig: {e}"))),
+            None => Ok(cluster_source(None).await?),
+        },
+    }
+}
+
+async fn cluster_source(kubeconfig: Option<&Path>) -> Result<StartSource, String> {
+    let config = watch::config(kubeconfig).await?;
+    let client = kube::Client::try_from(config.clone())
+        .map_err(|e| format!("building the Kubernetes client: {e}"))?;
+    Ok(StartSource::Cluster(Box::new(config), client))
 }
 
 /// What every step of `serve` shares: the metrics and readiness the admin port reports, and the
@@ -126,32 +198,33 @@ fn certificate_files(args: &ServeArgs) -> Result<CertPaths, String> {
 /// or the embedded examples. A cluster source also starts the controllers (unless
 /// `--no-controller`), with clients of their own on the same cluster configuration; their task
 /// is returned so shutdown can wait for it.
-async fn sidecarset_source(
+fn sidecarset_source(
     args: &ServeArgs,
+    source: StartSource,
     process: &Process,
-) -> Result<(SharedCatalogue, Option<JoinHandle<()>>), String> {
-    match args.source_kind()? {
-        SourceKind::Cluster => {
-            let config = watch::config(args.kubeconfig.as_deref()).await?;
-            let client = kube::Client::try_from(config.clone())
-                .map_err(|e| format!("building the Kubernetes client: {e}"))?;
+) -> (SharedCatalogue, Option<JoinHandle<()>>) {
+    match source {
+        StartSource::Cluster(config, client) => {
             // A child token: a failing controller stops itself, never the webhooks.
             let controllers = (!args.no_controller).then(|| {
                 spawn_controller(
-                    config,
+                    *config,
                     args,
                     process.metrics.clone(),
                     process.terminating.child_token(),
                 )
             });
-            Ok((cluster_catalogue(client, process), controllers))
+            (cluster_catalogue(client, process), controllers)
         }
-        SourceKind::Dir => Ok((directory_catalogue(args, process)?, None)),
-        SourceKind::Embedded => {
+        StartSource::Dir { directory, files } => (
+            directory_catalogue(directory, files, args.reload_interval, process),
+            None,
+        ),
+        StartSource::Embedded => {
             let (catalogue, errors) = dir::load(&embedded_files()).into_catalogue();
             report_load(&process.metrics, &catalogue, &errors);
             process.readiness.set_catalogue_loaded(true);
-            Ok((source::shared(catalogue), None))
+            (source::shared(catalogue), None)
         }
     }
 }
@@ -183,26 +256,33 @@ fn cluster_catalogue(client: kube::Client, process: &Process) -> SharedCatalogue
     catalogue
 }
 
-/// The catalogue read from `--sidecarsets` now (an unreadable directory stops the start), then
-/// re-read whenever its files change.
-fn directory_catalogue(args: &ServeArgs, process: &Process) -> Result<SharedCatalogue, String> {
-    let directory = args.sidecarsets.clone().unwrap_or_default();
-    let files = dir::read_directory(&directory)
-        .map_err(|e| format!("reading SidecarSets from {}: {e}", directory.display()))?;
-    let (catalogue, errors) = dir::load(&files).into_catalogue();
+/// The catalogue of the `--sidecarsets` files read at start, then re-read whenever they change
+/// (a file that fails to load keeps its last good version; the server keeps serving).
+fn directory_catalogue(
+    directory: PathBuf,
+    files: Vec<(String, String)>,
+    reload_interval: Duration,
+    process: &Process,
+) -> SharedCatalogue {
+    let loaded = dir::load(&files);
+    let state = dir::DirectoryState::first(files, &loaded);
+    let (catalogue, errors) = loaded.into_catalogue();
     report_load(&process.metrics, &catalogue, &errors);
     let catalogue = source::shared(catalogue);
     process.readiness.set_catalogue_loaded(true);
     let metrics = process.metrics.clone();
     dir::spawn_watcher(
         directory,
-        args.reload_interval,
-        files,
+        reload_interval,
+        state,
         catalogue.clone(),
-        move |catalogue, errors| report_load(&metrics, catalogue, errors),
+        move |reload| {
+            metrics.set_sidecarset_files_stale(reload.stale.len());
+            report_load(&metrics, &reload.catalogue, &reload.errors);
+        },
         process.shutdown.clone(),
     );
-    Ok(catalogue)
+    catalogue
 }
 
 /// The two running ports: the webhooks over HTTPS, and /livez /readyz /metrics over HTTP.
@@ -469,8 +549,20 @@ pub fn inject_offline(args: &InjectArgs) -> Result<(), String> {
         json_patch::patch(&mut pod, &ops).map_err(|e| format!("applying the patch: {e}"))?;
     }
     let text = serde_json::to_string_pretty(&pod).map_err(|e| e.to_string())?;
-    println!("{text}");
+    write_stdout(&format!("{text}\n"))?;
     Ok(())
+}
+
+/// Writes `text` to standard output; `false` when the reader has closed it (`| head -1`): it has
+/// what it wanted, and the command ends quietly instead of failing.
+fn write_stdout(text: &str) -> Result<bool, String> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(format!("writing to standard output: {e}")),
+    }
 }
 
 fn read_input(path: &Path) -> Result<String, String> {
@@ -524,10 +616,10 @@ pub fn crds(args: &CrdsArgs) -> Result<(), String> {
         }
         None => {
             for crd in crate::crds::all() {
-                print!(
-                    "---\n{}",
-                    crate::crds::render(&crd).map_err(|e| e.to_string())?
-                );
+                let yaml = crate::crds::render(&crd).map_err(|e| e.to_string())?;
+                if !write_stdout(&format!("---\n{yaml}"))? {
+                    break;
+                }
             }
         }
     }

@@ -1,10 +1,15 @@
-//! Command line: every flag also reads an environment variable, so a Deployment can set either.
+//! Command line. Every `serve` flag but `--kubeconfig` also reads an environment variable, so a
+//! Deployment can set either; the other commands' flags mostly do too (`--help` names them).
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// The webhook Service's name, as `deploy/service.yaml` and OpenKruise name it: the serving
+/// certificate covers it by default.
+pub const DEFAULT_SERVICE_NAME: &str = "kruise-webhook-service";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -164,7 +169,7 @@ pub struct CertsArgs {
     /// <service>.<namespace>.svc and <service>.<namespace>.svc.cluster.local.
     #[arg(
         long,
-        default_value = "kruise-webhook",
+        default_value = DEFAULT_SERVICE_NAME,
         env = "KRUISE_WEBHOOK_SERVICE_NAME"
     )]
     pub service_name: String,
@@ -301,7 +306,7 @@ pub struct ServeArgs {
     /// <service>.<namespace>.svc.cluster.local to the certificate.
     #[arg(
         long,
-        default_value = "kruise-webhook",
+        default_value = DEFAULT_SERVICE_NAME,
         env = "KRUISE_WEBHOOK_SERVICE_NAME"
     )]
     pub service_name: String,
@@ -521,8 +526,28 @@ mod tests {
         assert_eq!(args.admin_listen, "0.0.0.0:9090".parse().unwrap());
         assert_eq!(args.cert_dir, PathBuf::from("certs"));
         let names = args.certificate_dns_names();
-        assert!(names.contains(&"kruise-webhook.kruise-system.svc".to_string()));
+        assert!(names.contains(&"kruise-webhook-service.kruise-system.svc".to_string()));
         assert!(names.contains(&"b.example".to_string()));
+    }
+
+    /// Without `--service-name`, the certificates of `serve` and of the `certs` job cover the
+    /// Service `deploy/` creates (and OpenKruise names), so that the apiserver reaches it.
+    #[test]
+    fn the_default_service_name_is_the_deployed_one() {
+        let serve = serve_args(&[]).unwrap();
+        assert_eq!(serve.service_name, "kruise-webhook-service");
+        let Command::Certs(certs) = Cli::try_parse_from(["kruise-webhook", "certs"])
+            .unwrap()
+            .command
+        else {
+            panic!("certs expected")
+        };
+        assert_eq!(certs.service_name, "kruise-webhook-service");
+        assert!(
+            certs
+                .certificate_dns_names()
+                .contains(&"kruise-webhook-service.kruise-system.svc".to_string())
+        );
     }
 
     #[test]
@@ -633,6 +658,51 @@ mod tests {
         assert!(args.force_rotate_ca && !args.force_renew);
         assert!(args.renew_before < args.cert_validity);
         assert!(args.ca_renew_before < args.ca_validity);
+    }
+
+    /// The `serve` flags (global ones included) but `--help` and `--version`.
+    fn serve_flags() -> Vec<clap::Arg> {
+        use clap::CommandFactory;
+        let cli = Cli::command();
+        let serve = cli.find_subcommand("serve").expect("serve").clone();
+        cli.get_arguments()
+            .chain(serve.get_arguments())
+            .filter(|arg| {
+                arg.get_long()
+                    .is_some_and(|l| l != "help" && l != "version")
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// What the README says: every `serve` flag but `--kubeconfig` reads an environment variable.
+    #[test]
+    fn every_serve_flag_but_kubeconfig_reads_an_environment_variable() {
+        let without: Vec<String> = serve_flags()
+            .iter()
+            .filter(|arg| arg.get_env().is_none())
+            .filter_map(|arg| arg.get_long().map(str::to_string))
+            .collect();
+        assert_eq!(without, ["kubeconfig"]);
+    }
+
+    /// The README's configuration table names every `serve` flag.
+    #[test]
+    fn the_readme_lists_every_serve_flag() {
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        let table = readme
+            .split("## Configuration")
+            .nth(1)
+            .and_then(|section| section.split("\n## ").next())
+            .expect("a Configuration section");
+        for arg in serve_flags() {
+            let flag = format!("`--{}`", arg.get_long().unwrap());
+            assert!(
+                table.contains(&flag),
+                "README's Configuration misses {flag}"
+            );
+        }
     }
 
     #[test]

@@ -23,8 +23,34 @@ pub fn all() -> Vec<CustomResourceDefinition> {
     ]
     .into_iter()
     .map(without_empty_defaults)
+    .map(without_nullable)
     .map(with_int32_bounds)
     .collect()
+}
+
+/// Drops `nullable: true`, which schemars gives every `Option` field. A v1.20 apiserver publishes
+/// a nullable field to OpenAPI v2 without its type and properties (`ToStructuralOpenAPIV2`), so
+/// `kubectl explain` shows `<>` and cannot descend into it; OpenKruise's CRDs have none. The
+/// apiserver drops a `null` sent for a field that is not nullable (`PruneNonNullableNullsWithoutDefaults`),
+/// which the types read as unset, as before.
+fn without_nullable(crd: CustomResourceDefinition) -> CustomResourceDefinition {
+    fn strip(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                if map.get("nullable") == Some(&serde_json::Value::Bool(true)) {
+                    map.remove("nullable");
+                }
+                map.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let Ok(mut value) = serde_json::to_value(&crd) else {
+        return crd;
+    };
+    strip(&mut value);
+    serde_json::from_value(value).unwrap_or(crd)
 }
 
 /// Adds the `int32` range as `minimum`/`maximum` to every `format: int32` integer that has none:
@@ -194,6 +220,63 @@ mod tests {
         }
         let limit = "sidecarsets.apps.kruise.io.yaml.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.revisionHistoryLimit";
         assert!(found.iter().any(|p| p == limit), "{found:?}");
+    }
+
+    /// The published schema as a v1.20 `kubectl explain` reads it (the apiserver's OpenAPI v2,
+    /// `ToStructuralOpenAPIV2`): no field is `nullable` (it would be published without type and
+    /// properties), every field has a description, and every field has a type except the
+    /// int-or-strings (published without one on every apiserver) and the schemaless pod and
+    /// claim templates (whose type the apiserver drops, as for OpenKruise's).
+    #[test]
+    fn every_field_shows_a_type_and_a_description_in_kubectl_explain() {
+        fn walk(schema: &serde_json::Value, path: &str, problems: &mut Vec<String>) {
+            let Some(map) = schema.as_object() else {
+                return;
+            };
+            if map.contains_key("nullable") {
+                problems.push(format!("{path}: nullable"));
+            }
+            if let Some(properties) = map.get("properties").and_then(|p| p.as_object()) {
+                for (name, field) in properties {
+                    let field_path = format!("{path}.{name}");
+                    let has = |key: &str| field.get(key).is_some();
+                    if field
+                        .get("description")
+                        .and_then(|d| d.as_str())
+                        .is_none_or(|d| d.trim().is_empty())
+                    {
+                        problems.push(format!("{field_path}: no description"));
+                    }
+                    let untyped_by_design = has("x-kubernetes-int-or-string")
+                        || has("x-kubernetes-preserve-unknown-fields");
+                    if !has("type") && !untyped_by_design {
+                        problems.push(format!("{field_path}: no type"));
+                    }
+                    walk(field, &field_path, problems);
+                }
+            }
+            for key in ["items", "additionalProperties"] {
+                if let Some(inner) = map.get(key) {
+                    walk(inner, &format!("{path}[]"), problems);
+                }
+            }
+        }
+        let mut problems = Vec::new();
+        for crd in all() {
+            for version in &crd.spec.versions {
+                let schema = serde_json::to_value(&version.schema).unwrap();
+                let root = &schema["openAPIV3Schema"];
+                let path = format!("{}/{}", file_name(&crd), version.name);
+                for part in ["spec", "status"] {
+                    walk(
+                        &root["properties"][part],
+                        &format!("{path}.{part}"),
+                        &mut problems,
+                    );
+                }
+            }
+        }
+        assert!(problems.is_empty(), "{problems:#?}");
     }
 
     #[test]

@@ -7,20 +7,29 @@ use std::process::ExitCode;
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 use clap::Parser;
+use kruise_webhook::app::Failure;
 use kruise_webhook::cli::{Cli, Command, LogFormat};
 
 fn main() -> ExitCode {
     // One crypto provider for the whole process, before any TLS object exists.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
-    init_tracing(cli.log_format, &cli.log);
+    if let Err(message) = init_tracing(cli.log_format, &cli.log) {
+        return usage_error(&message);
+    }
     raise_open_files_limit();
     let outcome = match cli.command {
-        Command::Serve(args) => tokio::runtime::Builder::new_multi_thread()
+        Command::Serve(args) => match tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
-            .map_err(|e| e.to_string())
-            .and_then(|runtime| runtime.block_on(kruise_webhook::app::serve(*args))),
+        {
+            Ok(runtime) => match runtime.block_on(kruise_webhook::app::serve(*args)) {
+                Err(Failure::Usage(message)) => return usage_error(&message),
+                Err(Failure::Run(message)) => Err(message),
+                Ok(()) => Ok(()),
+            },
+            Err(e) => Err(e.to_string()),
+        },
         Command::Inject(args) => kruise_webhook::app::inject_offline(&args),
         Command::Crds(args) => kruise_webhook::app::crds(&args),
         Command::Certs(args) => tokio::runtime::Builder::new_current_thread()
@@ -69,9 +78,19 @@ fn raise_open_files_limit() {
     }
 }
 
-fn init_tracing(format: LogFormat, filter: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_new(filter)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+/// A flag or an input it names is wrong: the message and exit code 2, as clap does for the flags
+/// it refuses itself.
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("kruise-webhook: {message}");
+    ExitCode::from(2)
+}
+
+/// Logs to standard error; an invalid `--log` filter is refused (a filter quietly replaced by
+/// another would hide the logs asked for).
+fn init_tracing(format: LogFormat, filter: &str) -> Result<(), String> {
+    let filter = tracing_subscriber::EnvFilter::builder()
+        .parse(filter)
+        .map_err(|e| format!("invalid --log filter {filter:?}: {e}"))?;
     // Colour codes only help a terminal; in files and `kubectl logs` they are noise.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -81,4 +100,5 @@ fn init_tracing(format: LogFormat, filter: &str) {
         LogFormat::Plain => builder.init(),
         LogFormat::Json => builder.json().init(),
     }
+    Ok(())
 }

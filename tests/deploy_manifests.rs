@@ -276,6 +276,12 @@ fn service_pdb_and_rbac() {
     assert_eq!(ports[0]["port"], 443);
     assert!(ports[0]["targetPort"] == "webhook" || ports[0]["targetPort"] == 9443);
 
+    // The certificate `serve` and `certs` make without `--service-name` covers this Service.
+    assert_eq!(
+        service["metadata"]["name"],
+        kruise_webhook::cli::DEFAULT_SERVICE_NAME
+    );
+
     let selector = &one(&docs, "Deployment")["spec"]["selector"]["matchLabels"];
     assert_eq!(&service["spec"]["selector"], selector);
     let pdb = one(&docs, "PodDisruptionBudget");

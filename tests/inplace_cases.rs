@@ -443,21 +443,23 @@ fn grace_pod(grace_seconds: i32) -> Pod {
 
 #[test]
 fn ip18_grace_not_elapsed_waits_the_rest() {
+    // The stamp (T - 10 s) is a whole second, as OpenKruise writes it: the update may have
+    // started up to a second later, so the 30 s count from T - 9 s.
     assert_eq!(
         refresh_at_t(&grace_pod(30)),
         Step::WaitGrace {
-            until: t() + SignedDuration::from_secs(20),
-            requeue_after: Duration::from_secs(20),
+            until: t() + SignedDuration::from_secs(21),
+            requeue_after: Duration::from_secs(21),
         }
     );
-    // Sub-second remainders round up.
+    // Requeues are exact to the millisecond, rounded up.
     let step = refresh(
         &grace_pod(30),
         &EngineOptions::default(),
-        t() + SignedDuration::from_millis(500),
+        t() + SignedDuration::from_nanos(500_000_001),
     )
     .unwrap();
-    assert_eq!(step.requeue_after(), Some(Duration::from_secs(20)));
+    assert_eq!(step.requeue_after(), Some(Duration::from_millis(20_500)));
 }
 
 #[test]
@@ -681,9 +683,10 @@ fn grace_period_then_batch() {
         grace_seconds: 30,
         ..image_spec(&[("app", "app:2")])
     };
-    // No readiness gate: no status writes at all.
+    // No readiness gate: no status writes at all. A controller's clock has fractions of a second.
+    let start = t() + SignedDuration::from_millis(250);
     let mut p = pod(json!({"spec":{"containers":[c("app","app:1")]}}));
-    let step = next_step(&p, Some(&target), &options, t()).unwrap();
+    let step = next_step(&p, Some(&target), &options, start).unwrap();
     let Step::StartGrace {
         pod: started,
         until,
@@ -692,15 +695,21 @@ fn grace_period_then_batch() {
     else {
         panic!("expected the grace period to start, got {step:?}");
     };
-    assert_eq!(until, t() + SignedDuration::from_secs(30));
+    assert_eq!(until, start + SignedDuration::from_secs(30));
     assert_eq!(requeue_after, Duration::from_secs(30));
     assert_eq!(image_of(&started, "app"), Some("app:1"));
     assert_eq!(
         state::read_grace(&started).unwrap().unwrap(),
         target.clone()
     );
+    // The stamp keeps its fraction of a second on the wire.
+    let annotation = &started.metadata.annotations.as_ref().unwrap()[keys::INPLACE_UPDATE_STATE];
+    assert!(
+        annotation.contains(r#""updateTimestamp":"2026-07-02T09:00:00.25Z""#),
+        "{annotation}"
+    );
     let fresh = read_state(&started);
-    assert_eq!(fresh.update_timestamp, time(t()));
+    assert_eq!(fresh.update_timestamp, time(start));
     assert!(fresh.update_images);
     assert_eq!(fresh.last_container_statuses, None);
     p = started;
@@ -709,7 +718,7 @@ fn grace_period_then_batch() {
         &p,
         Some(&target),
         &options,
-        t() + SignedDuration::from_secs(29),
+        start + SignedDuration::from_secs(29),
     )
     .unwrap();
     assert_eq!(step.requeue_after(), Some(Duration::from_secs(1)));
@@ -717,7 +726,15 @@ fn grace_period_then_batch() {
         &p,
         Some(&target),
         &options,
-        t() + SignedDuration::from_secs(30),
+        start + SignedDuration::from_nanos(29_999_999_999),
+    )
+    .unwrap();
+    assert_eq!(step.requeue_after(), Some(Duration::from_millis(1)));
+    let step = next_step(
+        &p,
+        Some(&target),
+        &options,
+        start + SignedDuration::from_secs(30),
     )
     .unwrap();
     let Step::PatchBatch {
@@ -864,7 +881,87 @@ mod properties {
         (p, UpdateSpec::images("new-revision", touched))
     }
 
+    /// One update with a grace period, started at `start` (the gate turned False at `gate_at`,
+    /// no later), refreshed after each of `gaps`: the time of its first batch, if it came, after
+    /// checking every wait on the way. With `whole_second_stamp`, the state carries the start cut
+    /// to the second, as OpenKruise writes it.
+    fn first_batch_at(
+        gate_at: Timestamp,
+        start: Timestamp,
+        grace: i32,
+        gaps: &[SignedDuration],
+        whole_second_stamp: bool,
+    ) -> Result<Option<Timestamp>, TestCaseError> {
+        let options = EngineOptions::default();
+        let target = UpdateSpec {
+            grace_seconds: grace,
+            ..image_spec(&[("app", "app:2")])
+        };
+        let asked = gate_at + SignedDuration::from_secs(i64::from(grace));
+        let p = pod(json!({"spec":{"containers":[c("app","app:1")]}}));
+        let Step::StartGrace { pod: mut p, .. } =
+            next_step(&p, Some(&target), &options, start).unwrap()
+        else {
+            return Err(TestCaseError::fail("the grace period did not start"));
+        };
+        if whole_second_stamp {
+            let mut state = read_state(&p);
+            state.update_timestamp = time(Timestamp::from_second(start.as_second()).unwrap());
+            p = with_state(p, &state);
+        }
+        let mut now = start;
+        for gap in gaps {
+            now += *gap;
+            match next_step(&p, Some(&target), &options, now).unwrap() {
+                Step::PatchBatch { .. } => return Ok(Some(now)),
+                Step::WaitGrace {
+                    until,
+                    requeue_after,
+                } => {
+                    prop_assert!(until >= asked, "waits until {until}, asked {asked}");
+                    prop_assert!(now + requeue_after >= until);
+                }
+                other => return Err(TestCaseError::fail(format!("{other:?}"))),
+            }
+        }
+        Ok(None)
+    }
+
     proptest! {
+        /// The grace period is never shorter than asked: whatever instant (to the nanosecond) the
+        /// gate turned False and the update started, however the refreshes fall, the first batch
+        /// is patched only once the whole grace has passed since the gate turned False — with the
+        /// state read back from its annotation text each time, as from the apiserver, and also
+        /// when its stamp is cut to the second, as OpenKruise writes it. And not much later: at
+        /// the start plus the grace (plus one second for a whole-second stamp) it is patched.
+        #[test]
+        fn the_grace_is_never_shorter_than_asked(
+            gate_nanos in 0i64..100_000_000_000,
+            start_after_nanos in 0i64..2_000_000_000,
+            grace in 1i32..=30,
+            gaps in prop::collection::vec(0i64..3_000_000_000, 1..60),
+            whole_second_stamp in any::<bool>(),
+        ) {
+            let gate_at = t() + SignedDuration::from_nanos(gate_nanos);
+            let start = gate_at + SignedDuration::from_nanos(start_after_nanos);
+            let gaps: Vec<SignedDuration> =
+                gaps.into_iter().map(SignedDuration::from_nanos).collect();
+            let asked = gate_at + SignedDuration::from_secs(i64::from(grace));
+            if let Some(at) = first_batch_at(gate_at, start, grace, &gaps, whole_second_stamp)? {
+                prop_assert!(at >= asked, "first batch at {at}, gate False at {gate_at}, grace {grace} s");
+            }
+            let latest = if whole_second_stamp {
+                Timestamp::from_second(start.as_second() + 1).unwrap()
+            } else {
+                start
+            } + SignedDuration::from_secs(i64::from(grace));
+            let late = [latest.duration_since(start)];
+            prop_assert_eq!(
+                first_batch_at(gate_at, start, grace, &late, whole_second_stamp)?,
+                Some(latest)
+            );
+        }
+
         /// Batches cover every changed container exactly once; unprioritised ones go first; each
         /// batch's prioritised containers share one level; levels strictly decrease.
         #[test]

@@ -5,7 +5,7 @@
 #        mkimage.sh busybox TAG OUTDIR      -> OUTDIR/busybox-TAG.tar localhost/kube-node/busybox:TAG
 #        mkimage.sh kruise-webhook TAG OUTDIR BINARY
 #                                           -> OUTDIR/kruise-webhook-TAG.tar localhost/kube-node/kruise-webhook:TAG
-#           the release binary in the runtime layout of the Dockerfile's final stage, read from the Dockerfile itself
+#           the release binary, stripped (scripts/strip-binary.sh), in the runtime layout of the Dockerfile's final stage, read from the Dockerfile itself
 #           (binary path, USER, ENTRYPOINT, CMD, EXPOSE), on a distroless-like base: the binary's shared libraries
 #           (ldd), CA certificates, passwd/group with nonroot 65532, /home/nonroot, /tmp
 # Import: ctr --address SOCK -n k8s.io images import OUTDIR/x.tar  (start.sh does this for OUTDIR=images)
@@ -97,7 +97,9 @@ kruise-webhook)
     [ -n "${!v}" ] || { echo "mkimage.sh: $DOCKERFILE: final stage has no ${v/_SPEC/}" >&2; exit 2; }
   done
   mkdir -p $R$(dirname $DEST) $R/etc/ssl/certs $R/tmp $R/home/nonroot
-  install -m 755 "$BINARY" $R$DEST
+  # stripped, as the Dockerfile ships it
+  "$(dirname "$0")/../strip-binary.sh" "$BINARY" $R$DEST $W/kruise-webhook.debug
+  chmod 755 $R$DEST
   # shared libraries at the paths the dynamic linker looks them up (the build stage is Debian bookworm too)
   for lib in $(ldd "$BINARY" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
     mkdir -p $R$(dirname $lib); cp -L $lib $R$lib

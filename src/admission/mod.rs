@@ -367,11 +367,12 @@ fn respond<Object, OldObject>(
     request: &AdmissionRequest<Object, OldObject>,
     response: AdmissionResponse,
 ) -> Response {
-    let result = if !response.allowed {
-        match response.status.as_ref().map(|s| s.code) {
-            Some(code) if code >= 500 => AdmissionResult::Error,
-            _ => AdmissionResult::Denied,
-        }
+    // Refusals by policy are denials whatever their code (OpenKruise answers several with 500);
+    // only a webhook that could not decide counts as an error.
+    let result = if response.malfunction {
+        AdmissionResult::Error
+    } else if !response.allowed {
+        AdmissionResult::Denied
     } else if response.patch.is_some() {
         AdmissionResult::Patched
     } else {
@@ -482,6 +483,73 @@ mod tests {
             assert_eq!(
                 admission_time(now),
                 now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+            );
+        }
+    }
+
+    /// A refusal by policy counts as `denied` whatever its code, OpenKruise's 500s included; only
+    /// a webhook that could not decide (here: sent a kind it does not handle) counts as `error`.
+    #[tokio::test]
+    async fn refusals_by_policy_are_denied_and_only_malfunctions_are_errors() {
+        let fixture = |name: &str| -> serde_json::Value {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures")
+                .join(name);
+            serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+        };
+        let mut invalid_sidecarset = fixture("sidecarset-create.json");
+        invalid_sidecarset["request"]["object"]["spec"]["containers"][0]["podInjectPolicy"] =
+            "Middle".into();
+        let mut invalid_daemonset = fixture("daemonset-create.json");
+        invalid_daemonset["request"]["object"]["spec"]["lifecycle"] =
+            serde_json::json!({"inPlaceUpdate": {"labelsHandler": {"example.com/x": "y"}}});
+        let mut not_a_pod = fixture("pod-web-log-agent.json");
+        not_a_pod["request"]["kind"]["kind"] = "Service".into();
+        let cases = [
+            (
+                keys::PATH_VALIDATE_SIDECARSET,
+                invalid_sidecarset,
+                500,
+                "denied",
+            ),
+            (
+                keys::PATH_VALIDATE_DAEMONSET,
+                invalid_daemonset,
+                500,
+                "denied",
+            ),
+            (
+                keys::PATH_MUTATE_POD,
+                fixture("pod-bad-priority.json"),
+                500,
+                "denied",
+            ),
+            (keys::PATH_MUTATE_POD, not_a_pod, 400, "error"),
+        ];
+        for (path, review, code, result) in cases {
+            let state = state();
+            let request = Request::post(path)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(review.to_string()))
+                .unwrap();
+            let response = router(state.clone(), false).oneshot(request).await.unwrap();
+            let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .unwrap();
+            let answer: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+            assert_eq!(answer["response"]["allowed"], false, "{path}: {answer}");
+            assert_eq!(
+                answer["response"]["status"]["code"], code,
+                "{path}: {answer}"
+            );
+            let metrics = state.metrics.encode();
+            let counted = format!(r#"result="{result}"}} 1"#);
+            assert!(
+                metrics
+                    .lines()
+                    .any(|l| l.starts_with("kruise_webhook_admission_requests_total")
+                        && l.ends_with(&counted)),
+                "{path}: expected {counted} in\n{metrics}"
             );
         }
     }

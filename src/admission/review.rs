@@ -169,6 +169,10 @@ pub struct AdmissionResponse {
     pub patch_type: Option<&'static str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The webhook failed to decide (a fault of its own or of its configuration), as opposed to
+    /// refusing what the request asks for. Counted as `result="error"`; never sent.
+    #[serde(skip)]
+    pub malfunction: bool,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq)]
@@ -188,10 +192,13 @@ impl AdmissionResponse {
             patch: None,
             patch_type: None,
             warnings: Vec::new(),
+            malfunction: false,
         }
     }
 
-    /// Refuses the request; `code` follows OpenKruise (400 bad object, 403 policy, 500 fault).
+    /// Refuses what the request asks for (a wrong object, a policy); `code` follows OpenKruise
+    /// (400 bad object, 403 deletion protection, 422 invalid, and 500 for the refusals OpenKruise
+    /// answers with it: SidecarSets, injection, a DaemonSet's creation).
     pub fn deny(uid: &str, code: u16, message: impl Into<String>) -> Self {
         let reason = match code {
             400 => "BadRequest",
@@ -207,6 +214,15 @@ impl AdmissionResponse {
             }),
             allowed: false,
             ..AdmissionResponse::allow(uid)
+        }
+    }
+
+    /// Refuses because the webhook could not decide: a fault of its own, or a webhook
+    /// configuration that sends it what it does not handle.
+    pub fn fail(uid: &str, code: u16, message: impl Into<String>) -> Self {
+        AdmissionResponse {
+            malfunction: true,
+            ..AdmissionResponse::deny(uid, code, message)
         }
     }
 

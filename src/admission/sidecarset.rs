@@ -26,7 +26,7 @@ pub fn mutate_sidecarset(request: &RequestEnvelope<'_>) -> AdmissionResponse {
     let raw = request.object.map_or("null", |raw| raw.get());
     match defaulting_patch(raw, set, default_and_hash) {
         Ok(ops) => AdmissionResponse::allow(uid).with_patch(&ops),
-        Err(message) => AdmissionResponse::deny(uid, 500, message),
+        Err(message) => AdmissionResponse::fail(uid, 500, message),
     }
 }
 
@@ -97,7 +97,7 @@ fn refuse_other_kinds(request: &RequestEnvelope<'_>, verb: &str) -> Option<Admis
     if kind.kind == "SidecarSet" && kind.group == keys::GROUP {
         return None;
     }
-    Some(AdmissionResponse::deny(
+    Some(AdmissionResponse::fail(
         &request.uid,
         400,
         format!(

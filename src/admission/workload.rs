@@ -67,7 +67,7 @@ impl Workload {
         {
             return None;
         }
-        Some(AdmissionResponse::deny(
+        Some(AdmissionResponse::fail(
             &request.uid,
             BAD_REQUEST,
             format!(
@@ -113,7 +113,7 @@ fn mutate_with<T: DeserializeOwned + Serialize>(
     let raw = request.object.map_or("null", |raw| raw.get());
     match defaulting_patch(raw, object, apply_defaults) {
         Ok(ops) => AdmissionResponse::allow(uid).with_patch(&ops),
-        Err(message) => AdmissionResponse::deny(uid, SERVER_ERROR, message),
+        Err(message) => AdmissionResponse::fail(uid, SERVER_ERROR, message),
     }
 }
 

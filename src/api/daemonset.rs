@@ -20,12 +20,13 @@ pub const IN_PLACE_IF_POSSIBLE: &str = "InPlaceIfPossible";
 /// Deprecated: the defaulting webhook turns it into `Standard` with a surge.
 pub const SURGING: &str = "Surging";
 
-/// Desired state of an Advanced DaemonSet: one pod per matching node.
+/// DaemonSetSpec defines the desired state of DaemonSet
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "apps.kruise.io",
     version = "v1alpha1",
     kind = "DaemonSet",
+    doc = "DaemonSet is the Schema for the daemonsets API",
     plural = "daemonsets",
     shortname = "daemon",
     shortname = "ads",
@@ -44,22 +45,40 @@ pub const SURGING: &str = "Surging";
 )]
 #[serde(rename_all = "camelCase")]
 pub struct DaemonSetSpec {
-    /// Must match the template's labels.
+    /// A label query over pods that are managed by the daemon set.
+    /// Must match in order to be controlled.
+    /// It must match the pod template's labels.
+    /// More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
+    /// An object that describes the pod that will be created.
+    /// The DaemonSet will create exactly one copy of this pod on every node
+    /// that matches the template's node selector (or on every node if no node
+    /// selector is specified).
+    /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template
     #[serde(default)]
     #[schemars(schema_with = "schemaless_object")]
     pub template: PodTemplateSpec,
+    /// An update strategy to replace existing DaemonSet pods with new pods.
     #[serde(default)]
     pub update_strategy: DaemonSetUpdateStrategy,
+    /// The minimum number of seconds for which a newly created DaemonSet pod should
+    /// be ready without any of its container crashing, for it to be considered
+    /// available. Defaults to 0 (pod will be considered available as soon as it
+    /// is ready).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,
-    /// Pods created at once when many nodes need one (default 250).
+    /// BurstReplicas is a rate limiter for booting pods on a lot of pods.
+    /// The default value is 250
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst_replicas: Option<IntOrString>,
+    /// The number of old history to retain to allow rollback.
+    /// This is a pointer to distinguish between explicit zero and not specified.
+    /// Defaults to 10.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision_history_limit: Option<i32>,
-    /// Only `preDelete` (and `preNormal`) are supported.
+    /// Lifecycle defines the lifecycle hooks for Pods pre-delete, in-place update.
+    /// Currently, we only support pre-delete hook for Advanced DaemonSet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lifecycle: Option<Lifecycle>,
 }
@@ -67,9 +86,10 @@ pub struct DaemonSetSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DaemonSetUpdateStrategy {
-    /// `RollingUpdate` (default) or `OnDelete`.
+    /// Type of daemon set update. Can be "RollingUpdate" or "OnDelete". Default is RollingUpdate.
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<String>,
+    /// Rolling update config params. Present only if type = "RollingUpdate".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rolling_update: Option<RollingUpdateDaemonSet>,
 }
@@ -77,51 +97,114 @@ pub struct DaemonSetUpdateStrategy {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RollingUpdateDaemonSet {
-    /// `Standard` (default), `InPlaceIfPossible` or the deprecated `Surging`.
+    /// Type is to specify which kind of rollingUpdate.
     #[serde(
         default,
         rename = "rollingUpdateType",
         skip_serializing_if = "Option::is_none"
     )]
     pub rolling_update_type: Option<String>,
+    /// The maximum number of DaemonSet pods that can be unavailable during the
+    /// update. Value can be an absolute number (ex: 5) or a percentage of total
+    /// number of DaemonSet pods at the start of the update (ex: 10%). Absolute
+    /// number is calculated from percentage by rounding up.
+    /// This cannot be 0 if MaxSurge is 0
+    /// Default value is 1.
+    /// Example: when this is set to 30%, at most 30% of the total number of nodes
+    /// that should be running the daemon pod (i.e. status.desiredNumberScheduled)
+    /// can have their pods stopped for an update at any given time. The update
+    /// starts by stopping at most 30% of those DaemonSet pods and then brings
+    /// up new DaemonSet pods in their place. Once the new pods are available,
+    /// it then proceeds onto other DaemonSet pods, thus ensuring that at least
+    /// 70% of original number of DaemonSet pods are available at all times during
+    /// the update.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<IntOrString>,
+    /// The maximum number of nodes with an existing available DaemonSet pod that
+    /// can have an updated DaemonSet pod during during an update.
+    /// Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%).
+    /// This can not be 0 if MaxUnavailable is 0.
+    /// Absolute number is calculated from percentage by rounding up to a minimum of 1.
+    /// Default value is 0.
+    /// Example: when this is set to 30%, at most 30% of the total number of nodes
+    /// that should be running the daemon pod (i.e. status.desiredNumberScheduled)
+    /// can have their a new pod created before the old pod is marked as deleted.
+    /// The update starts by launching new pods on 30% of nodes. Once an updated
+    /// pod is available (Ready for at least minReadySeconds) the old DaemonSet pod
+    /// on that node is marked deleted. If the old pod becomes unavailable for any
+    /// reason (Ready transitions to false, is evicted, or is drained) an updated
+    /// pod is immediately created on that node without considering surge limits.
+    /// Allowing surge implies the possibility that the resources consumed by the
+    /// daemonset on any given node can double if the readiness check fails, and
+    /// so resource intensive daemonsets should take into account that they may
+    /// cause evictions during disruption.
+    /// This is beta field and enabled/disabled by DaemonSetUpdateSurge feature gate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<IntOrString>,
-    /// Pods (number or percentage, at most 100%) kept at the old revision.
+    /// The number of DaemonSet pods remained to be old version.
+    /// Default value is 0.
+    /// Maximum value is status.DesiredNumberScheduled, which means no pod will be updated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition: Option<IntOrString>,
+    /// Indicates that the daemon set is paused and will not be processed by the
+    /// daemon set controller.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused: Option<bool>,
-    /// Only nodes matching this selector are updated.
+    /// A label query over nodes that are managed by the daemon set RollingUpdate.
+    /// Must match in order to be controlled.
+    /// It must match the node's labels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
 }
 
+/// DaemonSetStatus defines the observed state of DaemonSet
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DaemonSetStatus {
+    /// The number of nodes that are running at least 1
+    /// daemon pod and are supposed to run the daemon pod.
+    /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/
     #[serde(default)]
     pub current_number_scheduled: i32,
+    /// The number of nodes that are running the daemon pod, but are
+    /// not supposed to run the daemon pod.
+    /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/
     #[serde(default)]
     pub number_misscheduled: i32,
+    /// The total number of nodes that should be running the daemon
+    /// pod (including nodes correctly running the daemon pod).
+    /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/
     #[serde(default)]
     pub desired_number_scheduled: i32,
+    /// The number of nodes that should be running the daemon pod and have one
+    /// or more of the daemon pod running and ready.
     #[serde(default)]
     pub number_ready: i32,
+    /// The most recent generation observed by the daemon set controller.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// The total number of nodes that are running updated daemon pod
     #[serde(default)]
     pub updated_number_scheduled: i32,
+    /// The number of nodes that should be running the
+    /// daemon pod and have one or more of the daemon pod running and
+    /// available (ready for at least spec.minReadySeconds)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub number_available: Option<i32>,
+    /// The number of nodes that should be running the
+    /// daemon pod and have none of the daemon pod running and available
+    /// (ready for at least spec.minReadySeconds)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub number_unavailable: Option<i32>,
+    /// Count of hash collisions for the DaemonSet. The DaemonSet controller
+    /// uses this field as a collision avoidance mechanism when it needs to
+    /// create the name for the newest ControllerRevision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collision_count: Option<i32>,
+    /// Represents the latest available observations of a DaemonSet's current state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<DaemonSetCondition>>,
-    /// The controller-revision-hash of the latest revision.
+    /// DaemonSetHash is the controller-revision-hash, which represents the latest version of the DaemonSet.
     #[serde(default)]
     pub daemon_set_hash: String,
 }

@@ -528,6 +528,79 @@ async fn an_in_place_update_sends_the_gate_then_the_images() {
     );
 }
 
+/// With a grace period, the spec write that starts it is stamped once the gate write has been
+/// answered: the grace counts from when the pod left endpoints, not from when the round was
+/// planned (on a real node the gate writes of a round's pods landed up to 170 ms after its clock).
+#[tokio::test]
+async fn a_grace_period_starts_once_the_gate_write_is_answered() {
+    let mut case = update_case();
+    case.set.spec.update_strategy.in_place_update_strategy =
+        Some(crate::api::cloneset::InPlaceUpdateStrategy {
+            grace_period_seconds: Some(5),
+        });
+    let answered = Arc::new(TestMutex::new(None::<Timestamp>));
+    let mut scenario = Scenario::new();
+    scenario
+        .expect(Method::GET, REVISIONS)
+        .query(&[SELECTOR])
+        .reply(history_list(&case));
+    let name = expect_gate_false(&mut scenario, &case.pod, "5");
+    let stored = as_json(&case.pod);
+    let answered_at = answered.clone();
+    scenario.last().reply_with(move |received| {
+        // Later than the round's clock, as a write that takes a while.
+        std::thread::sleep(Duration::from_millis(20));
+        *answered_at.lock().unwrap() = Some(Timestamp::now());
+        patched(stored, "6")(received)
+    });
+    let answered_at = answered.clone();
+    scenario
+        .expect(Method::PATCH, format!("{PODS}/{name}"))
+        .content_type(JSON_PATCH)
+        .body_satisfies(
+            "the grace starts no earlier than the gate write's answer",
+            move |body| {
+                let state = crate::controller::fake_apiserver::patch_value(
+                    body,
+                    "/metadata/annotations/apps.kruise.io~1inplace-update-state",
+                )
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("no state annotation in {body}"))?;
+                check(
+                    crate::controller::fake_apiserver::patch_value(
+                        body,
+                        "/metadata/annotations/apps.kruise.io~1inplace-update-grace",
+                    )
+                    .is_some(),
+                    || format!("no grace annotation in {body}"),
+                )?;
+                let state: Value =
+                    serde_json::from_str(state).map_err(|e| format!("state {state}: {e}"))?;
+                let stamp: Timestamp = state["updateTimestamp"]
+                    .as_str()
+                    .unwrap_or("")
+                    .parse()
+                    .map_err(|e| format!("updateTimestamp {}: {e}", state["updateTimestamp"]))?;
+                let gate = answered_at
+                    .lock()
+                    .unwrap()
+                    .expect("the gate write was answered first");
+                check(stamp >= gate, || {
+                    format!("grace stamped {stamp}, gate answered {gate}")
+                })
+            },
+        )
+        .reply(crate::controller::fake_apiserver::ok(json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "resourceVersion": "7"}
+        })));
+    scenario.event("default", REGARDING, "Normal", "SuccessfulUpdatePodInPlace");
+    expect_status(&mut scenario, &case);
+    let (pods, _writer) = store_of([case.pod.clone()]);
+    let (result, _) = reconcile_once(&case.set, pods, scenario).await;
+    assert!(result.is_ok(), "{result:?}");
+}
+
 /// A pod at rest is in the cache as its summary only: the round that starts its update reads it
 /// from the apiserver first, and guards the writes with the version it read.
 #[tokio::test]

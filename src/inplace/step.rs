@@ -367,13 +367,13 @@ fn finish_grace(
         state::remove_grace(&mut next);
         return Ok(Step::CancelGrace { pod: next });
     }
-    if let Some(started) = state.update_timestamp.as_ref() {
+    if let Some(stamp) = state.update_timestamp.as_ref() {
         let grace = SignedDuration::from_secs(i64::from(spec.grace_seconds));
-        let elapsed = now.duration_since(started.0);
-        if elapsed < grace {
+        let until = grace_start(stamp.0).saturating_add(grace).unwrap_or(now);
+        if now < until {
             return Ok(Step::WaitGrace {
-                until: started.0.saturating_add(grace).unwrap_or(now),
-                requeue_after: whole_seconds_up(grace - elapsed),
+                until,
+                requeue_after: millis_up(until.duration_since(now)),
             });
         }
     }
@@ -429,11 +429,26 @@ fn pod_label<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
         .map(String::as_str)
 }
 
-/// Kruise requeues grace periods on whole seconds, rounded up.
-fn whole_seconds_up(remaining: SignedDuration) -> Duration {
-    let secs = remaining.as_secs().max(0) as u64;
-    let extra = u64::from(remaining.subsec_nanos() > 0);
-    Duration::from_secs(secs + extra)
+/// The moment a grace period counts from, given the state's `updateTimestamp`: the stamp itself
+/// when it has a fraction of a second (this engine writes it so), else one second later. A whole
+/// second may be an instant cut to the second (OpenKruise writes them so, and this engine did),
+/// up to a second after the stamp, and the grace must never be shorter than asked. The stamp is
+/// taken once the `InPlaceUpdateReady` gate is False (or in the round that turns it False), so the
+/// pod leaves Service endpoints at least the whole grace before its first batch is patched.
+fn grace_start(stamp: Timestamp) -> Timestamp {
+    if stamp.subsec_nanosecond() != 0 {
+        return stamp;
+    }
+    stamp
+        .saturating_add(SignedDuration::from_secs(1))
+        .unwrap_or(stamp)
+}
+
+/// When to look again, rounded up to the millisecond: never before the grace has ended.
+fn millis_up(remaining: SignedDuration) -> Duration {
+    let nanos = u128::try_from(remaining.as_nanos()).unwrap_or(0);
+    let millis = nanos.div_ceil(1_000_000);
+    Duration::from_millis(u64::try_from(millis).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]
@@ -484,18 +499,30 @@ mod tests {
     }
 
     #[test]
-    fn grace_rounds_up_to_whole_seconds() {
+    fn requeues_round_up_to_the_millisecond() {
         assert_eq!(
-            whole_seconds_up(SignedDuration::from_secs(20)),
+            millis_up(SignedDuration::from_secs(20)),
             Duration::from_secs(20)
         );
         assert_eq!(
-            whole_seconds_up(SignedDuration::from_millis(19_001)),
-            Duration::from_secs(20)
+            millis_up(SignedDuration::from_nanos(19_000_000_001)),
+            Duration::from_millis(19_001)
         );
         assert_eq!(
-            whole_seconds_up(SignedDuration::from_millis(1)),
-            Duration::from_secs(1)
+            millis_up(SignedDuration::from_nanos(1)),
+            Duration::from_millis(1)
         );
+        assert_eq!(millis_up(SignedDuration::from_secs(-1)), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_whole_second_stamp_counts_from_the_next_second() {
+        let whole: Timestamp = "2026-07-02T09:00:05Z".parse().unwrap();
+        let exact: Timestamp = "2026-07-02T09:00:05.25Z".parse().unwrap();
+        assert_eq!(
+            grace_start(whole),
+            "2026-07-02T09:00:06Z".parse::<Timestamp>().unwrap()
+        );
+        assert_eq!(grace_start(exact), exact);
     }
 }

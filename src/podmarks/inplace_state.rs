@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -19,8 +20,11 @@ use crate::api::keys;
 pub struct InPlaceUpdateState {
     #[serde(default, deserialize_with = "null_as_default")]
     pub revision: String,
-    /// When the update started; also the start of the grace period. Go writes `null` when unset.
-    #[serde(default)]
+    /// When the update started; also the start of the grace period. Written with its fraction
+    /// of a second (`2024-05-01T10:00:00.25Z`), which Go's RFC 3339 parser reads into
+    /// OpenKruise's `metav1.Time` as it reads whole seconds; OpenKruise writes whole seconds
+    /// (cut, not rounded), and `null` when unset.
+    #[serde(default, serialize_with = "exact_time")]
     pub update_timestamp: Option<Time>,
     /// Image IDs of the containers whose image was patched, captured just before the patch.
     /// Not omitted when empty: Go writes `null` for a nil map, `{}` for an empty one.
@@ -217,6 +221,26 @@ pub fn write_grace(pod: &mut Pod, spec: &UpdateSpec) -> Result<(), AnnotationErr
     Ok(())
 }
 
+/// Moves the start of the pod's grace period (its state's `updateTimestamp`) to `now` when it is
+/// earlier, for a pod whose `InPlaceUpdateReady` gate was turned False by a write that has only
+/// now been answered: the grace counts from when the pod left Service endpoints, not from when the
+/// round that sent both writes was planned. `false` when nothing changed (no grace period, no
+/// readable state, or a stamp at `now` or later).
+pub fn restamp_grace_start(pod: &mut Pod, now: Timestamp) -> Result<bool, AnnotationError> {
+    if !has_grace(pod) {
+        return Ok(false);
+    }
+    let Some(Ok(mut state)) = read_state(pod) else {
+        return Ok(false);
+    };
+    if state.update_timestamp.as_ref().is_some_and(|t| t.0 >= now) {
+        return Ok(false);
+    }
+    state.update_timestamp = Some(Time(now));
+    write_state(pod, &state)?;
+    Ok(true)
+}
+
 /// Ends the grace period: both the current and the legacy key go.
 pub fn remove_grace(pod: &mut Pod) {
     if let Some(annotations) = pod.metadata.annotations.as_mut() {
@@ -258,6 +282,15 @@ fn annotation_with_fallback<'a>(
             .filter(|v| !v.is_empty())
             .map(|v| (k, v.as_str()))
     })
+}
+
+/// RFC 3339 in UTC with the fraction of a second it has (none when it is whole), unlike
+/// `metav1.Time`'s whole seconds; `null` for none, as Go writes a zero `metav1.Time`.
+fn exact_time<S: serde::Serializer>(time: &Option<Time>, serializer: S) -> Result<S::Ok, S::Error> {
+    match time {
+        Some(Time(timestamp)) => serializer.collect_str(timestamp),
+        None => serializer.serialize_none(),
+    }
 }
 
 fn is_false(value: &bool) -> bool {

@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{PersistentVolumeClaimVolumeSource, Pod, Volume};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::field::{
     FieldError, GoRepr, Path, dns1123_subdomain_errors, go_quote, go_string_slice,
@@ -156,6 +157,7 @@ pub fn cloneset_warnings(set: &CloneSet) -> Vec<String> {
             ));
         }
     }
+    warnings.extend(fractional_percent_warnings(set));
     if strategy.paused == Some(true) {
         warnings
             .push("spec.updateStrategy.paused is true: no pod is updated until it is unset".into());
@@ -170,6 +172,42 @@ pub fn cloneset_warnings(set: &CloneSet) -> Vec<String> {
             "spec.updateStrategy sets both priorityStrategy and scatterStrategy: pods are scattered after the priority sort, which makes the update order hard to predict"
                 .into(),
         );
+    }
+    warnings
+}
+
+/// A fractional percentage (`"12.5%"`) is valid for OpenKruise's webhook, which parses it as a
+/// float, but OpenKruise's controller reads these fields with Kubernetes' integer-only parser:
+/// it fails, uses 0 and moves nothing. This controller rounds the update and scale budgets as the
+/// webhook does, and rolls; `maxSurge` it reads as 0 too. Each warning names the value and both
+/// behaviours, so that a manifest that rolls here is not mistaken for one that rolls on
+/// OpenKruise.
+fn fractional_percent_warnings(set: &CloneSet) -> Vec<String> {
+    let fractional = |value: Option<&IntOrString>| -> Option<String> {
+        let Some(IntOrString::String(text)) = value else {
+            return None;
+        };
+        let integer = text
+            .strip_suffix('%')
+            .is_some_and(|number| number.parse::<i64>().is_ok());
+        (!integer && kruise_scaled_value(value, 1, true).is_ok()).then(|| text.clone())
+    };
+    let strategy = &set.spec.update_strategy;
+    let mut warnings = Vec::new();
+    if let Some(text) = fractional(strategy.max_unavailable.as_ref()) {
+        warnings.push(format!(
+            "spec.updateStrategy.maxUnavailable: {text:?} is a fractional percentage: OpenKruise's controller cannot parse it, uses 0 and updates no pod (unless maxSurge adds pods first); this controller takes {text} of the replicas, rounded up (down when maxSurge is set), and rolls the update"
+        ));
+    }
+    if let Some(text) = fractional(strategy.max_surge.as_ref()) {
+        warnings.push(format!(
+            "spec.updateStrategy.maxSurge: {text:?} is a fractional percentage: OpenKruise's controller and this one both cannot parse it and use 0, so no pod is added for the update"
+        ));
+    }
+    if let Some(text) = fractional(set.spec.scale_strategy.max_unavailable.as_ref()) {
+        warnings.push(format!(
+            "spec.scaleStrategy.maxUnavailable: {text:?} is a fractional percentage: OpenKruise's controller cannot parse it, uses 0 and creates no pod when scaling up; this controller takes {text} of the replicas, rounded up, and scales"
+        ));
     }
     warnings
 }
@@ -417,7 +455,7 @@ fn validate_update_strategy(
 
 /// The value scaled with OpenKruise's scaler (rounding up), or 0 after reporting why it cannot be.
 fn scaled_or_error(
-    value: Option<&k8s_openapi::apimachinery::pkg::util::intstr::IntOrString>,
+    value: Option<&IntOrString>,
     replicas: i32,
     field: &str,
     path: &Path,

@@ -205,3 +205,91 @@ fn mutation_is_reinvocation_safe() {
         None
     );
 }
+
+/// Fractional percentages (`"12.5%"`): a CloneSet is admitted, with a warning for each field that
+/// OpenKruise's controller cannot read (naming the value, what OpenKruise does and what this
+/// controller does); `partition`, which OpenKruise's controller reads as a float too, gets none.
+/// The StatefulSet and DaemonSet validators refuse these values (as OpenKruise's do), so no other
+/// kind admits one.
+#[test]
+fn fractional_percentages_are_admitted_with_a_warning_where_kruise_reads_them_as_zero() {
+    let mut object = cloneset();
+    object["spec"]["replicas"] = json!(8);
+    object["spec"]["updateStrategy"] = json!({"type": "InPlaceIfPossible",
+        "partition": "12.5%", "maxUnavailable": "12.5%", "maxSurge": "25.5%"});
+    object["spec"]["scaleStrategy"] = json!({"maxUnavailable": "37.5%"});
+    let response = validate(
+        Workload::CloneSet,
+        &review("CloneSet", "v1alpha1", "CREATE", object, None),
+    );
+    assert!(response.allowed, "{response:?}");
+    let fractional: Vec<&String> = response
+        .warnings
+        .iter()
+        .filter(|w| w.contains("fractional"))
+        .collect();
+    assert_eq!(fractional.len(), 3, "{:#?}", response.warnings);
+    for (warning, field, value) in [
+        (fractional[0], "spec.updateStrategy.maxUnavailable", "12.5%"),
+        (fractional[1], "spec.updateStrategy.maxSurge", "25.5%"),
+        (fractional[2], "spec.scaleStrategy.maxUnavailable", "37.5%"),
+    ] {
+        assert!(
+            warning.starts_with(&format!("{field}: \"{value}\"")),
+            "{warning}"
+        );
+        assert!(warning.contains("OpenKruise's controller"), "{warning}");
+        assert!(warning.contains("cannot parse it"), "{warning}");
+        assert!(
+            warning.contains("use 0") || warning.contains("uses 0"),
+            "{warning}"
+        );
+    }
+    assert!(fractional[1].contains("this one both"), "{}", fractional[1]);
+    assert!(
+        fractional[0].contains("updates no pod"),
+        "{}",
+        fractional[0]
+    );
+    assert!(
+        fractional[0].contains("rolls the update"),
+        "{}",
+        fractional[0]
+    );
+    assert!(
+        fractional[2].contains("creates no pod when scaling up"),
+        "{}",
+        fractional[2]
+    );
+    assert!(fractional[2].contains("and scales"), "{}", fractional[2]);
+    assert!(!response.warnings.iter().any(|w| w.contains("partition")));
+
+    let mut statefulset = cloneset();
+    statefulset["kind"] = json!("StatefulSet");
+    statefulset["apiVersion"] = json!("apps.kruise.io/v1beta1");
+    statefulset["spec"]["podManagementPolicy"] = json!("Parallel");
+    statefulset["spec"]["updateStrategy"] =
+        json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "12.5%"}});
+    let response = validate(
+        Workload::StatefulSet,
+        &review("StatefulSet", "v1beta1", "CREATE", statefulset, None),
+    );
+    let (code, message) = denial(&response);
+    assert_eq!(code, 422);
+    assert!(message.contains("maxUnavailable"), "{message}");
+
+    let mut daemonset = cloneset();
+    daemonset["kind"] = json!("DaemonSet");
+    daemonset["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("replicas");
+    daemonset["spec"]["updateStrategy"] =
+        json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "12.5%"}});
+    let response = validate(
+        Workload::DaemonSet,
+        &review("DaemonSet", "v1alpha1", "CREATE", daemonset, None),
+    );
+    let (_, message) = denial(&response);
+    assert!(message.contains("maxUnavailable"), "{message}");
+}

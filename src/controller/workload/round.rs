@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use futures::StreamExt;
+use jiff::Timestamp;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim, Pod};
@@ -16,6 +17,7 @@ use serde_json::json;
 use super::error::{WorkloadError, api_error, error_text, status_code};
 use super::{Context, pvc_key};
 use crate::controller::pod_write;
+use crate::inplace;
 use crate::podmarks::PodView;
 use crate::workload::{Action, Event, ListedPod, PodWrite, Purpose, Workload};
 
@@ -278,8 +280,20 @@ where
     ) -> Result<bool, WorkloadError> {
         let name = before.name_any();
         let mut base = Pod::clone(before);
+        let mut gate_just_written = false;
         for write in writes {
-            let Some(patch) = pod_write::guarded_patch(&base, &write.pod)
+            // A grace period counts from when the gate write that took the pod out of endpoints was
+            // answered, not from when the round was planned (its writes of many pods take a while).
+            let restamped = (gate_just_written && !write.status)
+                .then(|| {
+                    let mut pod = Pod::clone(&write.pod);
+                    inplace::state::restamp_grace_start(&mut pod, Timestamp::now())
+                        .is_ok_and(|changed| changed)
+                        .then_some(pod)
+                })
+                .flatten();
+            let after: &Pod = restamped.as_ref().unwrap_or(&write.pod);
+            let Some(patch) = pod_write::guarded_patch(&base, after)
                 .map_err(|e| WorkloadError::encoding(format!("pod {name}"), e))?
             else {
                 continue;
@@ -301,8 +315,9 @@ where
                         &name,
                         answer.metadata.resource_version.as_deref(),
                     );
-                    base = write.pod.clone();
+                    base = after.clone();
                     base.metadata.resource_version = answer.metadata.resource_version;
+                    gate_just_written = write.status;
                 }
                 Err(error) if matches!(status_code(&error), Some(409 | 404)) => return Ok(true),
                 Err(error) => {

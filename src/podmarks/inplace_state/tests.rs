@@ -69,10 +69,11 @@ fn go_written_state_with_nulls_and_creation_timestamp_is_read() {
     );
     assert!(state.container_batches_record[0].containers.is_empty());
     assert!(state.has_next_batch());
-    // Written back: UTC, second precision, an empty non-nil map stays `{}`.
+    // Written back: UTC, the stamp with its fraction of a second (a batch's time in whole
+    // seconds, as `metav1.Time`), an empty non-nil map stays `{}`.
     let written = serde_json::to_string(&state).unwrap();
     assert!(
-        written.starts_with(r#"{"revision":"r","updateTimestamp":"2024-05-01T08:00:00Z","lastContainerStatuses":{},"updateEnvFromMetadata":true,"nextContainerRefMetadata":{"c2":{"labels":{"k":"v"}}}"#),
+        written.starts_with(r#"{"revision":"r","updateTimestamp":"2024-05-01T08:00:00.5Z","lastContainerStatuses":{},"updateEnvFromMetadata":true,"nextContainerRefMetadata":{"c2":{"labels":{"k":"v"}}}"#),
         "{written}"
     );
 }
@@ -166,4 +167,69 @@ fn unreadable_state_names_the_key() {
         err.to_string().contains(keys::INPLACE_UPDATE_STATE),
         "{err}"
     );
+}
+
+/// The start of an update keeps its fraction of a second through the annotation (the grace
+/// period counts from it), in the RFC 3339 form Go's `time.Parse` reads into a `metav1.Time`.
+#[test]
+fn update_timestamp_keeps_its_fraction_of_a_second() {
+    for (stamp, text) in [
+        ("2024-05-01T10:00:00.25Z", "2024-05-01T10:00:00.25Z"),
+        (
+            "2024-05-01T10:00:00.000000001Z",
+            "2024-05-01T10:00:00.000000001Z",
+        ),
+        (
+            "2024-05-01T12:00:00.123456+02:00",
+            "2024-05-01T10:00:00.123456Z",
+        ),
+    ] {
+        let state = InPlaceUpdateState {
+            update_timestamp: Some(time(stamp)),
+            ..Default::default()
+        };
+        let written = serde_json::to_string(&state).unwrap();
+        assert!(
+            written.contains(&format!(r#""updateTimestamp":"{text}""#)),
+            "{written}"
+        );
+        let read: InPlaceUpdateState = serde_json::from_str(&written).unwrap();
+        assert_eq!(read, state);
+    }
+}
+
+/// A grace period whose gate write was answered after the round's clock starts again then; a
+/// stamp already later, a pod without a grace period or without a state are left alone.
+#[test]
+fn restamping_moves_the_grace_start_forward_only() {
+    let planned = time("2024-05-01T10:00:00.25Z");
+    let answered: jiff::Timestamp = "2024-05-01T10:00:00.4Z".parse().unwrap();
+    let mut pod = Pod::default();
+    write_state(
+        &mut pod,
+        &InPlaceUpdateState {
+            revision: "r".into(),
+            update_timestamp: Some(planned.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let without_grace = pod.clone();
+    write_grace(&mut pod, &UpdateSpec::images("r", BTreeMap::new())).unwrap();
+
+    let mut restamped = pod.clone();
+    assert!(restamp_grace_start(&mut restamped, answered).unwrap());
+    let state = read_state(&restamped).unwrap().unwrap();
+    assert_eq!(state.update_timestamp, Some(Time(answered)));
+    assert_eq!(state.revision, "r");
+    assert!(has_grace(&restamped));
+
+    let mut again = restamped.clone();
+    assert!(!restamp_grace_start(&mut again, planned.0).unwrap());
+    assert_eq!(again, restamped);
+    let mut plain = without_grace.clone();
+    assert!(!restamp_grace_start(&mut plain, answered).unwrap());
+    assert_eq!(plain, without_grace);
+    let mut empty = Pod::default();
+    assert!(!restamp_grace_start(&mut empty, answered).unwrap());
 }
