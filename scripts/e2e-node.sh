@@ -14,13 +14,17 @@
 #      without its sidecar;
 #   f. the node agent (`node-agent` on the host, CRI over the node's containerd socket), run after c: the v1.1
 #      release-note example with the annotation and the main image changed together (sidecar restarted first with
-#      the new env value, then main at v2, same pod), then the annotation alone (only the sidecar restarts).
-# a-c and f run the release binary on the host (`serve --kubeconfig`, webhooks registered by URL as scripts/e2e.sh does);
+#      the new env value, then main at v2, same pod), then the annotation alone (only the sidecar restarts);
+#   g. Advanced StatefulSets with real PVCs: pre-created hostPath PersistentVolumes bound by the controller-manager's
+#      PV binder; a file the pod writes into its volume survives an in-place update and a deleted-and-recreated pod;
+#      scaling in deletes the scaled-in claims (whenScaled Delete, the garbage collector) or keeps them (Retain);
+#      deleting the set deletes every claim (whenDeleted Delete) or keeps them (Retain).
+# a-c, f and g run the release binary on the host (`serve --kubeconfig`, webhooks registered by URL as scripts/e2e.sh does);
 # d-e run it as pods, from a local image with the Dockerfile's runtime layout (scripts/kube-node/mkimage.sh).
 #
 # Needs root and cgroups (else it fails with one line saying what is missing). Builds once (cached under
 # ~/.cache/kruise-webhook/kube-local and kube-node), starts the node, stops it by PID on exit and puts back the host
-# settings it changed. Each phase prints its duration. E2E_NODE_PHASES=abcdef selects phases (e needs d);
+# settings it changed. Each phase prints its duration. E2E_NODE_PHASES=abcdefg selects phases (e needs d);
 # E2E_NODE_LOAD_RATE (pods/s, default 4) sets the creation rate of d and e; E2E_NODE_BIN=path uses that release
 # binary instead of `cargo build --release`; E2E_NODE_KEEP_LOGS=dir keeps the webhook and load logs of a failed run.
 set -euo pipefail
@@ -33,7 +37,7 @@ export APISERVER_PORT=${E2E_NODE_APISERVER_PORT:-26443} ETCD_PORT=${E2E_NODE_ETC
 export ETCD_PEER_PORT=${E2E_NODE_ETCD_PEER_PORT:-22380}
 webhook_port=${E2E_NODE_WEBHOOK_PORT:-29443}
 admin_port=${E2E_NODE_ADMIN_PORT:-29090}
-phases=${E2E_NODE_PHASES:-abcdef}
+phases=${E2E_NODE_PHASES:-abcdefg}
 load_rate=${E2E_NODE_LOAD_RATE:-4}
 V1=localhost/kube-node/app:v1
 V2=localhost/kube-node/app:v2
@@ -445,6 +449,104 @@ for line in sys.stdin:
 }
 
 # ---------------------------------------------------------------------------------------------------------------
+# g. Advanced StatefulSets with real PVCs. Each pod appends "<version> <hostname>" to /data/log when its container
+# starts, so the log in the volume's host directory tells every container start the volume saw.
+STS_NS=e2e-node-sts
+sts_json() { # name replicas policy(OrderedReady|Parallel) whenScaled whenDeleted image
+  jq -n --arg ns $STS_NS --arg name "$1" --argjson replicas "$2" --arg policy "$3" --arg scaled "$4" --arg deleted "$5" \
+    --arg image "$6" '{apiVersion: "apps.kruise.io/v1beta1", kind: "StatefulSet", metadata: {name: $name, namespace: $ns},
+    spec: {replicas: $replicas, serviceName: $name, podManagementPolicy: $policy, selector: {matchLabels: {app: $name}},
+      persistentVolumeClaimRetentionPolicy: {whenScaled: $scaled, whenDeleted: $deleted},
+      updateStrategy: {type: "RollingUpdate", rollingUpdate: {podUpdatePolicy: "InPlaceIfPossible"}},
+      template: {metadata: {labels: {app: $name}}, spec: {terminationGracePeriodSeconds: 2,
+        readinessGates: [{conditionType: "InPlaceUpdateReady"}],
+        containers: [{name: "app", image: $image, env: [{name: "APP_INTERVAL", value: "30"}],
+          command: ["/bin/sh", "-c", "echo \"$(cat /VERSION) $(hostname)\" >> /data/log; exec /bin/sh /app.sh"],
+          volumeMounts: [{name: "data", mountPath: "/data"}],
+          readinessProbe: {exec: {command: ["/bin/true"]}, initialDelaySeconds: 1, periodSeconds: 1}}]}},
+      volumeClaimTemplates: [{metadata: {name: "data"},
+        spec: {accessModes: ["ReadWriteOnce"], resources: {requests: {storage: "1Gi"}}}}]}}'
+}
+# The volume's directory on the host, through the claim's bound PV.
+claim_dir() { # claim
+  local pv; pv=$(kubectl get pvc -n $STS_NS "$1" -o jsonpath='{.spec.volumeName}') || return 1
+  kubectl get pv "$pv" -o jsonpath='{.spec.hostPath.path}'
+}
+sts_ready() { # name replicas: status readyReplicas = updatedReplicas = replicas, the current revision the update's
+  [ "$(kubectl get statefulsets.apps.kruise.io -n $STS_NS "$1" -o json | jq -c '.status | [.readyReplicas, .updatedReplicas,
+    .currentRevision == .updateRevision]')" = "[$2,$2,true]" ] && pods_ready $STS_NS "app=$1" "$2"
+}
+claims_bound() { # selector n
+  [ "$(kubectl get pvc -n $STS_NS -l "$1" -o json | jq '[.items[] | select(.status.phase == "Bound")] | length')" = "$2" ]
+}
+claim_gone() { ! kubectl get pvc -n $STS_NS "$1" >/dev/null 2>&1; }
+sts_bound() {
+  for i in 0 1 2 3 4 5 6 7; do
+    mkdir -p "$work/pv/$i" && chmod 777 "$work/pv/$i"
+    jq -n --arg name "e2e-sts-pv-$i" --arg path "$work/pv/$i" '{apiVersion: "v1", kind: "PersistentVolume",
+      metadata: {name: $name}, spec: {capacity: {storage: "1Gi"}, accessModes: ["ReadWriteOnce"],
+        persistentVolumeReclaimPolicy: "Retain", hostPath: {path: $path}}}' | kubectl apply -f - >/dev/null || return 1
+  done
+  sts_json data 2 OrderedReady Delete Delete $V1 | kubectl apply -f - >/dev/null || return 1
+  sts_json keep 2 Parallel Retain Retain $V1 | kubectl apply -f - >/dev/null || return 1
+  until_true 180 bash -c "$(declare -f sts_ready pods_ready claims_bound); STS_NS=$STS_NS; sts_ready data 2 && sts_ready keep 2 \
+    && claims_bound app=data 2 && claims_bound app=keep 2" \
+    || { kubectl get pods,pvc -n $STS_NS -o wide; return 1; }
+  kubectl get pvc -n $STS_NS -o json | jq -r '.items[] | "     \(.metadata.name) bound to \(.spec.volumeName), owners \([.metadata.ownerReferences[]? | .kind + "/" + .name])"'
+  grep -qx "v1 data-1" "$(claim_dir data-data-1)/log"
+}
+sts_in_place() {
+  local before t0=$SECONDS dir
+  before=$(kubectl get pod -n $STS_NS data-1 -o jsonpath='{.metadata.uid}')
+  kubectl patch statefulsets.apps.kruise.io -n $STS_NS data --type=json \
+    -p "[{\"op\": \"replace\", \"path\": \"/spec/template/spec/containers/0/image\", \"value\": \"$V2\"}]" >/dev/null || return 1
+  until_true 180 bash -c "$(declare -f sts_ready pods_ready); STS_NS=$STS_NS; sts_ready data 2 && \
+    [ \"\$(kubectl get pods -n $STS_NS -l app=data -o jsonpath='{.items[*].status.containerStatuses[0].image}')\" = '$V2 $V2' ]" \
+    || { kubectl get pods -n $STS_NS -o wide; return 1; }
+  dir=$(claim_dir data-data-1)
+  echo "     in place in $((SECONDS - t0)) s; $dir/log: $(tr '\n' '|' < "$dir/log")"
+  [ "$(kubectl get pod -n $STS_NS data-1 -o jsonpath='{.metadata.uid}')" = "$before" ] || { echo "     pod recreated"; return 1; }
+  [ "$(cat "$dir/log")" = "$(printf 'v1 data-1\nv2 data-1')" ]
+}
+sts_recreated() {
+  local before dir volume
+  before=$(kubectl get pod -n $STS_NS data-1 -o jsonpath='{.metadata.uid}')
+  volume=$(kubectl get pvc -n $STS_NS data-data-1 -o jsonpath='{.spec.volumeName}')
+  kubectl delete pod -n $STS_NS data-1 --wait=false >/dev/null || return 1
+  until_true 120 bash -c "$(declare -f sts_ready pods_ready); STS_NS=$STS_NS; sts_ready data 2 && \
+    [ \"\$(kubectl get pod -n $STS_NS data-1 -o jsonpath='{.metadata.uid}')\" != '$before' ]" \
+    || { kubectl get pods -n $STS_NS -o wide; return 1; }
+  dir=$(claim_dir data-data-1)
+  echo "     data-1 recreated on claim data-data-1 ($volume); log: $(tr '\n' '|' < "$dir/log")"
+  [ "$(kubectl get pvc -n $STS_NS data-data-1 -o jsonpath='{.spec.volumeName}')" = "$volume" ] \
+    && [ "$(cat "$dir/log")" = "$(printf 'v1 data-1\nv2 data-1\nv2 data-1')" ]
+}
+sts_scale_in() {
+  kubectl scale statefulsets.apps.kruise.io -n $STS_NS data keep --replicas=1 >/dev/null || return 1
+  until_true 120 bash -c "$(declare -f sts_ready pods_ready claim_gone); STS_NS=$STS_NS; sts_ready data 1 && sts_ready keep 1 \
+    && claim_gone data-data-1" || { kubectl get pods,pvc -n $STS_NS; return 1; }
+  # The kept claim is still there once its pod is long gone (the collector has had its chance).
+  sleep 3
+  kubectl get pvc -n $STS_NS data-keep-1 >/dev/null && ! kubectl get pod -n $STS_NS keep-1 >/dev/null 2>&1 \
+    && kubectl get pvc -n $STS_NS data-data-0 >/dev/null
+}
+sts_deleted() {
+  kubectl delete statefulsets.apps.kruise.io -n $STS_NS data keep --wait=false >/dev/null || return 1
+  until_true 120 bash -c "$(declare -f claim_gone); STS_NS=$STS_NS; claim_gone data-data-0 \
+    && [ -z \"\$(kubectl get pods -n $STS_NS -o name)\" ]" || { kubectl get pods,pvc -n $STS_NS; return 1; }
+  sleep 3
+  [ "$(kubectl get pvc -n $STS_NS -o jsonpath='{.items[*].metadata.name}')" = "data-keep-0 data-keep-1" ]
+}
+phase_g() {
+  new_namespace $STS_NS || return 1
+  check "g. two sets (OrderedReady Delete/Delete, Parallel Retain/Retain), 2 replicas each: hostPath PVs bound to their claims by the PV binder, the pods Ready and writing into their volume" sts_bound
+  check "g. image v1 -> v2 in place: same pod, its volume's log holds both starts" sts_in_place
+  check "g. pod deleted: recreated on the same claim and volume, the log holds its third start" sts_recreated
+  check "g. scaled to 1: whenScaled Delete deletes data-data-1 (garbage collector), Retain keeps data-keep-1" sts_scale_in
+  check "g. sets deleted: whenDeleted Delete takes data-data-0 (garbage collector), Retain keeps data-keep-0 and -1" sts_deleted
+}
+
+# ---------------------------------------------------------------------------------------------------------------
 # f. The node agent: env values read from pod metadata change in place.
 host_agent() { # [log file, default $work/agent.log]
   local log=${1:-$work/agent.log}
@@ -689,7 +791,7 @@ rolling_restart() {
   load_stop
 }
 
-if [[ $phases == *a* || $phases == *b* || $phases == *c* || $phases == *f* ]]; then
+if [[ $phases == *a* || $phases == *b* || $phases == *c* || $phases == *f* || $phases == *g* ]]; then
   phase "host webhook (release binary, serve --kubeconfig, registered by URL)"
   check "release binary serving on the host, webhooks registered by URL" host_webhook
 fi
@@ -712,6 +814,7 @@ if [[ $phases == *f* ]]; then
     check "f. the agent restarted stops no container again" agent_restart_restarts_nothing
   fi
 fi
+if [[ $phases == *g* ]]; then phase "g. Advanced StatefulSet with real PVCs"; phase_g || { echo "FAIL g. set-up"; failed=$((failed + 1)); }; fi
 if [[ $phases == *d* ]]; then phase "d. install from deploy/"; phase_d; fi
 if [[ $phases == *e* ]]; then
   phase "e. rolling restart under load"

@@ -515,5 +515,12 @@ cloneset_controller() {
 }
 check "CloneSet controller (scripts/e2e-cloneset.sh): kubectl scale 0→3→5→2, InPlaceOnly refusal, W1 in place sidecar first, partition 2 of 5 with maxUnavailable 1, leader killed mid-update, ReCreate with maxSurge" cloneset_controller
 
+statefulset_controller() {
+  BIN="$binary" "$here/scripts/e2e-statefulset.sh" > "$work/e2e-statefulset.log" 2>&1 \
+    || { tail -30 "$work/e2e-statefulset.log"; return 1; }
+  tail -1 "$work/e2e-statefulset.log"
+}
+check "Advanced StatefulSet controller (scripts/e2e-statefulset.sh): the release note's set made in ordinal order with its claims, in place highest ordinal first, kubectl scale in and out, stale claims, the four retention combinations, v1alpha1" statefulset_controller
+
 echo "e2e: $passed passed, $failed failed"
 [ "$failed" = 0 ]

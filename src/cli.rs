@@ -102,6 +102,9 @@ pub struct ControllerArgs {
     /// Do not run the CloneSet controller.
     #[arg(long)]
     pub no_clonesets: bool,
+    /// Do not run the Advanced StatefulSet controller.
+    #[arg(long)]
+    pub no_statefulsets: bool,
     #[command(flatten)]
     pub limits: ControllerLimitArgs,
 }

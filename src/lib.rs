@@ -25,6 +25,7 @@ pub mod rollout;
 pub mod server;
 pub mod signal;
 pub mod source;
+pub mod statefulset;
 pub mod tls;
 pub mod validate;
 pub mod workload;

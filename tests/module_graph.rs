@@ -30,8 +30,8 @@ const FLOORS: &[(&str, &[&str])] = &[
     ),
     ("workload core", &["workload"]),
     (
-        "CloneSet planner, SidecarSet sources",
-        &["cloneset", "source"],
+        "workload planners (each on the workload core alone), SidecarSet sources",
+        &["cloneset", "statefulset", "source"],
     ),
     ("request and node handlers", &["admission", "nodeagent"]),
     ("shells", &["controller", "server", "admin"]),

@@ -144,14 +144,14 @@ done
 [ "$($CURL $API/readyz 2>/dev/null)" = ok ] || { echo "kube-apiserver not ready after 60s" >&2; exit 1; }
 echo "[$(el)s] kube-apiserver up (pid $(cat $RUN/kube-apiserver.pid)) on $API; KUBECONFIG=$KN/kubeconfig"
 
-# ---------- kube-controller-manager (workload controllers, namespace, GC, service accounts) + kube-scheduler
+# ---------- kube-controller-manager (workload controllers, namespace, GC, service accounts, PV binder and protection) + kube-scheduler
 if [ "${WITH_KCM:-1}" = 1 ] && [ -x $BIN/kube-controller-manager ]; then
   nohup $BIN/kube-controller-manager \
     --kubeconfig=$KN/kubeconfig --authentication-kubeconfig=$KN/kubeconfig --authorization-kubeconfig=$KN/kubeconfig \
     --bind-address=127.0.0.1 --secure-port=$KCM_PORT --port=0 --cert-dir=$RUN/kcm-certs \
     --service-account-private-key-file=$P/sa.key --root-ca-file=$P/ca.crt \
     --use-service-account-credentials=false \
-    --controllers=namespace,garbagecollector,serviceaccount,serviceaccount-token,replicaset,deployment,statefulset,daemonset,job,podgc,nodelifecycle,endpoint,disruption \
+    --controllers=namespace,garbagecollector,serviceaccount,serviceaccount-token,replicaset,deployment,statefulset,daemonset,job,podgc,nodelifecycle,endpoint,disruption,persistentvolume-binder,pvc-protection,pv-protection \
     --leader-elect=false --v=1 > $KN/logs/kube-controller-manager.log 2>&1 &
   echo $! > $RUN/kube-controller-manager.pid
   echo "[$(el)s] kube-controller-manager started (pid $(cat $RUN/kube-controller-manager.pid), :$KCM_PORT)"

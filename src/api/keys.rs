@@ -86,6 +86,11 @@ pub const PATH_MUTATE_SIDECARSET: &str = "/mutate-apps-kruise-io-sidecarset";
 pub const PATH_VALIDATE_SIDECARSET: &str = "/validate-apps-kruise-io-sidecarset";
 pub const PATH_MUTATE_CLONESET: &str = "/mutate-apps-kruise-io-cloneset";
 pub const PATH_VALIDATE_CLONESET: &str = "/validate-apps-kruise-io-cloneset";
+/// Pod label an (Advanced) StatefulSet writes: the pod's own name.
+pub const STATEFULSET_POD_NAME: &str = "statefulset.kubernetes.io/pod-name";
+/// Pod label an (Advanced) StatefulSet writes: the pod's ordinal.
+pub const POD_INDEX: &str = "apps.kubernetes.io/pod-index";
+
 pub const PATH_MUTATE_STATEFULSET: &str = "/mutate-apps-kruise-io-statefulset";
 pub const PATH_VALIDATE_STATEFULSET: &str = "/validate-apps-kruise-io-statefulset";
 pub const PATH_MUTATE_DAEMONSET: &str = "/mutate-apps-kruise-io-daemonset";

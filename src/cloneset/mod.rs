@@ -35,7 +35,7 @@ use crate::api::cloneset::{CloneSet, CloneSetStatus, IN_PLACE_ONLY};
 use crate::workload::inplace::InPlace;
 use crate::workload::listed::WholePods;
 pub use crate::workload::{Action, Event, ListedPod, PodAfter, PodWrite, Purpose, rfc3339};
-use crate::workload::{Workload, facts, pod, push_requeue, revision};
+use crate::workload::{Workload, facts, lifecycle, pod, push_requeue, revision};
 use numbers::{Limits, Side};
 
 /// What one reconcile sees.
@@ -121,6 +121,7 @@ impl Context<'_> {
             history: self.history,
             scheme: CloneSet::REVISIONS,
             hooks: self.cloneset.lifecycle(),
+            table: lifecycle::Table::CloneSet,
             grace_seconds,
             ignore_volume_claim_templates_hash_diff: self.cloneset.update_type() == IN_PLACE_ONLY,
             now: self.now,

@@ -1,6 +1,6 @@
 //! The I/O shell around the pure cores: a leader-elected process that rolls SidecarSets out to
 //! running pods ([`sidecarset`]), releases container launch barriers ([`barrier`]) and runs
-//! CloneSets ([`cloneset`]).
+//! CloneSets ([`cloneset`]) and Advanced StatefulSets ([`statefulset`]).
 //!
 //! Every replica may run [`run`]; only the Lease holder ([`leader`]) reconciles. The reflectors
 //! and controllers live for one leadership term ([`runtime::Term`]): losing the lease tears them
@@ -23,6 +23,7 @@ pub mod pod_events;
 pub mod pod_write;
 pub mod runtime;
 pub mod sidecarset;
+pub mod statefulset;
 pub mod workload;
 
 use std::sync::Arc;
@@ -52,6 +53,8 @@ pub struct ControllerConfig {
     pub barriers: bool,
     /// Run the CloneSet controller.
     pub clonesets: bool,
+    /// Run the Advanced StatefulSet controller.
+    pub statefulsets: bool,
     /// What the controllers together may ask of the apiserver, and how many reconciles each runs
     /// at once.
     pub limits: ApiLimits,
@@ -67,6 +70,7 @@ impl ControllerConfig {
             sidecarsets: true,
             barriers: true,
             clonesets: true,
+            statefulsets: true,
             limits: ApiLimits::default(),
             metrics: Arc::new(Metrics::new()),
         }
@@ -167,6 +171,7 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
     let pods_for_barriers = pod_events.subscribe(Deletions::Untold);
     // A CloneSet replaces the pods deleted behind its back.
     let pods_for_clonesets = pod_events.subscribe(Deletions::Told);
+    let pods_for_statefulsets = pod_events.subscribe(Deletions::Told);
     let namespace_events = namespace_writer
         .subscribe()
         .ok_or(ControllerError::Subscribe("namespace"))?;
@@ -192,6 +197,16 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
         recorder: term.recorder(cloneset::COMPONENT),
         expectations: std::sync::Mutex::new(expectations::Expectations::counting_timeouts(
             term.metrics().expectation_timeouts(cloneset::COMPONENT),
+        )),
+        metrics: config.metrics.clone(),
+    });
+    let statefulset_context = Arc::new(workload::Context {
+        client: client.clone(),
+        pods: pods.clone(),
+        summaries: summaries.clone(),
+        recorder: term.recorder(statefulset::COMPONENT),
+        expectations: std::sync::Mutex::new(expectations::Expectations::counting_timeouts(
+            term.metrics().expectation_timeouts(statefulset::COMPONENT),
         )),
         metrics: config.metrics.clone(),
     });
@@ -228,6 +243,16 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
             }
         }
     };
+    let statefulsets = async {
+        if config.statefulsets {
+            statefulset::run(statefulset_context, pods_for_statefulsets, &term).await;
+        } else {
+            tokio::select! {
+                () = end.cancelled() => {}
+                () = pods_for_statefulsets.for_each(|_| futures::future::ready(())) => {}
+            }
+        }
+    };
     let barriers = async {
         if config.barriers {
             barrier::run(pods_for_barriers, pods, &term).await;
@@ -239,7 +264,7 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
         }
     };
     // The controllers stop with the term; the reflectors are dropped with them.
-    let controllers = futures::future::join3(sidecarsets, barriers, clonesets);
+    let controllers = futures::future::join4(sidecarsets, barriers, clonesets, statefulsets);
     tokio::select! {
         _ = controllers => {}
         () = pod_watch => {}

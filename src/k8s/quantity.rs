@@ -135,6 +135,35 @@ impl Amount {
         Amount::new(self.negative, mantissa, scale)
     }
 
+    fn cmp_value(&self, other: &Amount) -> std::cmp::Ordering {
+        use std::cmp::Ordering;
+        let (a, b) = (self.normalized(), other.normalized());
+        let sign = |x: &Amount| match (x.is_zero(), x.negative) {
+            (true, _) => 0,
+            (false, true) => -1,
+            (false, false) => 1,
+        };
+        let by_sign = sign(&a).cmp(&sign(&b));
+        if by_sign != Ordering::Equal || a.is_zero() {
+            return by_sign;
+        }
+        // Same sign, both non-zero: compare magnitudes by the place of the leading digit, then
+        // digit by digit.
+        let (digits_a, digits_b) = (a.mantissa.to_string(), b.mantissa.to_string());
+        let lead = |digits: &str, scale: i64| digits.len() as i64 + scale;
+        let magnitude = lead(&digits_a, a.scale)
+            .cmp(&lead(&digits_b, b.scale))
+            .then_with(|| {
+                let width = digits_a.len().max(digits_b.len());
+                format!("{digits_a:0<width$}").cmp(&format!("{digits_b:0<width$}"))
+            });
+        if a.negative {
+            magnitude.reverse()
+        } else {
+            magnitude
+        }
+    }
+
     /// Go's `AsCanonicalBytes`: digits with all factors of ten moved into an exponent that is
     /// then lowered to a multiple of three.
     fn canonical_base10(&self) -> (String, i64) {
@@ -197,6 +226,11 @@ impl Quantity {
     /// Whether both quantities denote the same number (formats and spelling aside).
     pub fn same_value(&self, other: &Quantity) -> bool {
         self.amount.normalized() == other.amount.normalized()
+    }
+
+    /// Orders by the numbers denoted, as Go's `Quantity.Cmp`.
+    pub fn cmp_value(&self, other: &Quantity) -> std::cmp::Ordering {
+        self.amount.cmp_value(&other.amount)
     }
 
     /// Go's `RoundUp(resource.Milli)`: rounds away from zero to three decimals, as Kubernetes

@@ -66,6 +66,8 @@ struct WorkloadParts {
     node_name: Span,
     inplace_ready_status: Option<Span>,
     deletion_cost: i32,
+    /// (volume, claim) of the volumes with a PVC source (a StatefulSet round checks them).
+    claim_volumes: Box<[(Span, Span)]>,
 }
 
 impl WorkloadParts {
@@ -271,6 +273,10 @@ impl PodSummary {
             .collect();
         let node_name = workload_text.push(pod.node_name());
         let inplace_ready_status = pod.inplace_ready_status().map(|v| workload_text.push(v));
+        let claim_volumes = pod
+            .claim_volumes()
+            .map(|(volume, claim)| (workload_text.push(volume), workload_text.push(claim)))
+            .collect();
         Self {
             text,
             labels: pod.labels().cloned(),
@@ -297,6 +303,7 @@ impl PodSummary {
                 node_name,
                 inplace_ready_status,
                 deletion_cost: pod.deletion_cost(),
+                claim_volumes,
             }),
             first_ready_true: pod.first_ready_true(),
             inplace_gate: pod.has_inplace_gate(),
@@ -478,6 +485,13 @@ impl PodView for PodSummary {
 
     fn node_name(&self) -> &str {
         self.workload.str(self.workload.node_name)
+    }
+
+    fn claim_volumes(&self) -> impl Iterator<Item = (&str, &str)> + Clone {
+        self.workload
+            .claim_volumes
+            .iter()
+            .map(|(volume, claim)| (self.workload.str(*volume), self.workload.str(*claim)))
     }
 
     fn scheduled(&self) -> bool {

@@ -154,6 +154,8 @@ pub trait PodView {
     fn deleting(&self) -> bool;
     /// `spec.nodeName`, "" when unset.
     fn node_name(&self) -> &str;
+    /// `spec.volumes` with a `persistentVolumeClaim` source: (volume name, claim name), in order.
+    fn claim_volumes(&self) -> impl Iterator<Item = (&str, &str)> + Clone;
     /// The first `SidecarSetUpgradable` condition.
     fn upgradable_condition(&self) -> Option<UpgradableView<'_>>;
 
@@ -314,6 +316,16 @@ impl PodView for Pod {
         node.unwrap_or("")
     }
 
+    fn claim_volumes(&self) -> impl Iterator<Item = (&str, &str)> + Clone {
+        self.spec
+            .iter()
+            .flat_map(|s| s.volumes.iter().flatten())
+            .filter_map(|v| {
+                let claim = v.persistent_volume_claim.as_ref()?;
+                Some((v.name.as_str(), claim.claim_name.as_str()))
+            })
+    }
+
     fn upgradable_condition(&self) -> Option<UpgradableView<'_>> {
         let conditions = self.status.as_ref()?.conditions.as_ref()?;
         let condition = conditions
@@ -386,6 +398,9 @@ macro_rules! forward_pod_view {
             fn created(&$this) -> Option<&k8s_openapi::jiff::Timestamp> { $target.created() }
             fn deleting(&$this) -> bool { $target.deleting() }
             fn node_name(&$this) -> &str { $target.node_name() }
+            fn claim_volumes(&$this) -> impl Iterator<Item = (&str, &str)> + Clone {
+                $target.claim_volumes()
+            }
             fn scheduled(&$this) -> bool { $target.scheduled() }
             fn upgradable_condition(&$this) -> Option<$crate::podmarks::UpgradableView<'_>> {
                 $target.upgradable_condition()

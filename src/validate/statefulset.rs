@@ -277,8 +277,8 @@ fn is_range_syntax(range: &str) -> bool {
     })
 }
 
-/// `start-end` → (start, end), start ≤ end.
-fn parse_range(range: &str) -> Result<(i64, i64), String> {
+/// `start-end` → (start, end), start ≤ end. The controller reads `reserveOrdinals` with it too.
+pub fn parse_range(range: &str) -> Result<(i64, i64), String> {
     let (start, end) = range
         .split_once('-')
         .ok_or_else(|| format!("invalid range {}: want start-end", go_quote(range)))?;

@@ -30,6 +30,8 @@ pub struct InPlace<'a> {
     pub scheme: RevisionScheme,
     /// `spec.lifecycle`.
     pub hooks: Option<&'a Lifecycle>,
+    /// Whose lifecycle transitions.
+    pub table: lifecycle::Table,
     /// `inPlaceUpdateStrategy.gracePeriodSeconds` (0: none).
     pub grace_seconds: i32,
     /// `InPlaceOnly`: a changed `volumeClaimTemplates` hash does not force a re-creation.
@@ -126,7 +128,7 @@ impl InPlace<'_> {
     /// The pod with its lifecycle state moved on ([`lifecycle::next_state`]) and, where the
     /// scheme writes one, a missing `pod-template-hash` added; `None` when nothing changes.
     pub fn transition(&self, p: &Pod, at_update_revision: bool) -> Option<Pod> {
-        let next = lifecycle::next_state(p, self.hooks, at_update_revision, || {
+        let next = lifecycle::next_state(p, self.hooks, self.table, at_update_revision, || {
             inplace::pod_update_completed(p, ENGINE.hasher).is_ok()
         });
         let add_hash = self.scheme.template_hash && pod::missing_template_hash(p);

@@ -13,6 +13,7 @@
 //! | `Updated` | `Normal` | the inPlaceUpdate hook's markers are all on again (or no hook) |
 //!
 //! After an update a pod waits in `Updated` until the inPlaceUpdate hook's markers are back.
+//! The Advanced StatefulSet's table differs in two places ([`Table::StatefulSet`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -119,28 +120,48 @@ pub fn lifecycle_write(before: &Arc<Pod>, state: &str, now: &str, purpose: Purpo
     }
 }
 
-/// The state `p` moves on to by itself now, if any (the table above). `at_update_revision`:
-/// the pod is at the update revision; `update_completed`: its in-place update has completed
-/// (asked only in `Updating`).
+/// Whose transition table a workload's pods follow, where OpenKruise's controllers differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    /// The CloneSet's (and the table above).
+    CloneSet,
+    /// The Advanced StatefulSet's `refreshPodState`: without a preNormal hook a pod leaves
+    /// `PreparingNormal` at once (scheduled or not); with any `spec.lifecycle` an updated pod
+    /// waits in `Updated` unless it carries all of the inPlaceUpdate hook's markers, so with
+    /// only a preDelete hook it passes through `Updated` for one round.
+    StatefulSet,
+}
+
+/// The state `p` moves on to by itself now, if any (the table above, as `table` reads it).
+/// `at_update_revision`: the pod is at the update revision; `update_completed`: its in-place
+/// update has completed (asked only in `Updating`).
 pub fn next_state(
     p: &Pod,
     hooks: Option<&Lifecycle>,
+    table: Table,
     at_update_revision: bool,
     update_completed: impl FnOnce() -> bool,
 ) -> Option<&'static str> {
     let update_hook = in_place_update(hooks);
-    let after_update = || match update_hook {
-        Some(hook) if !all_hooked(p, hook) => UPDATED,
-        _ => NORMAL,
+    let after_update = || match (table, update_hook) {
+        (_, Some(hook)) if all_hooked(p, hook) => NORMAL,
+        (Table::CloneSet, Some(_)) => UPDATED,
+        (Table::CloneSet, None) => NORMAL,
+        (Table::StatefulSet, _) if hooks.is_some() => UPDATED,
+        (Table::StatefulSet, _) => NORMAL,
     };
     match state(p) {
         PREPARING_NORMAL => match pre_normal(hooks) {
             Some(hook) => all_hooked(p, hook).then_some(NORMAL),
+            None if table == Table::StatefulSet => Some(NORMAL),
             None => p.scheduled().then_some(NORMAL),
         },
         PREPARING_UPDATE if at_update_revision => Some(after_update()),
         UPDATING if update_completed() => Some(after_update()),
-        UPDATED => (after_update() == NORMAL).then_some(NORMAL),
+        // Both tables: once the inPlaceUpdate hook (if any) has all its markers back.
+        UPDATED => update_hook
+            .is_none_or(|hook| all_hooked(p, hook))
+            .then_some(NORMAL),
         _ => None,
     }
 }
@@ -242,5 +263,59 @@ mod tests {
             all_hooked(&Pod::default(), &LifecycleHook::default()),
             "an empty hook"
         );
+    }
+
+    #[test]
+    fn the_two_tables_differ_where_openkruise_does() {
+        let in_state = |state: &str, scheduled: bool, markers: bool| {
+            let mut pod = Pod::default();
+            set_lifecycle(&mut pod, state, "t");
+            if scheduled {
+                pod.spec = Some(k8s_openapi::api::core::v1::PodSpec {
+                    node_name: Some("n".into()),
+                    ..Default::default()
+                });
+            }
+            if markers {
+                add_markers(&mut pod, &hook());
+            }
+            pod
+        };
+        let only_pre_delete = Lifecycle {
+            pre_delete: Some(hook()),
+            ..Lifecycle::default()
+        };
+        let with_update_hook = Lifecycle {
+            in_place_update: Some(hook()),
+            ..Lifecycle::default()
+        };
+        let next = |pod: &Pod, hooks: Option<&Lifecycle>, table: Table| {
+            next_state(pod, hooks, table, true, || true)
+        };
+        // PreparingNormal without a preNormal hook: the CloneSet waits for scheduling.
+        let unscheduled = in_state(PREPARING_NORMAL, false, false);
+        assert_eq!(next(&unscheduled, None, Table::CloneSet), None);
+        assert_eq!(next(&unscheduled, None, Table::StatefulSet), Some(NORMAL));
+        let scheduled = in_state(PREPARING_NORMAL, true, false);
+        assert_eq!(next(&scheduled, None, Table::CloneSet), Some(NORMAL));
+        // Updating, complete, with only a preDelete hook: the StatefulSet passes through
+        // Updated, then Normal.
+        let updating = in_state(UPDATING, true, false);
+        let hooks = Some(&only_pre_delete);
+        assert_eq!(next(&updating, hooks, Table::CloneSet), Some(NORMAL));
+        assert_eq!(next(&updating, hooks, Table::StatefulSet), Some(UPDATED));
+        let updated = in_state(UPDATED, true, false);
+        assert_eq!(next(&updated, hooks, Table::StatefulSet), Some(NORMAL));
+        assert_eq!(next(&updating, None, Table::StatefulSet), Some(NORMAL));
+        // With an inPlaceUpdate hook both tables wait in Updated for all its markers.
+        for table in [Table::CloneSet, Table::StatefulSet] {
+            let hooks = Some(&with_update_hook);
+            assert_eq!(next(&updating, hooks, table), Some(UPDATED), "{table:?}");
+            assert_eq!(next(&updated, hooks, table), None, "{table:?}");
+            let back = in_state(UPDATED, true, true);
+            assert_eq!(next(&back, hooks, table), Some(NORMAL), "{table:?}");
+            let marked = in_state(UPDATING, true, true);
+            assert_eq!(next(&marked, hooks, table), Some(NORMAL), "{table:?}");
+        }
     }
 }

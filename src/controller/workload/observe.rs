@@ -16,7 +16,7 @@ use crate::controller::pod_cache;
 use crate::podmarks::PodView;
 
 /// What an event of the object `event` tells, `held` being what the store holds of its name.
-fn told(event: &ObjectMeta, held: Option<&ObjectMeta>) -> Told {
+pub fn told(event: &ObjectMeta, held: Option<&ObjectMeta>) -> Told {
     match held {
         Some(held) if held.uid == event.uid => {
             if held.deletion_timestamp.is_some() {

@@ -217,3 +217,25 @@ proptest! {
         prop_assert!(rounded.amount.round_up_to_scale(MILLI).1);
     }
 }
+
+#[test]
+fn quantities_compare_by_value() {
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    let cmp = |a: &str, b: &str| {
+        Quantity::parse(a)
+            .unwrap()
+            .cmp_value(&Quantity::parse(b).unwrap())
+    };
+    assert_eq!(cmp("1Gi", "1073741824"), Equal);
+    assert_eq!(cmp("1G", "1Gi"), Less);
+    assert_eq!(cmp("2Gi", "1Gi"), Greater);
+    assert_eq!(cmp("1500m", "1.5"), Equal);
+    assert_eq!(cmp("1.5", "2"), Less);
+    assert_eq!(cmp("0", "0Gi"), Equal);
+    assert_eq!(cmp("-1", "0"), Less);
+    assert_eq!(cmp("-2", "-1"), Less);
+    assert_eq!(cmp("1e3", "999"), Greater);
+    assert_eq!(cmp("100Mi", "1Gi"), Less);
+    assert_eq!(cmp("10", "9.99"), Greater);
+    assert_eq!(cmp("123", "1.24e2"), Less);
+}

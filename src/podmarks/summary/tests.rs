@@ -128,6 +128,7 @@ struct EveryRoundReads {
     deleting: bool,
     active: bool,
     restart_counts: Vec<i32>,
+    claim_volumes: Vec<(String, String)>,
 }
 
 fn every_round_reads(pod: &impl PodView) -> EveryRoundReads {
@@ -161,6 +162,10 @@ fn every_round_reads(pod: &impl PodView) -> EveryRoundReads {
         deleting: pod.deleting(),
         active: pod.is_active(),
         restart_counts: pod.container_statuses().map(|s| s.restart_count).collect(),
+        claim_volumes: pod
+            .claim_volumes()
+            .map(|(v, c)| (text(v), text(c)))
+            .collect(),
     }
 }
 
@@ -206,6 +211,7 @@ prop_compose! {
         annotations in prop::collection::vec(annotation_value(), 5),
         restarts in prop::option::of(prop::collection::vec(0i32..3, 0..3)),
         deleting in any::<bool>(),
+        volumes in prop::collection::vec(prop::option::of(prop::sample::select(vec!["data-web-0", "logs-web-0"])), 0..3),
     ) -> Pod {
         let keys = [
             keys::POD_DELETION_COST,
@@ -231,12 +237,22 @@ prop_compose! {
         let gates: Option<Vec<_>> =
             gates.map(|g| g.iter().map(|t| json!({"conditionType": t})).collect());
         let field = |i: usize| identity[i].map(|v| format!("{v}{i}"));
+        // Volumes with and without a claim.
+        let volumes: Vec<_> = volumes
+            .iter()
+            .enumerate()
+            .map(|(i, claim)| match claim {
+                Some(claim) => json!({"name": format!("v{i}"), "persistentVolumeClaim": {"claimName": claim}}),
+                None => json!({"name": format!("v{i}"), "emptyDir": {}}),
+            })
+            .collect();
         let mut pod = json!({
             "metadata": {"namespace": field(0), "name": field(1), "uid": field(2),
                 "resourceVersion": field(3), "labels": {"app": "web"},
                 "annotations": annotations, "ownerReferences": owners,
                 "creationTimestamp": "2026-11-26T09:00:00Z"},
-            "spec": {"containers": [{"name": "c0"}], "nodeName": node, "readinessGates": gates},
+            "spec": {"containers": [{"name": "c0"}], "nodeName": node, "readinessGates": gates,
+                "volumes": volumes},
             "status": {"phase": phase, "conditions": conditions, "containerStatuses": statuses},
         });
         if deleting {
