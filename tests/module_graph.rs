@@ -25,6 +25,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         "CloneSet planner, SidecarSet sources",
         &["cloneset", "source"],
     ),
+    ("Advanced DaemonSet planner", &["daemonset"]),
     ("request and node handlers", &["admission", "nodeagent"]),
     ("shells", &["controller", "server", "admin"]),
     ("the process", &["app"]),

@@ -314,7 +314,7 @@ pub(super) fn lifecycle_write(
     }
 }
 
-pub(super) fn set_lifecycle(pod: &mut Pod, state: &str, now: &str) {
+pub fn set_lifecycle(pod: &mut Pod, state: &str, now: &str) {
     pod.metadata
         .labels
         .get_or_insert_with(BTreeMap::new)
