@@ -244,3 +244,20 @@ impl PodBuilder {
         DaemonPod::whole(Arc::new(self.pod))
     }
 }
+
+/// The revision `set`'s template makes (numbered `number`), as the controller would create it.
+pub fn revision_of(set: &DaemonSet, number: i64) -> k8s_openapi::api::apps::v1::ControllerRevision {
+    match super::history::plan_history(set, &[], 0).unwrap().current {
+        super::history::Current::Create(mut revision) => {
+            revision.revision = number;
+            *revision
+        }
+        other => panic!("a fresh history creates its revision: {other:?}"),
+    }
+}
+
+/// `set` with its template's first container at `image`.
+pub fn with_image(mut set: DaemonSet, image: &str) -> DaemonSet {
+    set.spec.template.spec.as_mut().unwrap().containers[0].image = Some(image.into());
+    set
+}

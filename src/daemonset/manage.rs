@@ -119,8 +119,17 @@ fn on_node<'a>(
         }
         return;
     }
-    // Surging: the oldest new pod and the oldest old pod may both stay, the rest go.
+    // Surging: one new pod and one old pod may both stay, the rest go. Upstream keeps the oldest
+    // of each; here the oldest available one, else the oldest ready one, where there is one, so
+    // that updates landing back to back never delete a node's available pod for one that is not.
     round.sort_oldest_first(&mut running);
+    running.sort_by_key(|p| {
+        let facts = &round.facts[*p];
+        (
+            !facts.available(round.min_ready_seconds, round.now),
+            !facts.ready,
+        )
+    });
     let (mut oldest_new, mut oldest_old) = (None, None);
     for pod in running {
         let slot = if round.facts[pod].updated {

@@ -207,3 +207,6 @@ pub fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
         needs_whole: round.take_needed(),
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -11,7 +11,7 @@ use crate::k8s::intstr::scaled_value;
 pub const DEFAULT_BURST_REPLICAS: i32 = 250;
 
 /// `rollingUpdate`, only for the `RollingUpdate` strategy.
-fn rolling(set: &DaemonSet) -> Option<&RollingUpdateDaemonSet> {
+fn rolling_strategy(set: &DaemonSet) -> Option<&RollingUpdateDaemonSet> {
     if set.update_type() != "RollingUpdate" {
         return None;
     }
@@ -28,7 +28,7 @@ fn count(value: Option<&IntOrString>, total: i32, round_up: bool) -> Result<i64,
 /// Upstream `surgeCount`.
 pub fn max_surge(set: &DaemonSet, desired: i32) -> Result<i64, String> {
     count(
-        rolling(set).and_then(|r| r.max_surge.as_ref()),
+        rolling_strategy(set).and_then(|r| r.max_surge.as_ref()),
         desired,
         true,
     )
@@ -37,7 +37,7 @@ pub fn max_surge(set: &DaemonSet, desired: i32) -> Result<i64, String> {
 /// Upstream `unavailableCount`.
 pub fn max_unavailable(set: &DaemonSet, desired: i32) -> Result<i64, String> {
     count(
-        rolling(set).and_then(|r| r.max_unavailable.as_ref()),
+        rolling_strategy(set).and_then(|r| r.max_unavailable.as_ref()),
         desired,
         true,
     )

@@ -175,7 +175,7 @@ fn surge_keeps_the_oldest_new_and_oldest_old_then_swaps_when_the_new_is_availabl
         pod("old", "n1", "h1").created(1).listed(),
         pod("old2", "n1", "h1").created(2).listed(),
         pod("new", "n1", "h2").created(3).ready_since(80).listed(),
-        pod("new2", "n1", "h2").created(4).listed(),
+        pod("new2", "n1", "h2").created(4).pending().listed(),
     ];
     let (create, delete, _, requeue) = managed(&set, &nodes, &pods, &Default::default());
     assert!(create.is_empty());
@@ -234,4 +234,25 @@ fn partitioned_creation_waits_for_the_partition() {
     rolling(&mut set).partition = int(0);
     let (create, _, _, _) = managed(&set, &nodes, &pods, &Default::default());
     assert_eq!(create.len(), 3);
+}
+
+#[test]
+fn surge_keeps_an_available_old_pod_over_an_older_one_that_is_not() {
+    let mut set = surging();
+    set.spec.min_ready_seconds = Some(10);
+    let nodes = [node("n1"), node("n2")];
+    // Updates back to back: neither pod is at the round's hash.
+    let pods = [
+        pod("oldest", "n1", "h0").created(1).not_ready().listed(),
+        pod("newer", "n1", "h1").created(2).listed(),
+        // Ready, but for 5 s only: the available one stays.
+        pod("young-ready", "n2", "h0")
+            .created(1)
+            .ready_since(95)
+            .listed(),
+        pod("available", "n2", "h1").created(2).listed(),
+    ];
+    let (create, delete, _, _) = managed(&set, &nodes, &pods, &Default::default());
+    assert_eq!(delete, ["oldest", "young-ready"]);
+    assert!(create.is_empty());
 }
