@@ -231,11 +231,6 @@ impl PodBuilder {
         self
     }
 
-    pub fn image(mut self, image: &str) -> Self {
-        self.pod.spec.as_mut().unwrap().containers[0].image = Some(image.into());
-        self
-    }
-
     pub fn build(self) -> Pod {
         self.pod
     }

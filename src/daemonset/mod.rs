@@ -3,7 +3,7 @@
 //! it owns, its revisions and the time, what one reconcile writes. No I/O, no clock: the shell
 //! in `controller::daemonset` lists, calls [`plan`] and sends what it returns.
 //!
-//! - [`node`]: what placement reads of a Node, and the heartbeat-only update filter;
+//! - [`node`]: what placement reads of a Node; [`watch`]: which DaemonSets a node event concerns;
 //! - [`affinity`], [`tolerations`], [`placement`]: which nodes should run a daemon pod;
 //! - [`daemon_pod`]: the pod created for a node, and the node a pod is meant for;
 //! - [`facts`], [`listed`], [`round`]: the round's view of the pods, grouped by node;
@@ -31,6 +31,7 @@ pub mod round;
 pub mod status;
 pub mod sync;
 pub mod tolerations;
+pub mod watch;
 
 #[cfg(test)]
 pub(crate) mod fixtures;

@@ -1,8 +1,11 @@
 //! What the Advanced DaemonSet planner reads of a Node: its name, labels and the taints that
-//! decide placement. A Node object carries kilobytes of status (images, addresses, capacity) that
-//! no placement rule reads; the controller keeps one small summary per node instead.
+//! decide placement. A Node object carries kilobytes of status (images, addresses, capacity,
+//! conditions with their heartbeats) that no placement rule reads; the controller keeps one small
+//! summary per node instead, and a node update whose summary is unchanged moves nothing (this is
+//! upstream's filter of heartbeat-only updates, and more: a changed image list or allocatable
+//! cannot change placement either).
 
-use k8s_openapi::api::core::v1::{Node, NodeCondition};
+use k8s_openapi::api::core::v1::Node;
 
 use crate::k8s::selector::Labels;
 
@@ -73,48 +76,6 @@ impl NodeSummary {
     pub fn name(&self) -> &str {
         &self.name
     }
-}
-
-/// Upstream's `shouldIgnoreNodeUpdate`: the update changed nothing but the resourceVersion and
-/// the conditions' details, while the set of condition types that are True stayed the same (the
-/// kubelet's heartbeats).
-pub fn only_heartbeat_changed(old: &Node, new: &Node) -> bool {
-    // Go's status is a value: an absent one is an empty one.
-    let normalised = |n: &Node| {
-        let mut n = n.clone();
-        n.status.get_or_insert_with(Default::default);
-        n
-    };
-    let (mut old, new) = (normalised(old), normalised(new));
-    let conditions = |n: &Node| n.status.as_ref().and_then(|s| s.conditions.clone());
-    let (old_conditions, new_conditions) = (conditions(&old), conditions(&new));
-    if !same_true_conditions(
-        old_conditions.as_deref().unwrap_or(&[]),
-        new_conditions.as_deref().unwrap_or(&[]),
-    ) {
-        return false;
-    }
-    old.metadata.resource_version = new.metadata.resource_version.clone();
-    if let Some(status) = old.status.as_mut() {
-        status.conditions = new_conditions;
-    }
-    old == new
-}
-
-/// Upstream's `nodeInSameCondition`: every condition type True in `new` is True in `old`, once,
-/// and none True in `old` is left over.
-fn same_true_conditions(old: &[NodeCondition], new: &[NodeCondition]) -> bool {
-    let mut old_true: std::collections::BTreeSet<&str> = old
-        .iter()
-        .filter(|c| c.status == "True")
-        .map(|c| c.type_.as_str())
-        .collect();
-    for condition in new.iter().filter(|c| c.status == "True") {
-        if !old_true.remove(condition.type_.as_str()) {
-            return false;
-        }
-    }
-    old_true.is_empty()
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 use super::*;
-use k8s_openapi::api::core::v1::{NodeSpec, NodeStatus, Taint};
+use k8s_openapi::api::core::v1::{NodeCondition, NodeSpec, NodeStatus, Taint};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use std::collections::BTreeMap;
 
@@ -79,51 +79,49 @@ fn the_summary_keeps_name_labels_and_the_placement_taints() {
 }
 
 #[test]
-fn heartbeats_alone_are_ignored_anything_else_is_not() {
-    let old = node(vec![
-        condition("Ready", "True", 1),
-        condition("MemoryPressure", "False", 1),
-    ]);
-    let mut beat = node(vec![
-        condition("Ready", "True", 2),
-        condition("MemoryPressure", "False", 2),
-    ]);
+fn heartbeats_and_status_leave_the_summary_alone_labels_and_taints_do_not() {
+    let old = node(vec![condition("Ready", "True", 1)]);
+    let mut beat = node(vec![condition("Ready", "False", 2)]);
     beat.metadata.resource_version = Some("2".into());
-    assert!(only_heartbeat_changed(&old, &beat));
+    beat.spec.as_mut().unwrap().unschedulable = Some(true);
+    assert_eq!(NodeSummary::of(&old), NodeSummary::of(&beat));
 
-    // A condition turning True, or Ready turning False, is news.
-    let pressure = node(vec![
-        condition("Ready", "True", 2),
-        condition("MemoryPressure", "True", 2),
-    ]);
-    assert!(!only_heartbeat_changed(&old, &pressure));
-    let not_ready = node(vec![condition("Ready", "False", 2)]);
-    assert!(!only_heartbeat_changed(&old, &not_ready));
-    assert!(!only_heartbeat_changed(&not_ready, &old));
-    // Ready duplicated as True in the new list: Go's map walk refuses it.
-    let doubled = node(vec![
-        condition("Ready", "True", 2),
-        condition("Ready", "True", 3),
-    ]);
-    assert!(!only_heartbeat_changed(&old, &doubled));
-
-    let mut labelled = beat.clone();
+    let mut labelled = old.clone();
     labelled
         .metadata
         .labels
         .as_mut()
         .unwrap()
         .insert("zone".into(), "a".into());
-    assert!(!only_heartbeat_changed(&old, &labelled));
-    let mut cordoned = beat.clone();
-    cordoned.spec.as_mut().unwrap().unschedulable = Some(true);
-    assert!(!only_heartbeat_changed(&old, &cordoned));
-
-    // No status at all reads as an empty one.
-    let mut bare = old.clone();
-    bare.status = None;
-    let mut empty = old.clone();
-    empty.status = Some(NodeStatus::default());
-    assert!(only_heartbeat_changed(&bare, &empty));
-    assert!(only_heartbeat_changed(&empty, &bare));
+    assert_ne!(NodeSummary::of(&old), NodeSummary::of(&labelled));
+    let mut tainted = old.clone();
+    tainted
+        .spec
+        .as_mut()
+        .unwrap()
+        .taints
+        .as_mut()
+        .unwrap()
+        .push(Taint {
+            key: "node.kubernetes.io/not-ready".into(),
+            value: None,
+            effect: "NoExecute".into(),
+            time_added: None,
+        });
+    assert_ne!(NodeSummary::of(&old), NodeSummary::of(&tainted));
+    // A PreferNoSchedule taint does not matter to placement.
+    let mut soft = old.clone();
+    soft.spec
+        .as_mut()
+        .unwrap()
+        .taints
+        .as_mut()
+        .unwrap()
+        .push(Taint {
+            key: "other".into(),
+            value: None,
+            effect: "PreferNoSchedule".into(),
+            time_added: None,
+        });
+    assert_eq!(NodeSummary::of(&old), NodeSummary::of(&soft));
 }
