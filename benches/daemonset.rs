@@ -22,6 +22,7 @@ use kruise_webhook::cloneset::Action;
 use kruise_webhook::cloneset::listed::summarize;
 use kruise_webhook::daemonset::history::{Current, plan_history};
 use kruise_webhook::daemonset::in_place::revision_hash;
+use kruise_webhook::daemonset::daemon_pod::{new_pod, pod_template, target_node};
 use kruise_webhook::daemonset::placement::Placement;
 use kruise_webhook::daemonset::{DaemonPod, FailedPodBackoff, NodeSummary, Snapshot, plan};
 use serde_json::json;
@@ -89,6 +90,7 @@ fn node(i: usize) -> Node {
             "lastHeartbeatTime": "2024-01-01T00:00:00Z", "lastTransitionTime": "2024-01-01T00:00:00Z",
             "reason": "KubeletHasSufficientMemory", "message": "kubelet has sufficient memory available"}))
         .collect();
+    let zone = ["zone-a", "zone-b", "zone-c"][i % 3];
     serde_json::from_value(json!({
         "metadata": {
             "name": format!("node-{i:05}"),
@@ -100,7 +102,7 @@ fn node(i: usize) -> Node {
                 "kubernetes.io/hostname": format!("node-{i:05}"),
                 "node.kubernetes.io/instance-type": "m5.2xlarge",
                 "topology.kubernetes.io/region": "region-1",
-                "topology.kubernetes.io/zone": ["zone-a", "zone-b", "zone-c"][i % 3],
+                "topology.kubernetes.io/zone": zone,
                 "node-pool": format!("pool-{}", i % 20),
                 "team": "platform"
             },
@@ -134,32 +136,24 @@ fn run(count: usize, runs: usize) {
     let now = Timestamp::from_second(1_700_000_000).expect("time");
     let rss_start = rss_kib();
     // What the node watch keeps: a summary per node, the Node itself dropped at once.
-    let nodes: Vec<NodeSummary> = (0..count).map(|i| NodeSummary::of(&node(i))).collect();
+    let nodes: Vec<Arc<NodeSummary>> = (0..count)
+        .map(|i| Arc::new(NodeSummary::of(&node(i))))
+        .collect();
     let rss_nodes = rss_kib();
 
     let v1 = daemonset("v1");
     let mut history = Vec::new();
-    let (r1, _) = revision(&v1, &mut history);
+    let (_, h1) = revision(&v1, &mut history);
     let backoff = FailedPodBackoff::default();
-    let created = plan(&Snapshot {
-        set: &v1,
-        nodes: &nodes,
-        pods: &[],
-        history: &history,
-        current: &r1,
-        backoff: &backoff,
-        settled: true,
-        now,
-    })
-    .expect("plan");
-    let mut pods: Vec<Pod> = created
-        .actions
+    // The pods a settled DaemonSet has: one from its template on every node it should run on
+    // (a round creates at most burstReplicas of them).
+    let placement = Placement::of(&v1);
+    let template = pod_template(&v1, &h1);
+    let mut pods: Vec<Pod> = nodes
         .iter()
+        .filter(|n| placement.fit(n).should_run)
         .enumerate()
-        .filter_map(|(i, action)| match action {
-            Action::CreatePod { pod, .. } => Some(running(pod.as_ref().clone(), i, now)),
-            _ => None,
-        })
+        .map(|(i, n)| running(new_pod(&v1, &template, n.name()), i, now))
         .collect();
     assert!(pods.len() > count / 2, "most nodes get a pod");
     let v2 = daemonset("v2");
@@ -179,7 +173,6 @@ fn run(count: usize, runs: usize) {
         })
         .collect();
     let rss_pods = rss_kib();
-    drop(created);
 
     let mut set = v2.clone();
     set.status
@@ -249,7 +242,7 @@ fn timed_plan(snapshot: &Snapshot<'_>) -> kruise_webhook::daemonset::Plan {
 
 /// Bound to its node, running and ready.
 fn running(mut pod: Pod, i: usize, now: Timestamp) -> Pod {
-    let node = kruise_webhook::daemonset::daemon_pod::target_node(&pod).map(str::to_string);
+    let node = target_node(&pod).map(str::to_string);
     pod.metadata.name = Some(format!("agent-{i:05}"));
     pod.metadata.uid = Some(format!("00000000-0000-4000-9000-{i:012}"));
     pod.metadata.resource_version = Some(i.to_string());

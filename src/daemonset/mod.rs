@@ -36,6 +36,7 @@ pub mod watch;
 #[cfg(test)]
 pub(crate) mod fixtures;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -55,7 +56,7 @@ use round::Round;
 pub struct Snapshot<'a> {
     pub set: &'a DaemonSet,
     /// Every listed node, in any order.
-    pub nodes: &'a [NodeSummary],
+    pub nodes: &'a [Arc<NodeSummary>],
     /// Pods whose controller is this DaemonSet, terminating ones included.
     pub pods: &'a [DaemonPod],
     /// The DaemonSet's revisions; holds `current`.
@@ -141,7 +142,8 @@ pub fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
     } else {
         hash
     };
-    let round = Round::new(set, hash, snapshot.nodes, snapshot.pods, snapshot.now);
+    let nodes = snapshot.nodes.iter().map(|n| &**n);
+    let round = Round::new(set, hash, nodes, snapshot.pods, snapshot.now);
     let mut actions = Vec::new();
     let mut requeue = None;
     let mut error = None;

@@ -53,13 +53,13 @@ impl<'a> Round<'a> {
     pub fn new(
         set: &'a DaemonSet,
         hash: &'a str,
-        nodes: &'a [NodeSummary],
+        nodes: impl IntoIterator<Item = &'a NodeSummary>,
         pods: &'a [DaemonPod],
         now: Timestamp,
     ) -> Round<'a> {
         let placement = Placement::of(set);
         let mut nodes: Vec<NodeFit<'a>> = nodes
-            .iter()
+            .into_iter()
             .map(|node| NodeFit {
                 node,
                 fit: placement.fit(node),

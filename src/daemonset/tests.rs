@@ -90,9 +90,10 @@ impl World {
     fn plan(&mut self) -> Plan {
         let current = self.sync_revision();
         let pods: Vec<DaemonPod> = self.pods.iter().cloned().map(DaemonPod::whole).collect();
+        let nodes: Vec<Arc<NodeSummary>> = self.nodes.iter().cloned().map(Arc::new).collect();
         let snapshot = Snapshot {
             set: &self.set,
-            nodes: &self.nodes,
+            nodes: &nodes,
             pods: &pods,
             history: &self.history,
             current: &current,

@@ -341,9 +341,10 @@ fn a_selector_of_everything_is_refused_and_a_deleted_set_left_alone() {
 fn an_unsettled_round_writes_the_status_only() {
     let mut world = World::new(agent(), vec![node("n1")]);
     let current = world.sync_revision();
+    let nodes: Vec<Arc<NodeSummary>> = world.nodes.iter().cloned().map(Arc::new).collect();
     let snapshot = Snapshot {
         set: &world.set,
-        nodes: &world.nodes,
+        nodes: &nodes,
         pods: &[],
         history: &world.history,
         current: &current,
