@@ -22,10 +22,10 @@ use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodCondition, PodStatus};
 use kruise_webhook::api::cloneset::CloneSet;
 use kruise_webhook::api::keys;
-use kruise_webhook::cloneset::revision::{self, UpdateRevision};
 use kruise_webhook::cloneset::{Action, ListedPod, Purpose, Snapshot, plan};
 use kruise_webhook::controller::pod_cache;
 use kruise_webhook::podmarks::{PodSummary, PodView};
+use kruise_webhook::workload::revision::{self, UpdateRevision};
 use serde_json::json;
 
 mod support;

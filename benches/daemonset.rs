@@ -18,11 +18,11 @@ use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{Node, Pod, PodCondition, PodStatus};
 use kruise_webhook::api::daemonset::DaemonSet;
 use kruise_webhook::api::keys;
-use kruise_webhook::cloneset::Action;
-use kruise_webhook::cloneset::listed::summarize;
-use kruise_webhook::daemonset::history::{Current, plan_history};
-use kruise_webhook::daemonset::in_place::revision_hash;
+use kruise_webhook::workload::Action;
+use kruise_webhook::workload::listed::summarize;
+use kruise_webhook::workload::revision::candidate;
 use kruise_webhook::daemonset::daemon_pod::{new_pod, pod_template, target_node};
+use kruise_webhook::daemonset::in_place::revision_hash;
 use kruise_webhook::daemonset::placement::Placement;
 use kruise_webhook::daemonset::{DaemonPod, FailedPodBackoff, NodeSummary, Snapshot, plan};
 use serde_json::json;
@@ -122,13 +122,10 @@ fn node(i: usize) -> Node {
 }
 
 fn revision(set: &DaemonSet, history: &mut Vec<ControllerRevision>) -> (String, String) {
-    let Current::Create(mut r) = plan_history(set, history, 0).expect("history").current else {
-        panic!("a new template makes a new revision")
-    };
-    r.revision = history.len() as i64 + 1;
+    let r = candidate(set, 0, history.len() as i64 + 1).expect("revision");
     let name = r.metadata.name.clone().expect("name");
     let hash = revision_hash(&r).to_string();
-    history.push(*r);
+    history.push(r);
     (name, hash)
 }
 

@@ -222,8 +222,8 @@ echo "     pods created during the rotation: $created, not injected or refused: 
 check "pods were created throughout" test "$created" -ge 10
 check "every pod created during the rotation was injected" test "$lost" = 0
 check "serve never restarted" kill -0 "$serve_pid"
-check "serve reports no caBundle mismatch" test "$(metric tls_ca_bundle_mismatches)" = 0
-check "serve counted the reload" test "$(metric tls_certificate_reloads_total)" -ge 1
+check "serve reports no caBundle mismatch" test "$(metric kruise_webhook_tls_ca_bundle_mismatches)" = 0
+check "serve counted the reload" test "$(metric kruise_webhook_tls_certificate_reloads_total)" -ge 1
 
 echo "e2e-certs: $passed passed, $failed failed"
 [ "$failed" = 0 ] || { echo "--- serve log"; tail -30 "$work/serve.log"; exit 1; }

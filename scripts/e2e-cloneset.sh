@@ -328,6 +328,9 @@ check "w1: gate True and lifecycle Normal at the end" \
   test "$(jq -r "$JQ_COND"' cond("InPlaceUpdateReady") + " " + .metadata.labels["lifecycle.apps.kruise.io/state"]' <<<"$pod")" = "True Normal"
 events=$(kubectl get events -n "$NS" -o json | jq '[.items[] | select(.reason == "SuccessfulUpdatePodInPlace" and .involvedObject.name == "sample")] | length')
 check "w1: SuccessfulUpdatePodInPlace event ($events)" test "$events" -ge 1
+components=$(kubectl get events -n "$NS" -o json | jq -c '[.items[] | select(.involvedObject.kind == "CloneSet") | .reportingComponent] | unique')
+check "w1: CloneSet events come from Kruise's component cloneset-controller ($components)" \
+  test "$components" = '["cloneset-controller"]'
 
 # --- partition: 5 pods, partition 2, maxUnavailable 1, in place; then a leader killed ---------
 part() { # IMAGE PARTITION

@@ -173,7 +173,7 @@ host_webhook() {
     | grep -q KRUISE_CONTAINER_BARRIER"
 }
 catalogue_has() { # n: the host webhook's catalogue holds n SidecarSets
-  until_true 30 bash -c "curl -fsS http://127.0.0.1:$admin_port/metrics | grep -qx 'sidecarsets_loaded $1'"
+  until_true 30 bash -c "curl -fsS http://127.0.0.1:$admin_port/metrics | grep -qx 'kruise_webhook_sidecarsets_loaded $1'"
 }
 
 # ---------------------------------------------------------------------------------------------------------------

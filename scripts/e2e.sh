@@ -67,8 +67,13 @@ kustomize_renders() {
       PodDisruptionBudget MutatingWebhookConfiguration ValidatingWebhookConfiguration; do
     [[ " $kinds" == *" $kind="* ]] || { echo "missing $kind"; return 1; }
   done
+  # `kubectl apply -k` applies in this order: the system namespaces' skip label before any webhook.
+  local order
+  order=$(kubectl kustomize deploy/ | grep '^kind:' | awk '{print $2}' | uniq | tr '\n' ' ')
+  [[ "$order" == "Namespace "* && "$order" == *" MutatingWebhookConfiguration ValidatingWebhookConfiguration " ]] \
+    || { echo "order: $order"; return 1; }
 }
-check "kubectl kustomize deploy/ renders the base" kustomize_renders
+check "kubectl kustomize deploy/ renders the base, Namespaces first and webhook configurations last" kustomize_renders
 
 crds_established() {
   kubectl kustomize deploy/crds/ > "$work/crds.yaml" || return 1
@@ -108,7 +113,13 @@ binary=$(cargo metadata --format-version 1 --no-deps | jq -r .target_directory)/
 kubectl create namespace e2e-web >/dev/null
 kubectl create namespace e2e-other >/dev/null
 kubectl create namespace e2e-cp >/dev/null
-kubectl label namespace e2e-cp control-plane=e2e >/dev/null
+kubectl label namespace e2e-cp control-plane=openkruise >/dev/null
+# A kubebuilder-scaffolded operator's namespace: OpenKruise injects there, and so does this webhook.
+kubectl create namespace e2e-operator >/dev/null
+kubectl label namespace e2e-operator control-plane=controller-manager >/dev/null
+# What `kubectl apply -k deploy/` does before it creates the webhook configurations (1.20 gives
+# kube-system no label of its own).
+kubectl apply -f deploy/system-namespaces.yaml >/dev/null
 kubectl create namespace shop >/dev/null 2>&1 || true
 # Stored before any webhook is registered, so nothing refused it: cluster mode must skip it.
 kubectl apply -f - >/dev/null <<'EOT'
@@ -162,7 +173,7 @@ check "webhook configurations from deploy/ registered by URL and called" registe
 # Waits for the webhook's catalogue to hold n SidecarSets (its watch is asynchronous).
 catalogue_has() { # n [tries, 0.2 s apart]
   for _ in $(seq 1 "${2:-50}"); do
-    curl -fsS "http://127.0.0.1:$admin_port/metrics" | grep -qx "sidecarsets_loaded $1" && return 0
+    curl -fsS "http://127.0.0.1:$admin_port/metrics" | grep -qx "kruise_webhook_sidecarsets_loaded $1" && return 0
     sleep 0.2
   done
   echo "catalogue does not hold $1 SidecarSets"; return 1
@@ -171,7 +182,7 @@ check "catalogue synced from the cluster (the 2 examples)" catalogue_has 2
 invalid_skipped() {
   grep 'SidecarSet in the cluster skipped' "$work/webhook.log" | grep '"sidecarset":"e2e-stored-invalid"' \
     | grep -q 'spec.container.podInjectPolicy: Invalid value: \\"Middle\\": unsupported pod inject policy' \
-    && curl -fsS "http://127.0.0.1:$admin_port/metrics" | grep -qx 'sidecarset_load_errors_total 1'
+    && curl -fsS "http://127.0.0.1:$admin_port/metrics" | grep -qx 'kruise_webhook_sidecarset_load_errors_total 1'
 }
 check "an invalid SidecarSet stored in the cluster is logged with its field and skipped" invalid_skipped
 
@@ -231,7 +242,13 @@ untouched() { # namespace labels-json
     || { jq -c .spec.containers <<<"$pod" | head -c 600; echo; return 1; }
 }
 check "pod matching no SidecarSet's namespace (proxy is pinned to shop) stays untouched" untouched e2e-other '{"mesh": "enabled"}'
-check "pod in a control-plane-labelled namespace stays untouched" untouched e2e-cp '{"app": "web"}'
+check "pod in a namespace labelled control-plane=openkruise stays untouched" untouched e2e-cp '{"app": "web"}'
+check "pod in kube-system (1.20: no name label) stays untouched" untouched kube-system '{"app": "web"}'
+operator_namespace_injected() {
+  local pod; pod=$(create_pod "$(web_pod e2e-operator)") || return 1
+  assert_log_agent "$pod"
+}
+check "pod in a namespace labelled control-plane=controller-manager (kubebuilder): injected" operator_namespace_injected
 
 proxy_first_with_barrier() {
   local pod
@@ -441,9 +458,12 @@ stopped_refuses() {
   fi
   [[ "$out" == *'mpod.kb.io'* ]] || { echo "$out"; return 1; }
   # Namespaces the selector excludes do not depend on the webhook.
-  create_pod "$(web_pod e2e-cp '{"name": "while-down"}')" >/dev/null
+  local namespace
+  for namespace in e2e-cp kube-system kube-public; do
+    create_pod "$(web_pod "$namespace" '{"name": "while-down"}')" >/dev/null || return 1
+  done
 }
-check "webhook stopped: pod creation refused (failurePolicy Fail); control-plane namespace unaffected" stopped_refuses
+check "webhook stopped: pod creation refused (failurePolicy Fail); pods in kube-system, kube-public and the webhook's namespace created" stopped_refuses
 
 # The certificate lifecycle (its own script, also runnable alone): the registrations above point
 # at the stopped server and share the configuration names, so they go first.

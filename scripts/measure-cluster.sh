@@ -60,8 +60,8 @@ kubectl create --dry-run=client -o json -f deploy/webhooks.yaml \
   | kubectl apply -f - >/dev/null
 sleep 2
 with=$(pod_creates hooked)
-calls=$(curl -fsS "http://127.0.0.1:$admin_port/metrics" | awk '/^admission_requests_total\{.*mutate-pod.*CREATE/ {s += $2} END {print s + 0}')
+calls=$(curl -fsS "http://127.0.0.1:$admin_port/metrics" | awk '/^kruise_webhook_admission_requests_total\{.*mutate-pod.*CREATE/ {s += $2} END {print s + 0}')
 metrics=$(curl -fsS "http://127.0.0.1:$admin_port/metrics")
 rss=$(awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$pid/status")
 echo "pod create median, $N each: without webhook ${without} ms, with ${with} ms (mutate-pod calls: $calls)"
-echo "catalogue: $(grep -x 'sidecarsets_loaded [0-9]*' <<<"$metrics"), $(grep -x 'namespaces_known [0-9]*' <<<"$metrics"); webhook RSS ${rss} MiB ($binary)"
+echo "catalogue: $(grep -x 'kruise_webhook_sidecarsets_loaded [0-9]*' <<<"$metrics"), $(grep -x 'kruise_webhook_namespaces_known [0-9]*' <<<"$metrics"); webhook RSS ${rss} MiB ($binary)"

@@ -64,27 +64,36 @@ impl Readiness {
     }
 }
 
+/// What an admin port reports: the metrics text and why the process is not ready.
 #[derive(Clone)]
-struct AdminState {
-    metrics: Arc<Metrics>,
-    readiness: Arc<Readiness>,
+pub struct Probes {
+    pub metrics: Arc<dyn Fn() -> String + Send + Sync>,
+    pub unmet_conditions: Arc<dyn Fn() -> Vec<&'static str> + Send + Sync>,
 }
 
 /// Router for the admin port. Unknown paths get 404, other methods 405 (axum defaults).
 pub fn admin_router(metrics: Arc<Metrics>, readiness: Arc<Readiness>) -> Router {
+    probe_router(Probes {
+        metrics: Arc::new(move || metrics.encode()),
+        unmet_conditions: Arc::new(move || readiness.unmet_conditions()),
+    })
+}
+
+/// `/livez`, `/readyz` and `/metrics` over `probes` (the serving process's, the node agent's).
+pub fn probe_router(probes: Probes) -> Router {
     Router::new()
         .route("/livez", get(livez))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics_text))
-        .with_state(AdminState { metrics, readiness })
+        .with_state(probes)
 }
 
 async fn livez() -> &'static str {
     "ok"
 }
 
-async fn readyz(State(state): State<AdminState>) -> Response {
-    let unmet = state.readiness.unmet_conditions();
+async fn readyz(State(probes): State<Probes>) -> Response {
+    let unmet = (probes.unmet_conditions)();
     if unmet.is_empty() {
         (StatusCode::OK, "ok").into_response()
     } else {
@@ -93,10 +102,10 @@ async fn readyz(State(state): State<AdminState>) -> Response {
     }
 }
 
-async fn metrics_text(State(state): State<AdminState>) -> Response {
+async fn metrics_text(State(probes): State<Probes>) -> Response {
     (
         [(header::CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE)],
-        state.metrics.encode(),
+        (probes.metrics)(),
     )
         .into_response()
 }

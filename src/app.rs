@@ -1,4 +1,5 @@
-//! Process wiring: what `serve` and `inject` do, from parsed arguments to running tasks.
+//! Process wiring: what `serve`, `node-agent` and `inject` do, from parsed arguments to running
+//! tasks.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};
@@ -9,10 +10,12 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::admin::{Readiness, admin_router};
+use crate::admin::{Probes, Readiness, admin_router, probe_router};
 use crate::admission::{AdmissionState, router};
-use crate::cli::{CrdsArgs, InjectArgs, ServeArgs, SourceKind};
+use crate::cli::{CrdsArgs, InjectArgs, NodeAgentArgs, ServeArgs, SourceKind};
 use crate::metrics::Metrics;
+use crate::nodeagent::health::AgentHealth;
+use crate::server::{ADMIN_MAX_CONNECTIONS, ServeOptions};
 use crate::signal::wait_for_signal;
 use crate::source::cluster::Snapshot;
 use crate::source::dir::{self, EMBEDDED_EXAMPLES, LoadError};
@@ -121,19 +124,22 @@ fn certificate_files(args: &ServeArgs) -> Result<CertPaths, String> {
 
 /// The SidecarSets the pod webhook injects: watched in the cluster, a directory that is polled,
 /// or the embedded examples. A cluster source also starts the controllers (unless
-/// `--no-controller`), on the same client; their task is returned so shutdown can wait for it.
+/// `--no-controller`), with clients of their own on the same cluster configuration; their task
+/// is returned so shutdown can wait for it.
 async fn sidecarset_source(
     args: &ServeArgs,
     process: &Process,
 ) -> Result<(SharedCatalogue, Option<JoinHandle<()>>), String> {
     match args.source_kind()? {
         SourceKind::Cluster => {
-            let client = watch::client(args.kubeconfig.as_deref()).await?;
+            let config = watch::config(args.kubeconfig.as_deref()).await?;
+            let client = kube::Client::try_from(config.clone())
+                .map_err(|e| format!("building the Kubernetes client: {e}"))?;
             // A child token: a failing controller stops itself, never the webhooks.
             let controllers = (!args.no_controller).then(|| {
                 spawn_controller(
-                    client.clone(),
-                    &args.service_namespace,
+                    config,
+                    args,
                     process.metrics.clone(),
                     process.terminating.child_token(),
                 )
@@ -230,12 +236,17 @@ async fn start_servers(
         admin = %args.admin_listen,
         "serving /mutate-pod and /mutate-apps-kruise-io-sidecarset over HTTPS; /livez /readyz /metrics over HTTP"
     );
+    let options = ServeOptions {
+        accept_for: args.shutdown_delay,
+        ..ServeOptions::new(args.max_connections)
+    };
+    warn_if_open_files_below(options.max_connections + ADMIN_MAX_CONNECTIONS);
     let https = tokio::spawn(crate::server::serve_https(
         https,
         server_config(certificate),
         router(state, args.baseline_route),
         process.terminating.clone(),
-        args.shutdown_delay,
+        options,
     ));
     let admin = tokio::spawn(crate::server::serve_http(
         admin,
@@ -243,6 +254,20 @@ async fn start_servers(
         process.shutdown.clone(),
     ));
     Ok(Servers { https, admin })
+}
+
+/// Warns when the open-files limit (already raised to the hard limit) cannot hold the connection
+/// caps of both ports plus the process's own files and watches.
+fn warn_if_open_files_below(connections: usize) {
+    const OWN_FILES: u64 = 256;
+    let needed = connections as u64 + OWN_FILES;
+    if let Some(limit) = crate::open_files::soft_limit().filter(|&limit| limit < needed) {
+        tracing::warn!(
+            limit,
+            needed,
+            "the open-files limit is below the connection caps: a flood can exhaust it; lower --max-connections or raise the limit"
+        );
+    }
 }
 
 /// The ordered stop after a signal: not ready, the webhook port serves on for the shutdown delay
@@ -329,16 +354,17 @@ fn embedded_files() -> Vec<(String, String)> {
 /// Lease holder also drives rollouts and barriers. A controller failure is logged; the webhooks
 /// keep serving.
 fn spawn_controller(
-    client: kube::Client,
-    namespace: &str,
+    kube_config: kube::Config,
+    args: &ServeArgs,
     metrics: Arc<Metrics>,
     shutdown: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
     let identity = crate::controller::leader::default_identity();
-    let mut config = crate::controller::ControllerConfig::new(namespace, identity);
+    let mut config = crate::controller::ControllerConfig::new(&args.service_namespace, identity);
     config.metrics = metrics;
+    config.limits = (&args.controller_limits).into();
     tokio::spawn(async move {
-        if let Err(error) = crate::controller::run(client, config, shutdown).await {
+        if let Err(error) = crate::controller::run(kube_config, config, shutdown).await {
             tracing::error!(%error, "controllers stopped");
         }
     })
@@ -369,6 +395,41 @@ fn report_snapshot(metrics: &Metrics, snapshot: &Snapshot) {
         skipped = snapshot.refused,
         "SidecarSet catalogue updated from the cluster"
     );
+}
+
+/// `kruise-webhook node-agent`: the agent until SIGINT/SIGTERM, with its probes and metrics on
+/// `--admin-listen` (a port in use stops the start).
+pub async fn node_agent(args: NodeAgentArgs) -> Result<(), String> {
+    let health = Arc::new(AgentHealth::new());
+    let listener = TcpListener::bind(args.admin_listen)
+        .await
+        .map_err(|e| format!("binding {}: {e}", args.admin_listen))?;
+    let shutdown = CancellationToken::new();
+    let probes = Probes {
+        metrics: Arc::new({
+            let health = health.clone();
+            move || health.encode()
+        }),
+        unmet_conditions: Arc::new({
+            let health = health.clone();
+            move || health.unmet_conditions()
+        }),
+    };
+    let admin = tokio::spawn(crate::server::serve_http(
+        listener,
+        probe_router(probes),
+        shutdown.clone(),
+    ));
+    let on_signal = shutdown.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down");
+        on_signal.cancel();
+    });
+    let outcome = crate::nodeagent::command::node_agent(&args, health, shutdown.clone()).await;
+    shutdown.cancel();
+    let served = server_outcome(admin.await);
+    outcome.map_err(|e| e.to_string()).and(served)
 }
 
 /// `kruise-webhook inject`: the pod webhook on one file, offline; prints the patched pod.

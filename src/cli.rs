@@ -68,6 +68,13 @@ pub struct NodeAgentArgs {
         default_value = "/run/containerd/containerd.sock"
     )]
     pub cri_socket: PathBuf,
+    /// Plain-HTTP address of the agent's /livez, /readyz and /metrics.
+    #[arg(
+        long,
+        default_value = "0.0.0.0:10221",
+        env = "KRUISE_NODE_AGENT_ADMIN_LISTEN"
+    )]
+    pub admin_listen: SocketAddr,
 }
 
 #[derive(Args, Debug)]
@@ -90,6 +97,30 @@ pub struct ControllerArgs {
     /// Do not run the CloneSet controller.
     #[arg(long)]
     pub no_clonesets: bool,
+    #[command(flatten)]
+    pub limits: ControllerLimitArgs,
+}
+
+/// Requests per second all controllers of a process may send together, sustained.
+pub const DEFAULT_KUBE_API_QPS: u32 = 500;
+/// Requests they may send at once above that rate.
+pub const DEFAULT_KUBE_API_BURST: u32 = 1000;
+/// Reconciles each controller runs at once.
+pub const DEFAULT_CONCURRENT_RECONCILES: u16 = 16;
+
+/// What the controllers may ask of the apiserver (`serve` and `controller`).
+#[derive(Args, Debug, Clone, Copy)]
+pub struct ControllerLimitArgs {
+    /// Requests per second that all controllers of this process together may send to the
+    /// apiserver, sustained (client-go's QPS; one token bucket for every controller).
+    #[arg(long, default_value_t = DEFAULT_KUBE_API_QPS, value_parser = clap::value_parser!(u32).range(1..), env = "KRUISE_WEBHOOK_KUBE_API_QPS")]
+    pub kube_api_qps: u32,
+    /// Requests the controllers may send at once above that rate (client-go's burst).
+    #[arg(long, default_value_t = DEFAULT_KUBE_API_BURST, value_parser = clap::value_parser!(u32).range(1..), env = "KRUISE_WEBHOOK_KUBE_API_BURST")]
+    pub kube_api_burst: u32,
+    /// Reconciles each controller (SidecarSet, CloneSet, barriers) runs at once.
+    #[arg(long, default_value_t = DEFAULT_CONCURRENT_RECONCILES, value_parser = clap::value_parser!(u16).range(1..), env = "KRUISE_WEBHOOK_CONCURRENT_RECONCILES")]
+    pub concurrent_reconciles: u16,
 }
 
 /// The project's Mutating/ValidatingWebhookConfigurations, by name: `certs` writes their
@@ -316,12 +347,22 @@ pub struct ServeArgs {
     /// By default every replica competes for the Lease and the holder runs them.
     #[arg(long, env = "KRUISE_WEBHOOK_NO_CONTROLLER")]
     pub no_controller: bool,
+    #[command(flatten)]
+    pub controller_limits: ControllerLimitArgs,
     /// After SIGTERM, /readyz fails at once but the webhook port keeps accepting and serving for
     /// this long, while endpoints stop routing to the pod; then connections are drained. `0` for
     /// tests and laptops.
     #[arg(long, default_value = "5s", value_parser = parse_duration_or_zero, env = "KRUISE_WEBHOOK_SHUTDOWN_DELAY")]
     pub shutdown_delay: Duration,
+    /// Connections the webhook port serves at once. At the cap it stops accepting: new
+    /// connections wait in the listen queue until one closes; none being served is cut.
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..), env = "KRUISE_WEBHOOK_MAX_CONNECTIONS")]
+    pub max_connections: usize,
 }
+
+/// Default of `serve --max-connections`: what 128 MiB of memory holds with room to spare (each
+/// TLS connection costs tens of KiB; docs/install.md).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 2048;
 
 /// Where `serve` gets SidecarSets and Namespaces.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -449,6 +490,19 @@ mod tests {
     }
 
     #[test]
+    fn max_connections_defaults_to_2048_and_must_be_positive() {
+        assert_eq!(serve_args(&[]).unwrap().max_connections, 2048);
+        assert_eq!(
+            serve_args(&["--max-connections", "10"])
+                .unwrap()
+                .max_connections,
+            10
+        );
+        assert!(serve_args(&["--max-connections", "0"]).is_err());
+        assert!(serve_args(&["--max-connections", "-1"]).is_err());
+    }
+
+    #[test]
     fn defaults_and_certificate_names() {
         let cli = Cli::try_parse_from([
             "kruise-webhook",
@@ -466,6 +520,60 @@ mod tests {
         let names = args.certificate_dns_names();
         assert!(names.contains(&"kruise-webhook.kruise-system.svc".to_string()));
         assert!(names.contains(&"b.example".to_string()));
+    }
+
+    #[test]
+    fn controller_limits_default_to_the_rate_the_docs_give_and_refuse_zero() {
+        let limits = serve_args(&[]).unwrap().controller_limits;
+        assert_eq!(
+            (
+                limits.kube_api_qps,
+                limits.kube_api_burst,
+                limits.concurrent_reconciles
+            ),
+            (500, 1000, 16)
+        );
+        let set = serve_args(&[
+            "--kube-api-qps",
+            "20",
+            "--kube-api-burst",
+            "30",
+            "--concurrent-reconciles",
+            "2",
+        ])
+        .unwrap()
+        .controller_limits;
+        assert_eq!(
+            (
+                set.kube_api_qps,
+                set.kube_api_burst,
+                set.concurrent_reconciles
+            ),
+            (20, 30, 2)
+        );
+        for zero in [
+            "--kube-api-qps",
+            "--kube-api-burst",
+            "--concurrent-reconciles",
+        ] {
+            assert!(serve_args(&[zero, "0"]).is_err(), "{zero} 0 accepted");
+        }
+        let cli =
+            Cli::try_parse_from(["kruise-webhook", "controller", "--kube-api-qps", "7"]).unwrap();
+        let Command::Controller(args) = cli.command else {
+            panic!("controller expected")
+        };
+        assert_eq!(args.limits.kube_api_qps, 7);
+    }
+
+    #[test]
+    fn the_node_agent_serves_its_probes_on_10221() {
+        let cli =
+            Cli::try_parse_from(["kruise-webhook", "node-agent", "--node-name", "n"]).unwrap();
+        let Command::NodeAgent(args) = cli.command else {
+            panic!("node-agent expected")
+        };
+        assert_eq!(args.admin_listen, "0.0.0.0:10221".parse().unwrap());
     }
 
     fn serve_args(args: &[&str]) -> Result<ServeArgs, String> {

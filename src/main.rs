@@ -14,6 +14,7 @@ fn main() -> ExitCode {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
     init_tracing(cli.log_format, &cli.log);
+    raise_open_files_limit();
     let outcome = match cli.command {
         Command::Serve(args) => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
@@ -45,11 +46,7 @@ fn main() -> ExitCode {
             .enable_all()
             .build()
             .map_err(|e| e.to_string())
-            .and_then(|runtime| {
-                runtime
-                    .block_on(kruise_webhook::nodeagent::command::node_agent(args))
-                    .map_err(|e| e.to_string())
-            }),
+            .and_then(|runtime| runtime.block_on(kruise_webhook::app::node_agent(args))),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -57,6 +54,18 @@ fn main() -> ExitCode {
             eprintln!("kruise-webhook: {message}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Every command may hold many connections or watches: a soft limit of 1024 open files goes.
+fn raise_open_files_limit() {
+    match kruise_webhook::open_files::raise_soft_limit() {
+        Ok(limit) => tracing::debug!(
+            before = ?limit.before,
+            after = ?limit.after,
+            "soft limit on open files raised to the hard limit (None: unlimited)"
+        ),
+        Err(error) => tracing::warn!(%error, "cannot raise the soft limit on open files"),
     }
 }
 

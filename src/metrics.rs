@@ -16,6 +16,12 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 
+pub mod controllers;
+pub use controllers::ControllerMetrics;
+
+/// Every metric name of the project starts with this (and `_`): `kruise_webhook_admission_requests_total`.
+pub const PREFIX: &str = "kruise_webhook";
+
 /// Upper bounds of the admission latency histogram. Injection is pure CPU work on one object, so
 /// most answers take well under a millisecond; the top buckets catch stalls.
 const ADMISSION_DURATION_BUCKETS: [f64; 12] = [
@@ -101,6 +107,8 @@ pub struct Metrics {
     sidecarset_load_errors: Counter,
     namespaces_known: Gauge,
     controller_objects_undecodable: Family<KindLabels, Counter>,
+    /// The controllers' reconciles, leadership and apiserver budget.
+    pub controllers: ControllerMetrics,
 }
 
 impl Default for Metrics {
@@ -125,7 +133,7 @@ impl Metrics {
 
         // prometheus-client appends `_total` to counters and the unit suffix itself, so names are
         // registered without them.
-        let mut registry = Registry::default();
+        let mut registry = Registry::with_prefix(PREFIX);
         registry.register(
             "admission_requests",
             "Admission requests answered, by webhook, operation and result",
@@ -178,6 +186,7 @@ impl Metrics {
             "Object versions a controller's watch skipped because its types refuse them, by kind",
             controller_objects_undecodable.clone(),
         );
+        let controllers = ControllerMetrics::register(&mut registry);
 
         Metrics {
             registry,
@@ -191,6 +200,7 @@ impl Metrics {
             sidecarset_load_errors,
             namespaces_known,
             controller_objects_undecodable,
+            controllers,
         }
     }
 
@@ -293,7 +303,10 @@ mod tests {
         // Labelled families appear once they have a sample; the plain metrics are there from start.
         let text = metrics.encode();
         assert!(!text.contains("admission_requests"), "{text}");
-        assert!(text.contains("sidecarsets_loaded 0\n"), "{text}");
+        assert!(
+            text.contains("\nkruise_webhook_sidecarsets_loaded 0\n"),
+            "{text}"
+        );
 
         metrics.observe_admission(
             "mutate-pod",
@@ -303,16 +316,16 @@ mod tests {
         );
         let text = metrics.encode();
         for family in [
-            "# TYPE admission_requests counter",
-            "# TYPE admission_duration_seconds histogram",
-            "# UNIT admission_duration_seconds seconds",
-            "# TYPE tls_certificate_not_after_seconds gauge",
-            "# TYPE tls_certificate_reloads counter",
-            "# TYPE tls_certificate_reload_failures counter",
-            "# TYPE tls_ca_bundle_mismatches gauge",
-            "# TYPE sidecarsets_loaded gauge",
-            "# TYPE sidecarset_load_errors counter",
-            "# TYPE namespaces_known gauge",
+            "# TYPE kruise_webhook_admission_requests counter",
+            "# TYPE kruise_webhook_admission_duration_seconds histogram",
+            "# UNIT kruise_webhook_admission_duration_seconds seconds",
+            "# TYPE kruise_webhook_tls_certificate_not_after_seconds gauge",
+            "# TYPE kruise_webhook_tls_certificate_reloads counter",
+            "# TYPE kruise_webhook_tls_certificate_reload_failures counter",
+            "# TYPE kruise_webhook_tls_ca_bundle_mismatches gauge",
+            "# TYPE kruise_webhook_sidecarsets_loaded gauge",
+            "# TYPE kruise_webhook_sidecarset_load_errors counter",
+            "# TYPE kruise_webhook_namespaces_known gauge",
         ] {
             assert!(text.contains(family), "missing {family:?} in:\n{text}");
         }
@@ -348,7 +361,9 @@ mod tests {
         assert!(text.contains(
             r#"admission_requests_total{webhook="mutate-pod",operation="other",result="error"} 1"#
         ));
-        assert!(text.contains(r#"admission_duration_seconds_count{webhook="mutate-pod"} 3"#));
+        assert!(text.contains(
+            r#"kruise_webhook_admission_duration_seconds_count{webhook="mutate-pod"} 3"#
+        ));
         // 80 µs lands in the first bucket; 300 µs in the 0.0005 bucket (cumulative: 2).
         assert!(
             text.contains(
@@ -379,13 +394,19 @@ mod tests {
         let text = metrics.encode();
 
         // A successful reload publishes the new expiry; failures leave it alone.
-        assert!(text.contains("tls_certificate_not_after_seconds 1900000000\n"));
-        assert!(text.contains("tls_certificate_reloads_total 1\n"));
-        assert!(text.contains("tls_certificate_reload_failures_total 2\n"));
-        assert!(text.contains("sidecarsets_loaded 7\n"));
-        assert!(text.contains("sidecarset_load_errors_total 3\n"));
-        assert!(text.contains("# TYPE controller_objects_undecodable counter"));
-        assert!(text.contains(r#"controller_objects_undecodable_total{kind="SidecarSet"} 2"#));
-        assert!(text.contains(r#"controller_objects_undecodable_total{kind="CloneSet"} 1"#));
+        assert!(text.contains("\nkruise_webhook_tls_certificate_not_after_seconds 1900000000\n"));
+        assert!(text.contains("\nkruise_webhook_tls_certificate_reloads_total 1\n"));
+        assert!(text.contains("\nkruise_webhook_tls_certificate_reload_failures_total 2\n"));
+        assert!(text.contains("\nkruise_webhook_sidecarsets_loaded 7\n"));
+        assert!(text.contains("\nkruise_webhook_sidecarset_load_errors_total 3\n"));
+        assert!(text.contains("# TYPE kruise_webhook_controller_objects_undecodable counter"));
+        assert!(text.contains(
+            r#"kruise_webhook_controller_objects_undecodable_total{kind="SidecarSet"} 2"#
+        ));
+        assert!(
+            text.contains(
+                r#"kruise_webhook_controller_objects_undecodable_total{kind="CloneSet"} 1"#
+            )
+        );
     }
 }

@@ -1,8 +1,10 @@
 //! Accept loops for the HTTPS admission port and the plain-HTTP admin port.
 //!
 //! Hand-rolled on tokio-rustls + hyper-util so each connection gets: TCP_NODELAY, its own task (a
-//! slow handshake never blocks `accept`), a TLS handshake deadline, an HTTP/1.1 header-read
-//! deadline, and a shutdown that loses no request:
+//! slow handshake never blocks `accept`), a TLS handshake deadline, the deadlines of
+//! [`connection`] (a request head counted from its first byte, the HTTP/2 preface, an idle time
+//! longer than the apiserver's), a place under the connection cap, and a shutdown that loses no
+//! request:
 //!
 //! 1. For `accept_for` after the shutdown token fires, nothing changes: endpoints and kube-proxy
 //!    keep sending new connections to a terminating pod for a few seconds, and the apiserver does
@@ -13,6 +15,9 @@
 //! 3. HTTP/1.1 connections that stayed idle for [`IDLE_GRACE`] are closed — the apiserver keeps
 //!    reusing pooled connections to a terminating pod otherwise (kubernetes#127335) — and the
 //!    server returns once every connection is gone, or after [`DRAIN_DEADLINE`].
+//!
+//! At the connection cap the server stops accepting: new connections wait in the kernel's listen
+//! queue until one closes, and no connection being served is cut to make room.
 
 use std::io;
 use std::net::SocketAddr;
@@ -29,17 +34,20 @@ use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
-use tokio::time::timeout;
+use tokio::time::{Instant, timeout};
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
+pub mod connection;
+
+pub use connection::ConnectionDeadlines;
+use connection::{Activity, DeadlineIo, Protocol};
+
 /// A client must finish the TLS handshake within this time.
 const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-/// An HTTP/1.1 client must send a complete request head within this time. hyper starts the clock
-/// whenever it waits for a request, so this is also how long an idle keep-alive connection lives.
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
 /// HTTP/2 pings detect dead peers on long-lived connections.
 const HTTP2_KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(30);
 const HTTP2_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -52,6 +60,13 @@ pub const IDLE_GRACE: Duration = Duration::from_secs(1);
 pub const DRAIN_DEADLINE: Duration = Duration::from_secs(10);
 /// Pause after a failed `accept` (e.g. out of file descriptors) so the loop does not spin.
 const ACCEPT_ERROR_BACKOFF: Duration = Duration::from_millis(100);
+/// A connection sent a GOAWAY (HTTP/2) or closed for idleness (HTTP/1.1) that is still not done
+/// after this long is dropped: its peer does not read.
+const IDLE_CLOSE_GRACE: Duration = Duration::from_secs(10);
+/// Connections the admin port serves at once: probes and scrapes need a handful.
+pub const ADMIN_MAX_CONNECTIONS: usize = 128;
+/// At the connection cap, the warning is repeated at most this often.
+const CAP_WARNING_INTERVAL: Duration = Duration::from_secs(60);
 /// How long a plain-HTTP client gets to read our 400 answer before the socket is closed.
 const PLAIN_HTTP_LINGER: Duration = Duration::from_secs(2);
 
@@ -59,9 +74,30 @@ const PLAIN_HTTP_LINGER: Duration = Duration::from_secs(2);
 const TLS_HANDSHAKE_RECORD: u8 = 0x16;
 const PLAIN_HTTP_BODY: &str = "Client sent an HTTP request to an HTTPS server.\n";
 
-/// Serves `router` over TLS. Once `shutdown` fires, keeps accepting and serving for `accept_for`,
-/// then drains as described in the module documentation and returns when every connection is
-/// gone.
+/// How a port serves its connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServeOptions {
+    /// After the shutdown token fires, keep accepting and serving this long (the shutdown delay).
+    pub accept_for: Duration,
+    /// Connections served at once; more wait in the listen queue.
+    pub max_connections: usize,
+    pub deadlines: ConnectionDeadlines,
+}
+
+impl ServeOptions {
+    /// At most `max_connections` at once, the default deadlines, no shutdown delay.
+    pub fn new(max_connections: usize) -> Self {
+        ServeOptions {
+            accept_for: Duration::ZERO,
+            max_connections,
+            deadlines: ConnectionDeadlines::default(),
+        }
+    }
+}
+
+/// Serves `router` over TLS. Once `shutdown` fires, keeps accepting and serving for
+/// `options.accept_for`, then drains as described in the module documentation and returns when
+/// every connection is gone.
 ///
 /// The HTTP version follows ALPN: `h2` gets HTTP/2, anything else (including no ALPN) HTTP/1.1.
 /// A plain-HTTP request on this port is answered with `400 Bad Request` and closed.
@@ -70,26 +106,27 @@ pub async fn serve_https(
     tls: Arc<rustls::ServerConfig>,
     router: Router,
     shutdown: CancellationToken,
-    accept_for: Duration,
+    options: ServeOptions,
 ) -> io::Result<()> {
     serve(
         listener,
         Some(TlsAcceptor::from(tls)),
         router,
         shutdown,
-        accept_for,
+        options,
     )
     .await
 }
 
-/// Serves `router` over plain HTTP/1.1 (the admin port); once `shutdown` fires, stops accepting
-/// at once and drains like [`serve_https`].
+/// Serves `router` over plain HTTP/1.1 (the admin port), at most [`ADMIN_MAX_CONNECTIONS`] at
+/// once; once `shutdown` fires, stops accepting at once and drains like [`serve_https`].
 pub async fn serve_http(
     listener: TcpListener,
     router: Router,
     shutdown: CancellationToken,
 ) -> io::Result<()> {
-    serve(listener, None, router, shutdown, Duration::ZERO).await
+    let options = ServeOptions::new(ADMIN_MAX_CONNECTIONS);
+    serve(listener, None, router, shutdown, options).await
 }
 
 /// What every connection task needs; shared behind one `Arc`.
@@ -104,6 +141,7 @@ struct ServerContext {
     /// Fires [`IDLE_GRACE`] later: HTTP/1.1 connections still open are closed (if idle) or
     /// closed after their current answer.
     close_idle: CancellationToken,
+    deadlines: ConnectionDeadlines,
 }
 
 async fn serve(
@@ -111,7 +149,7 @@ async fn serve(
     tls: Option<TlsAcceptor>,
     router: Router,
     shutdown: CancellationToken,
-    accept_for: Duration,
+    options: ServeOptions,
 ) -> io::Result<()> {
     let local_addr = listener.local_addr()?;
     let (http1, http2) = http_builders();
@@ -122,8 +160,11 @@ async fn serve(
         http2,
         closing: CancellationToken::new(),
         close_idle: CancellationToken::new(),
+        deadlines: options.deadlines,
     });
+    let places = Arc::new(Semaphore::new(options.max_connections));
     let mut connections = JoinSet::new();
+    let accept_for = options.accept_for;
     let stop_accepting = async {
         shutdown.cancelled().await;
         if !accept_for.is_zero() {
@@ -133,7 +174,28 @@ async fn serve(
     };
     tokio::pin!(stop_accepting);
 
+    let mut last_cap_warning: Option<Instant> = None;
+
     loop {
+        // A place first, then a connection: at the cap, connections wait in the listen queue.
+        let place = match places.clone().try_acquire_owned() {
+            Ok(place) => place,
+            Err(_) => {
+                if last_cap_warning.is_none_or(|at| at.elapsed() >= CAP_WARNING_INTERVAL) {
+                    last_cap_warning = Some(Instant::now());
+                    tracing::warn!(
+                        %local_addr,
+                        max_connections = options.max_connections,
+                        "connection limit reached; new connections wait until one closes"
+                    );
+                }
+                tokio::select! {
+                    biased;
+                    () = &mut stop_accepting => break,
+                    place = places.clone().acquire_owned() => place.expect("the semaphore is never closed"),
+                }
+            }
+        };
         let (stream, peer) = tokio::select! {
             biased;
             () = &mut stop_accepting => break,
@@ -151,7 +213,11 @@ async fn serve(
                 }
             },
         };
-        connections.spawn(handle_connection(context.clone(), stream, peer));
+        let context = context.clone();
+        connections.spawn(async move {
+            handle_connection(context, stream, peer).await;
+            drop(place);
+        });
     }
 
     // Closing the listener makes the kernel refuse new connections right away.
@@ -198,10 +264,12 @@ fn log_task_failure(finished: Result<(), tokio::task::JoinError>) {
 /// version sniffing, which has no read deadline of its own.
 fn http_builders() -> (auto::Builder<TokioExecutor>, auto::Builder<TokioExecutor>) {
     let mut builder = auto::Builder::new(TokioExecutor::new());
+    // hyper's header-read timeout would also close idle connections; `connection` keeps the
+    // request-head deadline instead.
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .header_read_timeout(None)
         .keep_alive(true);
     builder
         .http2()
@@ -217,7 +285,7 @@ async fn handle_connection(context: Arc<ServerContext>, stream: TcpStream, peer:
         tracing::debug!(%peer, %error, "cannot set TCP_NODELAY");
     }
     let Some(acceptor) = &context.tls else {
-        serve_http_connection(&context, Protocol::Http1, TokioIo::new(stream), peer).await;
+        serve_http_connection(&context, Protocol::Http1, stream, peer).await;
         return;
     };
 
@@ -240,13 +308,7 @@ async fn handle_connection(context: Arc<ServerContext>, stream: TcpStream, peer:
         Some(b"h2") => Protocol::Http2,
         _ => Protocol::Http1,
     };
-    serve_http_connection(&context, protocol, TokioIo::new(tls_stream), peer).await;
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Protocol {
-    Http1,
-    Http2,
+    serve_http_connection(&context, protocol, tls_stream, peer).await;
 }
 
 /// Peeks at the first byte, answers plain HTTP with a 400, and runs the TLS handshake otherwise.
@@ -312,7 +374,7 @@ async fn reject_plain_http(mut stream: TcpStream) {
 async fn serve_http_connection<I>(
     context: &ServerContext,
     protocol: Protocol,
-    io: TokioIo<I>,
+    io: I,
     peer: SocketAddr,
 ) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -321,7 +383,10 @@ async fn serve_http_connection<I>(
         Protocol::Http1 => (&context.http1, &context.close_idle),
         Protocol::Http2 => (&context.http2, &context.closing),
     };
+    let activity = Activity::new(protocol, context.deadlines);
+    let io = TokioIo::new(DeadlineIo::new(io, activity.clone()));
     let closing = context.closing.clone();
+    let requests = activity.clone();
     // Handlers can ask for the peer address with axum's `ConnectInfo<SocketAddr>` extractor.
     let service = context
         .router
@@ -339,16 +404,44 @@ async fn serve_http_connection<I>(
                     .insert(header::CONNECTION, HeaderValue::from_static("close"));
             }
             response
+        })
+        .map_future(move |answer| {
+            let in_flight = requests.request_started();
+            async move {
+                let answer = answer.await;
+                drop(in_flight);
+                answer
+            }
         });
     let connection = builder.serve_connection(io, TowerToHyperService::new(service));
     tokio::pin!(connection);
-    let outcome = tokio::select! {
-        outcome = connection.as_mut() => outcome,
-        () = go_away.cancelled() => {
-            // HTTP/1.1: closes an idle connection, or the busy one after its answer.
-            // HTTP/2: GOAWAY; open streams finish.
-            connection.as_mut().graceful_shutdown();
-            connection.await
+    let idle_check = tokio::time::sleep(activity.idle_timeout());
+    tokio::pin!(idle_check);
+    let outcome = loop {
+        tokio::select! {
+            outcome = connection.as_mut() => break outcome,
+            () = go_away.cancelled() => {
+                // HTTP/1.1: closes an idle connection, or the busy one after its answer.
+                // HTTP/2: GOAWAY; open streams finish.
+                connection.as_mut().graceful_shutdown();
+                break connection.await;
+            }
+            () = idle_check.as_mut() => {
+                // The idle deadline only moves later while the connection is used: check again
+                // then, or close now.
+                let now = Instant::now();
+                match activity.idle_deadline() {
+                    Some(deadline) if deadline <= now => {
+                        tracing::debug!(%peer, ?protocol, "closing an idle connection");
+                        connection.as_mut().graceful_shutdown();
+                        break timeout(IDLE_CLOSE_GRACE, connection.as_mut())
+                            .await
+                            .unwrap_or(Ok(()));
+                    }
+                    Some(deadline) => idle_check.as_mut().reset(deadline),
+                    None => idle_check.as_mut().reset(now + activity.idle_timeout()),
+                }
+            }
         }
     };
     if let Err(error) = outcome {

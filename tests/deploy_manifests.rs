@@ -2,11 +2,13 @@
 //! hold (hardened pods, two replicas, probes on the admin port, webhook settings, paths the router
 //! serves).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kruise_webhook::admission::SERVED_PATHS;
+use kruise_webhook::k8s::selector::{self, Labels};
 use serde_json::Value;
 
 fn deploy_dir() -> PathBuf {
@@ -105,12 +107,27 @@ fn every_crd_file_is_in_the_base() {
     assert!(kustomization_resources(&deploy_dir()).contains(&"crds".to_string()));
 }
 
+/// The Namespace objects of the base, by name.
+fn namespaces(docs: &[(String, Value)]) -> BTreeMap<String, &Value> {
+    of_kind(docs, "Namespace")
+        .into_iter()
+        .map(|n| (n["metadata"]["name"].as_str().unwrap().to_string(), n))
+        .collect()
+}
+
 #[test]
 fn namespaced_objects_live_in_kruise_system_which_webhooks_skip() {
     let docs = documents(&deploy_dir());
-    let namespace = one(&docs, "Namespace");
-    assert_eq!(namespace["metadata"]["name"], "kruise-system");
-    assert!(namespace["metadata"]["labels"]["control-plane"].is_string());
+    let namespaces = namespaces(&docs);
+    assert_eq!(
+        namespaces.keys().collect::<Vec<_>>(),
+        ["kruise-system", "kube-public", "kube-system"]
+    );
+    // OpenKruise's label on its own namespace.
+    assert_eq!(
+        namespaces["kruise-system"]["metadata"]["labels"]["control-plane"],
+        "openkruise"
+    );
     for kind in ["Deployment", "Service", "PodDisruptionBudget"] {
         assert_eq!(
             one(&docs, kind)["metadata"]["namespace"],
@@ -412,27 +429,77 @@ fn webhooks_have_explicit_safe_settings() {
         assert_eq!(target["namespace"], "kruise-system", "{name}");
         assert_eq!(target["port"], 443, "{name}");
 
-        let expressions = webhook["namespaceSelector"]["matchExpressions"]
-            .as_array()
-            .unwrap_or_else(|| panic!("{name}: no namespaceSelector"));
-        assert!(
-            expressions
-                .iter()
-                .any(|e| e["key"] == "control-plane" && e["operator"] == "DoesNotExist"),
-            "{name}: control-plane namespaces not excluded"
-        );
-        assert!(
-            expressions
-                .iter()
-                .any(|e| e["key"] == "kubernetes.io/metadata.name"
-                    && e["operator"] == "NotIn"
-                    && strings(&e["values"]).contains("kube-system")),
-            "{name}: kube-system not excluded"
+        assert_eq!(
+            webhook["namespaceSelector"],
+            webhooks(&docs)[0].1["namespaceSelector"],
+            "{name}: every webhook skips the same namespaces"
         );
         if kind == "ValidatingWebhookConfiguration" {
             assert!(webhook["reinvocationPolicy"].is_null(), "{name}");
         }
     }
+}
+
+/// Whether the webhooks' namespaceSelector sends a namespace with these labels to the webhook.
+fn sent_to_the_webhooks(docs: &[(String, Value)], labels: &[(&str, &str)]) -> bool {
+    let selector: LabelSelector =
+        serde_json::from_value(webhooks(docs)[0].1["namespaceSelector"].clone()).unwrap();
+    let labels: Labels = labels
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    selector::matches(&selector, Some(&labels), "namespaceSelector").unwrap()
+}
+
+/// A Namespace's labels once the base is applied: those the cluster gave it, plus the base's.
+fn applied_labels<'a>(
+    docs: &'a [(String, Value)],
+    name: &str,
+    from_the_cluster: &[(&'a str, &'a str)],
+) -> Vec<(&'a str, &'a str)> {
+    let mut labels = from_the_cluster.to_vec();
+    if let Some(namespace) = namespaces(docs).get(name)
+        && let Some(applied) = namespace["metadata"]["labels"].as_object()
+    {
+        labels.extend(
+            applied
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str().unwrap())),
+        );
+    }
+    labels
+}
+
+#[test]
+fn system_namespaces_are_skipped_on_kubernetes_1_20_and_later_and_operator_namespaces_are_not() {
+    let docs = documents(&deploy_dir());
+    for name in ["kube-system", "kube-public", "kruise-system"] {
+        // 1.20: a namespace carries only the labels it was given (kube-system none at all).
+        let on_1_20 = applied_labels(&docs, name, &[]);
+        assert!(!sent_to_the_webhooks(&docs, &on_1_20), "{name} on 1.20");
+        // 1.21 and later: its name label too; skipped even without the base's labels.
+        let name_label = [("kubernetes.io/metadata.name", name)];
+        assert!(!sent_to_the_webhooks(&docs, &name_label), "{name} by name");
+    }
+    // OpenKruise's rule: only its own `control-plane` value is skipped; kubebuilder operators'
+    // namespaces keep their sidecars.
+    assert!(!sent_to_the_webhooks(
+        &docs,
+        &[("control-plane", "openkruise")]
+    ));
+    for labels in [
+        vec![],
+        vec![("control-plane", "controller-manager")],
+        vec![("kubernetes.io/metadata.name", "default")],
+        vec![("kruise-webhook/skip", "false")],
+    ] {
+        assert!(sent_to_the_webhooks(&docs, &labels), "{labels:?}");
+    }
+    // Any namespace may opt out with the label.
+    assert!(!sent_to_the_webhooks(
+        &docs,
+        &[("kruise-webhook/skip", "true")]
+    ));
 }
 
 #[test]
@@ -602,6 +669,13 @@ fn node_agent_is_opt_in_and_least_privilege() {
         node_env["valueFrom"]["fieldRef"]["fieldPath"],
         "spec.nodeName"
     );
+    // The probes reach the agent's admin port (`node-agent --admin-listen`, default :10221).
+    assert_eq!(container["ports"][0]["name"], "admin");
+    assert_eq!(container["ports"][0]["containerPort"], 10221);
+    for (probe, path) in [("livenessProbe", "/livez"), ("readinessProbe", "/readyz")] {
+        assert_eq!(container[probe]["httpGet"]["path"], path, "{probe}");
+        assert_eq!(container[probe]["httpGet"]["port"], "admin", "{probe}");
+    }
 
     let role = named(&docs, "ClusterRole", "kruise-node-agent");
     let mut grants = BTreeSet::new();

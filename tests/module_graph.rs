@@ -15,17 +15,24 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("what Kruise writes on a pod", &["podmarks"]),
     (
         "pure cores and leaf plumbing",
-        &["inject", "validate", "metrics", "cli", "signal"],
+        &[
+            "inject",
+            "validate",
+            "metrics",
+            "cli",
+            "signal",
+            "open_files",
+        ],
     ),
     (
         "pure cores built on injection",
         &["rollout", "inplace", "barrier", "defaults", "crds", "tls"],
     ),
+    ("workload core", &["workload"]),
     (
-        "CloneSet planner, SidecarSet sources",
-        &["cloneset", "source"],
+        "workload planners, SidecarSet sources",
+        &["cloneset", "daemonset", "source"],
     ),
-    ("Advanced DaemonSet planner", &["daemonset"]),
     ("request and node handlers", &["admission", "nodeagent"]),
     ("shells", &["controller", "server", "admin"]),
     ("the process", &["app"]),

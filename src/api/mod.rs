@@ -12,3 +12,8 @@ pub use sidecarset::*;
 mod sidecarset_builder;
 #[cfg(test)]
 pub use sidecarset_builder::{SidecarSetBuilder, match_labels};
+
+#[cfg(test)]
+mod workload_builder;
+#[cfg(test)]
+pub use workload_builder::{CloneSetBuilder, DaemonSetBuilder, PodBuilder, StatefulSetBuilder};

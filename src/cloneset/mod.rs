@@ -3,32 +3,24 @@
 //! `pkg/controller/cloneset`). No I/O, no clock: the shell in `controller::cloneset` lists,
 //! calls [`plan`] and sends what it returns.
 //!
-//! - [`claim`]: which listed pods the CloneSet keeps, adopts or releases;
-//! - [`revision`]: revision data, hashes, names, history choice and truncation;
+//! What it shares with the other workloads (revisions, claim, lifecycle, the in-place steps,
+//! pod predicates, PVC naming, budgets, orders) is in [`crate::workload`]; here:
+//!
 //! - [`numbers`]: the scale/update arithmetic of one round;
-//! - [`scale`]: creations and deletions, with the deletion order;
-//! - [`update`]: refresh of in-flight updates, lifecycle states, choosing and starting updates;
+//! - [`scale`]: creations (with instance ids) and deletions;
+//! - [`update`]: choosing the pods to update and how;
 //! - [`status`]: the status counters;
-//! - [`pvc`]: instance ids and the PVCs of `volumeClaimTemplates`;
-//! - [`pod`]: predicates on one pod.
+//! - [`pvc`]: instance ids, PVC reuse and clean-up.
 //!
 //! A round does one kind of change: Scale, and only if it changed nothing, Update. Repeated
 //! rounds over an unchanged world converge and then write nothing.
 
-pub mod claim;
-pub mod facts;
-pub mod hooks;
-pub mod listed;
 pub mod numbers;
-pub mod pod;
-pub mod pod_after;
 pub mod pvc;
-pub mod revision;
 pub mod scale;
 pub mod status;
 pub mod update;
 
-use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,10 +29,12 @@ use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::api::cloneset::{CloneSet, CloneSetStatus};
-pub use listed::ListedPod;
+use crate::api::cloneset::{CloneSet, CloneSetStatus, IN_PLACE_ONLY};
+use crate::workload::inplace::InPlace;
+use crate::workload::listed::WholePods;
+pub use crate::workload::{Action, Event, ListedPod, PodAfter, PodWrite, Purpose, rfc3339};
+use crate::workload::{Workload, facts, pod, push_requeue, revision};
 use numbers::{Limits, Side};
-pub use pod_after::PodAfter;
 
 /// What one reconcile sees.
 pub struct Snapshot<'a> {
@@ -52,91 +46,6 @@ pub struct Snapshot<'a> {
     pub update_revision: &'a str,
     pub collision_count: i32,
     pub now: Timestamp,
-}
-
-/// One pod write; a list of them is sent in order, each against the pod the previous returned.
-#[derive(Debug, PartialEq)]
-pub struct PodWrite {
-    /// `true`: the `status` subresource.
-    pub status: bool,
-    /// The pod after the write (possibly built only when first read).
-    pub pod: PodAfter,
-}
-
-impl PodWrite {
-    pub fn spec(pod: Pod) -> Self {
-        PodWrite {
-            status: false,
-            pod: PodAfter::built(pod),
-        }
-    }
-    pub fn status(pod: Pod) -> Self {
-        PodWrite {
-            status: true,
-            pod: PodAfter::built(pod),
-        }
-    }
-}
-
-impl Clone for PodWrite {
-    fn clone(&self) -> Self {
-        PodWrite {
-            status: self.status,
-            pod: self.pod.duplicate(),
-        }
-    }
-}
-
-/// Why a pod is written (for events and logs).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Purpose {
-    /// The in-place engine moves an update forward (gate, grace, next batch).
-    Refresh,
-    /// The lifecycle label moves on in the update step.
-    Lifecycle,
-    /// The lifecycle label moves on in the scale step: `PreparingDelete` instead of a hooked pod's
-    /// deletion, `PreparingNormal` for a pod taken back. Its failure is a failed scale.
-    ScaleLifecycle,
-    /// An in-place update to `revision` starts.
-    InPlace { revision: String },
-    /// Marked `specified-delete` so that Scale re-creates it at `revision`.
-    Recreate { revision: String },
-}
-
-/// A Kubernetes event on the CloneSet.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Event {
-    pub warning: bool,
-    pub reason: &'static str,
-    pub message: String,
-}
-
-impl Event {
-    pub fn warning(reason: &'static str, message: String) -> Self {
-        Event {
-            warning: true,
-            reason,
-            message,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Action {
-    CreatePod {
-        pod: Box<Pod>,
-        revision: String,
-    },
-    DeletePod {
-        name: String,
-    },
-    WritePod {
-        /// The pod as listed: the writes are guarded by its resourceVersion.
-        before: Arc<Pod>,
-        writes: Vec<PodWrite>,
-        purpose: Purpose,
-    },
-    Event(Event),
 }
 
 /// The result of one round.
@@ -186,24 +95,36 @@ pub(crate) struct Context<'a> {
     pub min_ready_seconds: i32,
     pub now: Timestamp,
     pub now_text: String,
-    /// Names of the pods [`Context::whole`] was asked for and did not have.
-    pub needed: RefCell<Vec<String>>,
+    /// The pods the round asked for whole and was given as summaries only.
+    pub whole_pods: WholePods,
 }
 
 impl Context<'_> {
-    /// The whole pod behind `p`; `None`, and the pod noted as needed, when the round was given
-    /// its summary only.
+    /// The whole pod behind `p` ([`WholePods::get`]).
     pub fn whole<'p>(&self, p: &'p ListedPod) -> Option<&'p Arc<Pod>> {
-        if p.whole.is_none() {
-            self.needed.borrow_mut().push(pod::name(p).to_string());
-        }
-        p.whole.as_ref()
+        self.whole_pods.get(p)
     }
-}
 
-/// Kubernetes timestamps: seconds, UTC.
-pub fn rfc3339(now: Timestamp) -> String {
-    now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    /// The in-place steps' view of the round.
+    pub fn in_place(&self) -> InPlace<'_> {
+        let grace_seconds = self
+            .cloneset
+            .spec
+            .update_strategy
+            .in_place_update_strategy
+            .as_ref()
+            .and_then(|s| s.grace_period_seconds)
+            .unwrap_or(0);
+        InPlace {
+            history: self.history,
+            scheme: CloneSet::REVISIONS,
+            hooks: self.cloneset.lifecycle(),
+            grace_seconds,
+            ignore_volume_claim_templates_hash_diff: self.cloneset.update_type() == IN_PLACE_ONLY,
+            now: self.now,
+            now_text: &self.now_text,
+        }
+    }
 }
 
 /// One reconcile of a CloneSet none of whose PVCs is listed. `rng` draws instance ids for new pods.
@@ -243,6 +164,7 @@ pub fn plan_with_claims(
         .map(|p| {
             let facts = facts::PodFacts::of(
                 &p.summary,
+                CloneSet::REVISIONS,
                 update_revision,
                 cloneset.pods_to_delete(),
                 min_ready_seconds,
@@ -267,7 +189,7 @@ pub fn plan_with_claims(
         min_ready_seconds,
         now: snapshot.now,
         now_text: rfc3339(snapshot.now),
-        needed: RefCell::new(Vec::new()),
+        whole_pods: WholePods::default(),
     };
 
     let diff = numbers::diff(&ctx.limits, &side(&ctx, true), &side(&ctx, false), false);
@@ -276,8 +198,14 @@ pub fn plan_with_claims(
     let mut failure = None;
     if cloneset.metadata.deletion_timestamp.is_none() {
         let scaled = scale::scale(&ctx, &diff, rng, &mut actions);
+        let refreshed = !scaled && {
+            let refresh = update::refresh(&ctx);
+            actions.extend(refresh.actions);
+            push_requeue(&mut requeue, refresh.requeue);
+            refresh.wrote
+        };
         if !scaled
-            && !update::refresh(&ctx, &mut actions, &mut requeue)
+            && !refreshed
             && let Err(message) = update::update(&ctx, &diff, &mut actions, &mut requeue)
         {
             failure = Some(("FailedUpdate", message));
@@ -313,7 +241,7 @@ pub fn plan_with_claims(
         .filter(|name| ctx.active.iter().any(|p| pod::name(p) == name.as_str()))
         .cloned()
         .collect();
-    let limit = usize::try_from(cloneset.spec.revision_history_limit.unwrap_or(10)).unwrap_or(0);
+    let limit = usize::try_from(cloneset.revision_history_limit()).unwrap_or(0);
     // Within the limit nothing is truncated, whatever the pods are at: no need to look.
     let pod_labels: Vec<&str> = if snapshot.history.len() > limit {
         ctx.active
@@ -324,14 +252,12 @@ pub fn plan_with_claims(
         Vec::new()
     };
     let live = [current_revision, update_revision];
-    let revisions_to_delete =
-        revision::history_to_truncate(snapshot.history, &live, &pod_labels, limit)
-            .into_iter()
-            .map(str::to_string)
-            .collect();
-    let mut needs_whole = ctx.needed.take();
-    needs_whole.sort();
-    needs_whole.dedup();
+    let revisions_to_delete = CloneSet::REVISIONS
+        .history_to_truncate(snapshot.history, &live, &pod_labels, limit)
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let needs_whole = ctx.whole_pods.needed();
     Ok(Plan {
         actions,
         write_status: status::changed(previous, &status),

@@ -7,6 +7,7 @@
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::k8s::intstr::kruise_scaled_value;
+use crate::workload::budget::integer_percent;
 
 /// The CloneSet's knobs as pod counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -30,7 +31,7 @@ impl Limits {
         let replicas = i64::from(spec.replicas.unwrap_or(1).max(0));
         let total = i32::try_from(replicas).unwrap_or(i32::MAX);
         let strategy = &spec.update_strategy;
-        let partition = crate::rollout::budget::partition_count(
+        let partition = crate::workload::budget::partition_count(
             strategy.partition.as_ref(),
             usize::try_from(replicas).unwrap_or(0),
         ) as i64;
@@ -63,23 +64,6 @@ impl Limits {
             max_unavailable: max_unavailable.max(0),
             scale_max_unavailable: scale_max_unavailable.max(0),
         }
-    }
-}
-
-/// Kubernetes' `GetScaledValueFromIntOrPercent`: `N%` with an integer N only.
-fn integer_percent(value: Option<&IntOrString>, total: i64, round_up: bool) -> i64 {
-    match value {
-        None => 0,
-        Some(IntOrString::Int(n)) => i64::from(*n).max(0),
-        Some(IntOrString::String(text)) => text
-            .strip_suffix('%')
-            .and_then(|n| n.parse::<i64>().ok())
-            .map_or(0, |percent| {
-                let scaled = percent.saturating_mul(total);
-                let floor = scaled.div_euclid(100);
-                let up = i64::from(round_up && scaled.rem_euclid(100) != 0);
-                (floor + up).max(0)
-            }),
     }
 }
 

@@ -15,16 +15,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{
-    PersistentVolumeClaim, PersistentVolumeClaimVolumeSource, PodSpec, Volume,
-};
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
-use super::Action;
-use super::pod::{self, INSTANCE_ID};
-use super::revision::owner_reference;
 use crate::api::cloneset::CloneSet;
 use crate::podmarks::PodView;
+use crate::workload::{Action, Workload, pod, pvc};
+
+/// Pod and PVC label: the 5-character id shared by a pod and its PVCs.
+pub const INSTANCE_ID: &str = "apps.kruise.io/cloneset-instance-id";
 
 /// Characters of instance ids (Kubernetes' `rand.String` alphabet).
 const ID_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
@@ -85,83 +84,20 @@ pub fn reuse_disabled(cloneset: &CloneSet) -> bool {
     cloneset.spec.scale_strategy.disable_pvc_reuse == Some(true)
 }
 
-fn templates(cloneset: &CloneSet) -> impl Iterator<Item = (&str, &PersistentVolumeClaim)> {
-    cloneset
-        .spec
-        .volume_claim_templates
-        .iter()
-        .flatten()
-        .filter_map(|t| {
-            // A template without a name cannot name a volume (validation refuses it).
-            let name = t.metadata.name.as_deref().filter(|n| !n.is_empty())?;
-            Some((name, t))
-        })
-}
-
 /// `<template>-<cloneset>-<id>`.
 pub fn claim_name(template: &str, cloneset: &CloneSet, id: &str) -> String {
-    let set = cloneset.metadata.name.as_deref().unwrap_or("");
-    format!("{template}-{set}-{id}")
+    pvc::claim_name(template, cloneset.name(), id)
 }
 
-/// The PVCs of the pod with instance id `id`, one per template, as they are created: a copy of
-/// the template named [`claim_name`], in the CloneSet's namespace, labelled with the selector's
-/// `matchLabels` and the id, owned by the CloneSet (controller).
+/// The PVCs of the pod with instance id `id`, one per template, as they are created
+/// ([`pvc::claims_for`]), labelled with the id and owned by the CloneSet (controller).
 pub fn claims_for(cloneset: &CloneSet, id: &str) -> Vec<PersistentVolumeClaim> {
-    let match_labels = cloneset
-        .spec
-        .selector
-        .as_ref()
-        .and_then(|s| s.match_labels.as_ref());
-    templates(cloneset)
-        .map(|(name, template)| {
-            let mut claim = template.clone();
-            claim.metadata.name = Some(claim_name(name, cloneset, id));
-            claim.metadata.namespace = cloneset.metadata.namespace.clone();
-            let labels = claim.metadata.labels.get_or_insert_with(BTreeMap::new);
-            labels.extend(
-                match_labels
-                    .into_iter()
-                    .flatten()
-                    .map(|(k, v)| (k.clone(), v.clone())),
-            );
-            labels.insert(INSTANCE_ID.into(), id.into());
-            claim
-                .metadata
-                .owner_references
-                .get_or_insert_with(Vec::new)
-                .push(owner_reference(cloneset));
-            claim
-        })
-        .collect()
-}
-
-/// Mounts the PVCs of id `id` into a new pod's spec: one volume per template, named like the
-/// template (first, in template order), then the spec's own volumes except those of the same
-/// name. Without templates the spec is left as it is.
-pub fn mount(cloneset: &CloneSet, spec: &mut PodSpec, id: &str) {
-    let mut volumes: Vec<Volume> = templates(cloneset)
-        .map(|(name, _)| Volume {
-            name: name.to_string(),
-            persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
-                claim_name: claim_name(name, cloneset, id),
-                read_only: None,
-            }),
-            ..Default::default()
-        })
-        .collect();
-    if volumes.is_empty() {
-        return;
-    }
-    let names: BTreeSet<String> = volumes.iter().map(|v| v.name.clone()).collect();
-    volumes.extend(
-        spec.volumes
-            .take()
-            .into_iter()
-            .flatten()
-            .filter(|v| !names.contains(&v.name)),
-    );
-    spec.volumes = Some(volumes);
+    pvc::claims_for(
+        cloneset,
+        id,
+        &[(INSTANCE_ID, id)],
+        Some(&cloneset.owner_reference()),
+    )
 }
 
 /// Where the ids of new pods come from: first the ids of PVCs no pod uses (sorted), then random
@@ -305,7 +241,7 @@ fn clean_up<P: PodView>(
         .filter(|p| !pod::is_active(*p))
         .filter_map(|p| Some((pod_id(p)?, p)))
         .collect();
-    let set_uid = cloneset.metadata.uid.as_deref().unwrap_or("");
+    let set_uid = cloneset.uid();
     for claim in live {
         let Some(id) = id_of(claim) else {
             continue;

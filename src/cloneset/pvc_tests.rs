@@ -1,6 +1,8 @@
 //! PVC names, reuse and clean-up, alone and through the planner over a few rounds.
 
 use crate::cloneset::ListedPod;
+use crate::workload::Workload;
+use crate::workload::pvc::mount;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -76,7 +78,7 @@ fn claim(template: &str, id: &str, terminating: bool) -> ObjectMeta {
         namespace: Some("ns".into()),
         resource_version: Some("7".into()),
         labels: Some([("app".into(), "cs".into()), (INSTANCE_ID.into(), id.into())].into()),
-        owner_references: Some(vec![owner_reference(&set)]),
+        owner_references: Some(vec![set.owner_reference()]),
         deletion_timestamp: terminating.then_some(Time(Timestamp::UNIX_EPOCH)),
         ..Default::default()
     }

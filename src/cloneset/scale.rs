@@ -1,21 +1,22 @@
 //! Scale (OpenKruise `cloneset_scale.go`): create missing pods, delete marked and surplus ones,
 //! in that order, never more than one kind of change per round.
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::{Pod, PodReadinessGate};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::hooks;
 use super::numbers::Diff;
-use super::pod::{self, PREPARING_DELETE, PREPARING_NORMAL};
-use super::pvc;
-use super::revision::{owner_reference, short_hash};
-use super::{Action, Context, Event, ListedPod, PodWrite, Purpose};
+use super::pvc::{self, INSTANCE_ID};
+use super::{Action, Context, Event, ListedPod, Purpose};
+use crate::api::cloneset::CloneSet;
 use crate::api::keys;
-use crate::podmarks::PodView;
+use crate::workload::lifecycle::{
+    self, LIFECYCLE_STATE, LIFECYCLE_TIMESTAMP, PREPARING_DELETE, PREPARING_NORMAL,
+};
+use crate::workload::revision::short_hash;
+use crate::workload::sort::sort_for_deletion;
+use crate::workload::{Workload, pod};
 
 /// Returns whether the round changed anything (then the update step is skipped).
 pub(super) fn scale(
@@ -58,10 +59,10 @@ pub(super) fn scale(
             break;
         }
         if let Some(candidate) = ctx.whole(candidate) {
-            out.push(lifecycle_write(
-                ctx,
+            out.push(lifecycle::lifecycle_write(
                 candidate,
                 PREPARING_NORMAL,
+                &ctx.now_text,
                 Purpose::ScaleLifecycle,
             ));
         }
@@ -155,16 +156,16 @@ pub(super) fn scale(
 /// (and left there, no change, while the hook still holds it); any other pod is deleted. With a
 /// hook, the pod is read whole (its finalizers).
 fn delete(ctx: &Context<'_>, p: &ListedPod) -> Option<Action> {
-    if let Some(hook) = hooks::pre_delete(ctx.cloneset) {
+    if let Some(hook) = lifecycle::pre_delete(ctx.cloneset.lifecycle()) {
         let before = ctx.whole(p)?;
-        if hooks::hooked(before, hook) {
+        if lifecycle::hooked(before, hook) {
             if pod::is_pre_deleting(p) {
                 return None;
             }
-            return Some(lifecycle_write(
-                ctx,
+            return Some(lifecycle::lifecycle_write(
                 before,
                 PREPARING_DELETE,
+                &ctx.now_text,
                 Purpose::ScaleLifecycle,
             ));
         }
@@ -180,7 +181,7 @@ fn choose_scale_in<'a>(ctx: &Context<'a>, diff: &Diff) -> Vec<&'a ListedPod> {
         .active
         .iter()
         .copied()
-        .partition(|p| pod::at_revision(*p, ctx.update_revision));
+        .partition(|p| CloneSet::REVISIONS.pod_at(*p, ctx.update_revision));
     let wanted = usize::try_from(diff.scale_down).unwrap_or(0);
     let from_old = usize::try_from(diff.scale_down_old.min(diff.scale_down)).unwrap_or(0);
     let mut chosen = take_first(ctx, old, from_old);
@@ -200,61 +201,6 @@ fn take_first<'a>(
     group
 }
 
-/// OpenKruise's scale-in order, most deletable first. The same-node rank is used as the spread
-/// ranker (the topology-spread ranker is not implemented).
-pub fn sort_for_deletion<P: PodView>(
-    pods: &mut [&P],
-    min_ready_seconds: i32,
-    now: jiff::Timestamp,
-) {
-    let base = |a: &P, b: &P| compare(a, b, min_ready_seconds, now, None);
-    let mut by_node: BTreeMap<&str, Vec<&P>> = BTreeMap::new();
-    for &p in pods.iter().filter(pod::scheduled) {
-        by_node.entry(pod::node(p)).or_default().push(p);
-    }
-    let mut rank: BTreeMap<&str, i64> = BTreeMap::new();
-    for group in by_node.values_mut().filter(|g| g.len() >= 2) {
-        group.sort_by(|a, b| base(a, b));
-        let k = group.len() as i64;
-        for (i, &p) in group.iter().take(group.len() - 1).enumerate() {
-            rank.insert(pod::name(p), k - i as i64);
-        }
-    }
-    pods.sort_by(|a, b| compare(a, b, min_ready_seconds, now, Some(&rank)));
-}
-
-fn compare<P: PodView>(
-    a: &P,
-    b: &P,
-    min_ready_seconds: i32,
-    now: jiff::Timestamp,
-    rank: Option<&BTreeMap<&str, i64>>,
-) -> Ordering {
-    let key = |p: &P| {
-        (
-            pod::scheduled(p),
-            pod::phase_rank(p),
-            pod::is_available(p, min_ready_seconds, now),
-            pod::has_ready_condition(p),
-            pod::deletion_cost(p),
-            Reverse(rank.and_then(|r| r.get(pod::name(p))).copied().unwrap_or(0)),
-        )
-    };
-    key(a)
-        .cmp(&key(b))
-        .then_with(|| {
-            if pod::has_ready_condition(a) && pod::has_ready_condition(b) {
-                // More recently ready first, unknown time first of all.
-                Reverse(pod::ready_time(a)).cmp(&Reverse(pod::ready_time(b)))
-            } else {
-                Ordering::Equal
-            }
-        })
-        .then_with(|| pod::max_restarts(b).cmp(&pod::max_restarts(a)))
-        .then_with(|| Reverse(pod::created(a)).cmp(&Reverse(pod::created(b))))
-        .then_with(|| pod::name(a).cmp(pod::name(b)))
-}
-
 /// A pod of `revision`, named `<cloneset>-<id>`, mounting the PVCs of `id`.
 pub(crate) fn new_pod(
     ctx: &Context<'_>,
@@ -267,10 +213,10 @@ pub(crate) fn new_pod(
     let mut labels = meta.labels.unwrap_or_default();
     labels.insert(keys::CONTROLLER_REVISION_HASH.into(), revision.into());
     labels.insert(pod::POD_TEMPLATE_HASH.into(), short_hash(revision).into());
-    labels.insert(pod::INSTANCE_ID.into(), id.into());
-    labels.insert(pod::LIFECYCLE_STATE.into(), PREPARING_NORMAL.into());
+    labels.insert(INSTANCE_ID.into(), id.into());
+    labels.insert(LIFECYCLE_STATE.into(), PREPARING_NORMAL.into());
     let mut annotations = meta.annotations.unwrap_or_default();
-    annotations.insert(pod::LIFECYCLE_TIMESTAMP.into(), ctx.now_text.clone());
+    annotations.insert(LIFECYCLE_TIMESTAMP.into(), ctx.now_text.clone());
     let mut spec = template.spec.clone().unwrap_or_default();
     let gates = spec.readiness_gates.get_or_insert_with(Vec::new);
     if !gates
@@ -281,7 +227,7 @@ pub(crate) fn new_pod(
             condition_type: keys::INPLACE_UPDATE_READY.into(),
         });
     }
-    pvc::mount(ctx.cloneset, &mut spec, id);
+    crate::workload::pvc::mount(ctx.cloneset, &mut spec, id);
     Pod {
         metadata: ObjectMeta {
             name: Some(format!("{set_name}-{id}")),
@@ -290,37 +236,10 @@ pub(crate) fn new_pod(
             labels: Some(labels),
             annotations: Some(annotations),
             finalizers: meta.finalizers,
-            owner_references: Some(vec![owner_reference(ctx.cloneset)]),
+            owner_references: Some(vec![ctx.cloneset.owner_reference()]),
             ..Default::default()
         },
         spec: Some(spec),
         status: None,
     }
-}
-
-/// A write of the lifecycle label and its timestamp.
-pub(super) fn lifecycle_write(
-    ctx: &Context<'_>,
-    before: &Arc<Pod>,
-    state: &str,
-    purpose: Purpose,
-) -> Action {
-    let mut after = Pod::clone(before);
-    set_lifecycle(&mut after, state, &ctx.now_text);
-    Action::WritePod {
-        before: before.clone(),
-        writes: vec![PodWrite::spec(after)],
-        purpose,
-    }
-}
-
-pub fn set_lifecycle(pod: &mut Pod, state: &str, now: &str) {
-    pod.metadata
-        .labels
-        .get_or_insert_with(BTreeMap::new)
-        .insert(pod::LIFECYCLE_STATE.into(), state.into());
-    pod.metadata
-        .annotations
-        .get_or_insert_with(BTreeMap::new)
-        .insert(pod::LIFECYCLE_TIMESTAMP.into(), now.into());
 }

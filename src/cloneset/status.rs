@@ -2,10 +2,11 @@
 //! at the start of the round.
 
 use jiff::Timestamp;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use super::facts::PodFacts;
-use crate::api::cloneset::{CloneSetCondition, CloneSetStatus};
+use crate::api::cloneset::CloneSetStatus;
+use crate::workload::facts::PodFacts;
+use crate::workload::status::{self as conditions, selector_string, set_condition};
 
 /// Everything the status is computed from.
 pub struct StatusInput<'a> {
@@ -60,66 +61,7 @@ pub fn compute(input: &StatusInput<'_>) -> CloneSetStatus {
 /// Records a failure of the round (`FailedScale`, `FailedUpdate`) in `status`, as the planner
 /// does for its own; the shell uses it for the writes that failed.
 pub fn record_failure(status: &mut CloneSetStatus, kind: &str, message: &str, now: Timestamp) {
-    let mut conditions = status.conditions.take().unwrap_or_default();
-    set_condition(&mut conditions, kind, message, now);
-    status.conditions = Some(conditions);
-}
-
-/// Set-condition semantics: a condition of the same type is replaced; when status and message
-/// stay the same the old transition time is kept, so a failure repeated each round writes once.
-fn set_condition(
-    conditions: &mut Vec<CloneSetCondition>,
-    kind: &str,
-    message: &str,
-    now: Timestamp,
-) {
-    if let Some(existing) = conditions.iter_mut().find(|c| c.type_ == kind) {
-        if existing.status == "True" && existing.message.as_deref() == Some(message) {
-            return;
-        }
-        *existing = failed(kind, message, now);
-        return;
-    }
-    conditions.push(failed(kind, message, now));
-}
-
-fn failed(kind: &str, message: &str, now: Timestamp) -> CloneSetCondition {
-    CloneSetCondition {
-        type_: kind.to_string(),
-        status: "True".into(),
-        last_transition_time: Some(Time(now)),
-        reason: None,
-        message: Some(message.to_string()),
-    }
-}
-
-/// The selector as `kubectl` and the scale subresource print it (`app=sample,tier in (a,b)`),
-/// requirements sorted by key.
-pub fn selector_string(selector: &LabelSelector) -> String {
-    let mut parts: Vec<(String, String)> = Vec::new();
-    for (key, value) in selector.match_labels.iter().flatten() {
-        parts.push((key.clone(), format!("{key}={value}")));
-    }
-    for requirement in selector.match_expressions.iter().flatten() {
-        let key = &requirement.key;
-        let mut values = requirement.values.clone().unwrap_or_default();
-        values.sort();
-        let values = values.join(",");
-        let text = match requirement.operator.as_str() {
-            "In" => format!("{key} in ({values})"),
-            "NotIn" => format!("{key} notin ({values})"),
-            "Exists" => key.clone(),
-            "DoesNotExist" => format!("!{key}"),
-            other => format!("{key} {other} ({values})"),
-        };
-        parts.push((key.clone(), text));
-    }
-    parts.sort_by(|a, b| a.0.cmp(&b.0));
-    parts
-        .into_iter()
-        .map(|(_, text)| text)
-        .collect::<Vec<_>>()
-        .join(",")
+    conditions::record_failure(&mut status.conditions, kind, message, now);
 }
 
 /// Whether the new status is worth a write (OpenKruise's `inconsistentStatus`): observedGeneration
@@ -144,36 +86,6 @@ pub fn changed(previous: Option<&CloneSetStatus>, next: &CloneSetStatus) -> bool
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
-
-    #[test]
-    fn selector_strings() {
-        let selector = LabelSelector {
-            match_labels: Some(
-                [
-                    ("app".to_string(), "sample".to_string()),
-                    ("z".to_string(), "1".to_string()),
-                ]
-                .into(),
-            ),
-            match_expressions: Some(vec![
-                LabelSelectorRequirement {
-                    key: "tier".into(),
-                    operator: "In".into(),
-                    values: Some(vec!["b".into(), "a".into()]),
-                },
-                LabelSelectorRequirement {
-                    key: "gone".into(),
-                    operator: "DoesNotExist".into(),
-                    values: None,
-                },
-            ]),
-        };
-        assert_eq!(
-            selector_string(&selector),
-            "app=sample,!gone,tier in (a,b),z=1"
-        );
-    }
 
     #[test]
     fn only_generation_counters_revisions_and_selector_are_written_on_their_own() {
@@ -211,20 +123,5 @@ mod tests {
         assert!(with(|s| s.label_selector = None));
         // Nothing written yet: any status with a revision is news.
         assert!(changed(None, &old));
-    }
-
-    #[test]
-    fn repeated_failure_keeps_its_transition_time() {
-        let mut conditions = Vec::new();
-        let t0 = Timestamp::UNIX_EPOCH;
-        let t1 = Timestamp::from_second(60).unwrap();
-        set_condition(&mut conditions, "FailedUpdate", "boom", t0);
-        set_condition(&mut conditions, "FailedUpdate", "boom", t1);
-        assert_eq!(conditions.len(), 1);
-        assert_eq!(conditions[0].last_transition_time, Some(Time(t0)));
-        set_condition(&mut conditions, "FailedUpdate", "other", t1);
-        assert_eq!(conditions[0].last_transition_time, Some(Time(t1)));
-        set_condition(&mut conditions, "FailedScale", "x", t1);
-        assert_eq!(conditions.len(), 2);
     }
 }

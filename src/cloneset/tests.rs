@@ -4,13 +4,20 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodCondition, PodStatus};
+use k8s_openapi::api::core::v1::{Pod, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::{Value, json};
 
 use super::*;
 use crate::api::cloneset::CloneSet;
 use crate::api::keys;
+#[allow(unused_imports)]
+use crate::workload::lifecycle::{
+    LIFECYCLE_STATE, NORMAL, PREPARING_DELETE, PREPARING_NORMAL, PREPARING_UPDATE, UPDATED,
+    UPDATING,
+};
+use crate::workload::simulation::{self, Cluster, Simulated};
+use crate::workload::{Workload, listed, sort};
 
 mod lifecycle;
 mod property;
@@ -48,28 +55,53 @@ fn cloneset(replicas: i32, template: Value, strategy: Value) -> CloneSet {
     set
 }
 
-/// The simulated cluster: one CloneSet, its pods, its history, a clock, a kubelet.
+/// The simulated cluster ([`Cluster`]: pods, clock, kubelet) with one CloneSet and its history.
 struct World {
     set: CloneSet,
-    pods: Vec<Arc<Pod>>,
     history: Vec<ControllerRevision>,
-    now: i64,
-    version: u64,
     rng: fastrand::Rng,
-    /// Pods the kubelet leaves alone (not started / never ready).
-    stuck: Vec<String>,
+    cluster: Cluster,
+}
+
+impl std::ops::Deref for World {
+    type Target = Cluster;
+    fn deref(&self) -> &Cluster {
+        &self.cluster
+    }
+}
+
+impl std::ops::DerefMut for World {
+    fn deref_mut(&mut self) -> &mut Cluster {
+        &mut self.cluster
+    }
+}
+
+impl Simulated for World {
+    type Plan = Plan;
+    fn plan(&mut self) -> Plan {
+        World::plan(self)
+    }
+    fn apply(&mut self, plan: &Plan) {
+        World::apply(self, plan)
+    }
+    fn writes_nothing(plan: &Plan) -> bool {
+        plan.actions.is_empty() && !plan.write_status
+    }
+    fn cluster(&mut self) -> &mut Cluster {
+        &mut self.cluster
+    }
+    fn describe(&self) -> String {
+        format!("{:#?}", self.summary())
+    }
 }
 
 impl World {
     fn new(set: CloneSet) -> World {
         let mut world = World {
             set,
-            pods: Vec::new(),
             history: Vec::new(),
-            now: 0,
-            version: 1,
             rng: fastrand::Rng::with_seed(7),
-            stuck: Vec::new(),
+            cluster: Cluster::new(T0),
         };
         world.sync_revision();
         world
@@ -128,10 +160,12 @@ impl World {
 
         let mut cached: Vec<ListedPod> = whole
             .iter()
-            .map(|p| match listed::read_whole_every_round(&p.summary) {
-                true => p.clone(),
-                false => ListedPod::summary(p.summary.clone()),
-            })
+            .map(
+                |p| match listed::read_whole_every_round(&p.summary, CloneSet::REVISIONS) {
+                    true => p.clone(),
+                    false => ListedPod::summary(p.summary.clone()),
+                },
+            )
             .collect();
         let mut draws = same_draws.clone();
         let mut as_shell = plan(&snapshot(self, &update, &cached), &mut draws).unwrap();
@@ -153,58 +187,10 @@ impl World {
         planned
     }
 
-    fn next_version(&mut self) -> String {
-        self.version += 1;
-        self.version.to_string()
-    }
-
-    /// Applies a plan as the apiserver would; panics on a conflicting write (two writes of one
-    /// round to the same pod).
+    /// Applies a plan as the apiserver would ([`Cluster::apply_actions`]), then its status,
+    /// `podsToDelete` and history truncation.
     fn apply(&mut self, plan: &Plan) {
-        for action in &plan.actions {
-            match action {
-                Action::CreatePod { pod, .. } => {
-                    let mut pod = Pod::clone(pod);
-                    assert!(
-                        !self
-                            .pods
-                            .iter()
-                            .any(|p| p.metadata.name == pod.metadata.name),
-                        "name reused"
-                    );
-                    pod.metadata.resource_version = Some(self.next_version());
-                    pod.metadata.creation_timestamp = Some(Time(at(self.now)));
-                    pod.status = Some(PodStatus {
-                        phase: Some("Pending".into()),
-                        ..Default::default()
-                    });
-                    self.pods.push(Arc::new(pod));
-                }
-                Action::DeletePod { name } => {
-                    let before = self.pods.len();
-                    self.pods
-                        .retain(|p| p.metadata.name.as_deref() != Some(name));
-                    assert_eq!(before, self.pods.len() + 1, "delete of unknown pod {name}");
-                }
-                Action::WritePod { before, writes, .. } => {
-                    let index = self
-                        .pods
-                        .iter()
-                        .position(|p| p.metadata.name == before.metadata.name)
-                        .unwrap();
-                    assert_eq!(
-                        self.pods[index].metadata.resource_version,
-                        before.metadata.resource_version,
-                        "conflicting write to {:?}",
-                        before.metadata.name
-                    );
-                    let mut pod = writes.last().unwrap().pod.clone();
-                    pod.metadata.resource_version = Some(self.next_version());
-                    self.pods[index] = Arc::new(pod);
-                }
-                Action::Event(_) => {}
-            }
-        }
+        self.cluster.apply_actions(&plan.actions);
         if plan.write_status {
             self.set.status = Some(plan.status.clone());
         }
@@ -218,99 +204,18 @@ impl World {
         });
     }
 
-    /// Kubelet: schedules, starts the spec images (new imageID on change), reports readiness
-    /// from containers and readiness gates.
     fn kubelet(&mut self) {
-        let now = at(self.now);
-        for index in 0..self.pods.len() {
-            let mut pod = Pod::clone(&self.pods[index]);
-            if self.stuck.contains(pod.metadata.name.as_ref().unwrap()) {
-                continue;
-            }
-            let spec = pod.spec.clone().unwrap();
-            pod.spec
-                .as_mut()
-                .unwrap()
-                .node_name
-                .get_or_insert_with(|| "node-1".into());
-            let status = pod.status.get_or_insert_with(Default::default);
-            status.phase = Some("Running".into());
-            let old = status.container_statuses.clone().unwrap_or_default();
-            status.container_statuses = Some(
-                spec.containers
-                    .iter()
-                    .map(|c| {
-                        let image = c.image.clone().unwrap_or_default();
-                        match old.iter().find(|s| s.name == c.name) {
-                            Some(s) if s.image == image => s.clone(),
-                            Some(s) => ContainerStatus {
-                                image: image.clone(),
-                                image_id: format!("id-{image}"),
-                                restart_count: s.restart_count + 1,
-                                ..s.clone()
-                            },
-                            None => ContainerStatus {
-                                name: c.name.clone(),
-                                image: image.clone(),
-                                image_id: format!("id-{image}"),
-                                ready: true,
-                                container_id: Some(format!("containerd://{}", c.name)),
-                                ..Default::default()
-                            },
-                        }
-                    })
-                    .collect(),
-            );
-            let gates_ok = spec.readiness_gates.iter().flatten().all(|g| {
-                status
-                    .conditions
-                    .iter()
-                    .flatten()
-                    .any(|c| c.type_ == g.condition_type && c.status == "True")
-            });
-            let ready = if gates_ok { "True" } else { "False" };
-            let conditions = status.conditions.get_or_insert_with(Vec::new);
-            match conditions.iter_mut().find(|c| c.type_ == "Ready") {
-                Some(c) if c.status == ready => {}
-                Some(c) => {
-                    c.status = ready.into();
-                    c.last_transition_time = Some(Time(now));
-                }
-                None => conditions.push(PodCondition {
-                    type_: "Ready".into(),
-                    status: ready.into(),
-                    last_transition_time: Some(Time(now)),
-                    ..Default::default()
-                }),
-            }
-            if *self.pods[index] != pod {
-                pod.metadata.resource_version = Some(self.next_version());
-                self.pods[index] = Arc::new(pod);
-            }
-        }
+        self.cluster.kubelet();
     }
 
-    /// One reconcile, then one second of kubelet.
+    /// One reconcile, then one second of kubelet ([`simulation::round`]).
     fn round(&mut self) -> Plan {
-        let plan = self.plan();
-        self.apply(&plan);
-        self.now += 1;
-        self.kubelet();
-        plan
+        simulation::round(self)
     }
 
     /// Rounds until a reconcile writes nothing; the number of rounds it took.
     fn settle(&mut self, max_rounds: usize) -> usize {
-        for n in 0..max_rounds {
-            let plan = self.round();
-            if plan.actions.is_empty() && !plan.write_status {
-                return n;
-            }
-        }
-        panic!(
-            "no convergence after {max_rounds} rounds: {:#?}",
-            self.summary()
-        );
+        simulation::settle(self, max_rounds)
     }
 
     fn summary(&self) -> Vec<(String, String, String)> {
@@ -349,7 +254,7 @@ impl World {
             .unwrap();
         self.pods
             .iter()
-            .filter(|p| pod::at_revision(p, &update))
+            .filter(|p| CloneSet::REVISIONS.pod_at(p, &update))
             .count()
     }
 

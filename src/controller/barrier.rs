@@ -4,12 +4,11 @@
 
 use std::sync::Arc;
 
-use futures::StreamExt;
+use super::runtime::Term;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::Store;
-use tokio_util::sync::CancellationToken;
 
 pub use crate::barrier::{BarrierDecision, configmap_name, decide};
 use crate::barrier::{ConfigMapWrite, FAILED_REQUEUE, completed_patch, configmap_write};
@@ -81,23 +80,21 @@ struct Context {
     client: kube::Client,
 }
 
-/// Keeps the barriers of all pods moving until `shutdown` fires. `events` is a subscription to
-/// the shared pod reflector behind `store`.
+/// The component this controller's events carry (Kruise's controller of the same barrier).
+pub const COMPONENT: &str = "container-launch-priority-controller";
+
+/// Keeps the barriers of all pods moving until the term ends. `events` is a subscription to the
+/// shared pod reflector behind `store`.
 pub async fn run(
-    client: kube::Client,
     events: impl futures::Stream<Item = Arc<Pod>> + Send + 'static,
     store: Store<Pod>,
-    shutdown: CancellationToken,
+    term: &Term,
 ) {
-    let context = Arc::new(Context { client });
-    Controller::for_shared_stream(events, store)
-        .graceful_shutdown_on(shutdown.cancelled_owned())
-        .run(reconcile, error_policy, context)
-        .for_each(|result| async move {
-            if let Err(error) = result {
-                tracing::debug!(%error, "barrier reconcile");
-            }
-        })
+    let context = Arc::new(Context {
+        client: term.client(),
+    });
+    let controller = Controller::for_shared_stream(events, store);
+    term.run(COMPONENT, controller, reconcile, error_policy, context)
         .await;
 }
 

@@ -5,15 +5,29 @@ use std::sync::Mutex as TestMutex;
 
 use axum::http::Method;
 use k8s_openapi::api::core::v1::Pod;
-use kube::runtime::events::Reporter;
 use kube::runtime::reflector::store::Writer;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::controller::CONTROLLER_NAME;
+use crate::api::CloneSetBuilder;
+use crate::cloneset::{self as core, Action};
+use crate::controller::expectations::Expectations;
+use crate::controller::expectations::Seen;
 use crate::controller::fake_apiserver::{
-    JSON, JSON_PATCH, MERGE_PATCH, Scenario, conflict, created, includes, list, patched, store_of,
+    self, JSON, JSON_PATCH, MERGE_PATCH, Scenario, conflict, created, includes, list, patched,
+    revision_list, store_of, test_recorder,
 };
+use crate::controller::pod_cache;
+use crate::controller::workload::PvcMeta as ClaimMeta;
+use crate::controller::workload::reconcile::{CONFLICT_REQUEUE, IN_FLIGHT_REQUEUE};
+use crate::metrics::Metrics;
+use crate::podmarks::PodSummary;
+use crate::workload::revision;
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kube::runtime::reflector::Store;
+use std::time::Instant;
 
 pub(super) const CLONESET: &str = "/apis/apps.kruise.io/v1alpha1/namespaces/default/clonesets/web";
 pub(super) const REVISIONS: &str = "/apis/apps/v1/namespaces/default/controllerrevisions";
@@ -22,22 +36,13 @@ pub(super) const SELECTOR: (&str, &str) = ("labelSelector", "app=web");
 pub(super) const REGARDING: (&str, &str) = ("CloneSet", "web");
 
 pub(super) fn cloneset(replicas: i32, image: &str) -> CloneSet {
-    serde_json::from_value(json!({
-        "apiVersion": "apps.kruise.io/v1alpha1",
-        "kind": "CloneSet",
-        "metadata": {"name": "web", "namespace": "default", "uid": "web-uid", "generation": 1,
-            "resourceVersion": "10"},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "main", "image": image}]}
-            },
-            "updateStrategy": {"type": "InPlaceIfPossible", "maxUnavailable": 1}
-        }
-    }))
-    .unwrap()
+    CloneSetBuilder::new("web")
+        .resource_version("10")
+        .replicas(replicas)
+        .image(image)
+        .update_type("InPlaceIfPossible")
+        .max_unavailable(IntOrString::Int(1))
+        .build()
 }
 
 /// The revision `set` asks for, numbered `number`, as the apiserver stores it.
@@ -60,15 +65,11 @@ pub(super) fn context_with(
     pods: Store<Pod>,
     summaries: Store<PodSummary>,
 ) -> Arc<Context> {
-    let reporter = Reporter {
-        controller: CONTROLLER_NAME.into(),
-        instance: Some("test".into()),
-    };
     Arc::new(Context {
         client: client.clone(),
         pods,
         summaries,
-        recorder: Recorder::new(client, reporter),
+        recorder: test_recorder(client),
         expectations: Default::default(),
         metrics: Arc::new(Metrics::new()),
     })
@@ -77,7 +78,10 @@ pub(super) fn context_with(
 /// The shell around `context`, with no PVCs cached (these CloneSets have no volumeClaimTemplates).
 fn shell(context: Arc<Context>) -> Arc<Shell> {
     let (claims, _writer) = store_of::<ClaimMeta>([]);
-    Arc::new(Shell { context, claims })
+    Arc::new(Shell {
+        context,
+        pvcs: claims,
+    })
 }
 
 /// One reconcile of `set` against `scenario`. The context (every client) is dropped before the
@@ -111,7 +115,10 @@ pub(super) async fn reconcile_on(
     let (client, server) = scenario.start();
     let context = context_with(client, pods, summaries);
     let (claims, _writer) = store_of::<ClaimMeta>(claims);
-    let shell = Arc::new(Shell { context, claims });
+    let shell = Arc::new(Shell {
+        context,
+        pvcs: claims,
+    });
     let result = reconcile(Arc::new(set.clone()), shell.clone()).await;
     let shell = Arc::into_inner(shell).expect("the reconcile kept no shell");
     let mut context = Arc::into_inner(shell.context).expect("the reconcile kept no context");
@@ -144,7 +151,7 @@ pub(super) fn new_pod_name(
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()),
             || format!("name {name:?}"),
         )?;
-        let label = &body["metadata"]["labels"][crate::cloneset::pod::INSTANCE_ID];
+        let label = &body["metadata"]["labels"][crate::cloneset::pvc::INSTANCE_ID];
         check(label == id, || format!("instance id {label} for {name}"))?;
         let mut names = names.lock().unwrap();
         check(!names.iter().any(|n| n == name), || {
@@ -308,14 +315,14 @@ async fn pod_events_release_the_expectations_the_cache_cannot() {
             })
     };
     for pod in [&flash, &going, &stays] {
-        observe::pod_event(&context, pod);
+        observe::pod_event::<CloneSet>(&context, pod);
     }
     assert!(waiting(&context).is_some(), "web-stays is not deleted yet");
     // Its delete event, once the store no longer holds it.
     writer.apply_watcher_event(&kube::runtime::watcher::Event::Delete(pod_cache::summary(
         &stays,
     )));
-    observe::pod_event(&context, &stays);
+    observe::pod_event::<CloneSet>(&context, &stays);
     assert_eq!(waiting(&context), None);
     drop(context);
     server.finish().await;
@@ -387,11 +394,7 @@ fn update_case() -> UpdateCase {
 }
 
 fn history_list(case: &UpdateCase) -> (axum::http::StatusCode, Value) {
-    list(
-        "ControllerRevisionList",
-        "apps/v1",
-        case.history.iter().map(as_json).collect(),
-    )
+    revision_list(&case.history)
 }
 
 /// The pod `body` (a JSON patch) makes of `stored`.
@@ -474,15 +477,11 @@ fn expect_image_patch(
 }
 
 fn expect_status(scenario: &mut Scenario, case: &UpdateCase) {
-    let stored = as_json(&case.set);
-    scenario
-        .expect(Method::PATCH, format!("{CLONESET}/status"))
-        .content_type(MERGE_PATCH)
-        .body_includes(json!({"status": {
-            "observedGeneration": 2, "replicas": 1, "updatedReplicas": 0,
-            "updateRevision": case.target, "currentRevision": name_of(&case.history[0])
-        }}))
-        .reply_with(patched(stored, "20"));
+    let status = json!({
+        "observedGeneration": 2, "replicas": 1, "updatedReplicas": 0,
+        "updateRevision": case.target, "currentRevision": name_of(&case.history[0])
+    });
+    fake_apiserver::expect_status(scenario, CLONESET, status, as_json(&case.set), "20");
 }
 
 #[tokio::test]

@@ -17,7 +17,7 @@ pub enum CommandError {
 }
 
 pub async fn controller(args: ControllerArgs) -> Result<(), CommandError> {
-    let client = crate::source::watch::client(args.kubeconfig.as_deref())
+    let kube_config = crate::source::watch::config(args.kubeconfig.as_deref())
         .await
         .map_err(CommandError::Client)?;
     let identity = args.identity.unwrap_or_else(default_identity);
@@ -25,6 +25,7 @@ pub async fn controller(args: ControllerArgs) -> Result<(), CommandError> {
     controller_config.sidecarsets = !args.no_sidecarsets;
     controller_config.barriers = !args.no_barriers;
     controller_config.clonesets = !args.no_clonesets;
+    controller_config.limits = (&args.limits).into();
 
     let shutdown = CancellationToken::new();
     let on_signal = shutdown.clone();
@@ -33,6 +34,6 @@ pub async fn controller(args: ControllerArgs) -> Result<(), CommandError> {
         tracing::info!("shutting down");
         on_signal.cancel();
     });
-    run(client, controller_config, shutdown).await?;
+    run(kube_config, controller_config, shutdown).await?;
     Ok(())
 }

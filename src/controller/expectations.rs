@@ -5,6 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
+use prometheus_client::metrics::counter::Counter;
+
 /// Upstream's `--expectation-timeout`: after this an expectation is dropped, so a lost watch
 /// event cannot stall a CloneSet for ever.
 pub const TIMEOUT: Duration = Duration::from_secs(300);
@@ -54,9 +56,19 @@ impl Pending {
 #[derive(Debug, Default)]
 pub struct Expectations {
     by_key: BTreeMap<String, Pending>,
+    /// Counts the expectations given up on (`controller_expectation_timeouts_total`).
+    timeouts: Counter,
 }
 
 impl Expectations {
+    /// Expectations whose timeouts are counted in `timeouts`.
+    pub fn counting_timeouts(timeouts: Counter) -> Self {
+        Expectations {
+            by_key: BTreeMap::new(),
+            timeouts,
+        }
+    }
+
     fn pending(&mut self, key: &str) -> &mut Pending {
         self.by_key.entry(key.to_string()).or_default()
     }
@@ -152,6 +164,7 @@ impl Expectations {
                 versions = ?pending.versions,
                 "expectations unsatisfied for 5 minutes: dropped"
             );
+            self.timeouts.inc();
             self.by_key.remove(key);
             return Some(AFTER_TIMEOUT);
         }

@@ -63,7 +63,8 @@ fn versions_wait_for_the_cache_to_catch_up() {
 #[test]
 fn failures_and_timeouts_release_the_cloneset() {
     let t = Instant::now();
-    let mut e = Expectations::default();
+    let timeouts = prometheus_client::metrics::counter::Counter::default();
+    let mut e = Expectations::counting_timeouts(timeouts.clone());
     e.expect_create("k", "p");
     e.forget("k", "p");
     assert_eq!(e.unsatisfied("k", t, |_| Seen::Absent), None);
@@ -72,9 +73,12 @@ fn failures_and_timeouts_release_the_cloneset() {
     let left = e.unsatisfied("k", t + Duration::from_secs(100), |_| Seen::Absent);
     assert_eq!(left, Some(Duration::from_secs(200)));
     // Timed out: dropped, and a look again shortly, which plans.
+    assert_eq!(timeouts.get(), 0);
     let left = e.unsatisfied("k", t + TIMEOUT, |_| Seen::Absent);
     assert_eq!(left, Some(AFTER_TIMEOUT));
+    assert_eq!(timeouts.get(), 1, "the timeout is counted");
     assert_eq!(e.unsatisfied("k", t + TIMEOUT, |_| Seen::Absent), None);
+    assert_eq!(timeouts.get(), 1);
 }
 
 #[test]

@@ -19,7 +19,9 @@ use std::hash::Hash;
 use std::time::Duration;
 
 use axum::http::{Method, Request, Response, StatusCode, header};
+use k8s_openapi::api::apps::v1::ControllerRevision;
 use kube::client::Body;
+use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::reflector::{self, Store, store::Writer};
 use kube::runtime::watcher;
 use serde_json::{Value, json};
@@ -526,6 +528,43 @@ where
     }
     writer.apply_watcher_event(&watcher::Event::InitDone);
     (store, writer)
+}
+
+/// The answer to a ControllerRevision list: `history` as stored.
+pub fn revision_list(history: &[ControllerRevision]) -> (StatusCode, Value) {
+    list(
+        "ControllerRevisionList",
+        "apps/v1",
+        history
+            .iter()
+            .map(|r| serde_json::to_value(r).expect("a revision serializes"))
+            .collect(),
+    )
+}
+
+/// Expects the status merge patch of the workload at `path` (its object path), its body
+/// including `status`; answers with `stored` at `resource_version`.
+pub fn expect_status(
+    scenario: &mut Scenario,
+    path: &str,
+    status: Value,
+    stored: Value,
+    resource_version: &'static str,
+) {
+    scenario
+        .expect(Method::PATCH, format!("{path}/status"))
+        .content_type(MERGE_PATCH)
+        .body_includes(json!({ "status": status }))
+        .reply_with(patched(stored, resource_version));
+}
+
+/// The event recorder of a controller under test (instance `test`).
+pub fn test_recorder(client: kube::Client) -> Recorder {
+    let reporter = Reporter {
+        controller: crate::controller::CONTROLLER_NAME.into(),
+        instance: Some("test".into()),
+    };
+    Recorder::new(client, reporter)
 }
 
 #[cfg(test)]

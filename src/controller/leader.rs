@@ -1,27 +1,35 @@
 //! Leader election with a `coordination.k8s.io/v1` Lease, client-go style: the holder renews every
-//! few seconds; anyone may take the lease once `renewTime + leaseDurationSeconds` has passed; a
-//! leader that cannot renew within its renew deadline steps down before others may take over.
+//! [`LeaseConfig::renew_period`]; anyone may take the lease once it has not changed for its
+//! `leaseDurationSeconds`, measured by the taker's own monotonic clock from when it saw the last
+//! change (client-go's `observedTime`), never by comparing the holder's `renewTime` with the
+//! local wall clock, so holders whose clocks disagree neither lose a live lease nor keep a dead
+//! one; a leader that cannot renew within its renew deadline (shorter than the lease) steps down
+//! before others may take over.
 //!
-//! [`decide`] is the whole policy; [`Elector`] only reads and writes the Lease.
+//! [`observe`] and [`decide`] are the whole policy; [`Elector`] only reads and writes the Lease, on
+//! its own thread and runtime with its own client ([`spawn`]), so nothing the controllers do can
+//! delay a renewal.
 
 use std::time::Duration;
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use kube::api::{Api, ObjectMeta, PostParams};
 use tokio::sync::watch;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::k8s::retry::is_conflict;
 
-/// Timings, client-go's defaults scaled to the brief: 15 s lease, renew every 5 s.
+/// Timings, client-go's defaults: 15 s lease, 10 s renew deadline, a round every 2 s.
 #[derive(Debug, Clone)]
 pub struct LeaseConfig {
     pub name: String,
     pub namespace: String,
     pub identity: String,
     pub lease_duration: Duration,
+    /// How often the holder renews and a follower looks (client-go's retry period).
     pub renew_period: Duration,
     /// A leader that has not renewed for this long stops acting (shorter than the lease, so it
     /// stops before anyone else can start).
@@ -39,32 +47,54 @@ impl LeaseConfig {
             namespace: namespace.into(),
             identity: identity.into(),
             lease_duration: Duration::from_secs(15),
-            renew_period: Duration::from_secs(5),
+            renew_period: Duration::from_secs(2),
             renew_deadline: Duration::from_secs(10),
         }
     }
 }
 
-/// The parts of a Lease the decision reads.
+/// The parts of a Lease the decision reads: who holds it, and what changes with each renewal.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LeaseView<'a> {
-    pub holder: Option<&'a str>,
+pub struct LeaseView {
+    pub holder: Option<String>,
+    /// The holder's renewTime (or acquireTime): compared only with what was seen before.
     pub renew_time: Option<Timestamp>,
     pub duration_seconds: Option<i32>,
+    pub transitions: Option<i32>,
 }
 
-impl<'a> LeaseView<'a> {
-    pub fn of(lease: &'a Lease) -> Self {
+impl LeaseView {
+    pub fn of(lease: &Lease) -> Self {
         let spec = lease.spec.as_ref();
         LeaseView {
             holder: spec
-                .and_then(|s| s.holder_identity.as_deref())
+                .and_then(|s| s.holder_identity.clone())
                 .filter(|h| !h.is_empty()),
             renew_time: spec
                 .and_then(|s| s.renew_time.as_ref().or(s.acquire_time.as_ref()))
                 .map(|t| t.0),
             duration_seconds: spec.and_then(|s| s.lease_duration_seconds),
+            transitions: spec.and_then(|s| s.lease_transitions),
         }
+    }
+}
+
+/// The Lease as this replica last saw it, and when (by its own monotonic clock) it saw it change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Observed {
+    pub lease: LeaseView,
+    pub changed_at: Instant,
+}
+
+/// What this replica knows after reading `current` at `now`: the time of the last change is kept
+/// while the Lease reads the same, and is `now` for a Lease that changed or was never seen.
+pub fn observe(previous: Option<&Observed>, current: LeaseView, now: Instant) -> Observed {
+    match previous {
+        Some(seen) if seen.lease == current => seen.clone(),
+        _ => Observed {
+            lease: current,
+            changed_at: now,
+        },
     }
 }
 
@@ -75,33 +105,31 @@ pub enum LeaseDecision {
     Renew,
     /// Free or expired: take it (a new holder, acquireTime and a transition).
     Acquire,
-    /// Someone else holds a live lease.
-    Follow { holder_expires: Timestamp },
+    /// Someone else holds a lease that changed within its duration.
+    Follow { holder_expires: Instant },
 }
 
 /// Whether `identity` should take, keep or leave the lease at `now`. A lease without a duration
 /// is treated as having `default_duration`.
 pub fn decide(
-    lease: &LeaseView<'_>,
+    observed: &Observed,
     identity: &str,
-    now: Timestamp,
+    now: Instant,
     default_duration: Duration,
 ) -> LeaseDecision {
-    let Some(holder) = lease.holder else {
+    let lease = &observed.lease;
+    let Some(holder) = lease.holder.as_deref() else {
         return LeaseDecision::Acquire;
     };
     if holder == identity {
         return LeaseDecision::Renew;
     }
-    let Some(renewed) = lease.renew_time else {
-        return LeaseDecision::Acquire;
-    };
     let duration = lease
         .duration_seconds
+        .and_then(|s| u64::try_from(s).ok())
         .filter(|s| *s > 0)
-        .map(|s| SignedDuration::from_secs(i64::from(s)))
-        .unwrap_or_else(|| SignedDuration::try_from(default_duration).unwrap_or_default());
-    let expires = renewed.saturating_add(duration).unwrap_or(renewed);
+        .map_or(default_duration, Duration::from_secs);
+    let expires = observed.changed_at + duration;
     if now > expires {
         LeaseDecision::Acquire
     } else {
@@ -111,7 +139,8 @@ pub fn decide(
     }
 }
 
-/// The Lease after `decision` by `identity` (`None` for [`LeaseDecision::Follow`]).
+/// The Lease after `decision` by `identity` (`None` for [`LeaseDecision::Follow`]); `now` is
+/// this replica's wall clock, which others only compare with what they saw before.
 pub fn next_lease(
     current: &Lease,
     decision: LeaseDecision,
@@ -138,6 +167,11 @@ pub fn next_lease(
     Some(next)
 }
 
+/// Whether this replica leads at `now`: it renewed the Lease less than the renew deadline ago.
+pub fn leads(last_renewal: Option<Instant>, now: Instant, renew_deadline: Duration) -> bool {
+    last_renewal.is_some_and(|at| now.saturating_duration_since(at) < renew_deadline)
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum LeaseError {
     #[error("lease {namespace}/{name}: {source}")]
@@ -146,13 +180,19 @@ pub enum LeaseError {
         name: String,
         source: kube::Error,
     },
+    #[error("lease {namespace}/{name}: no answer within {waited:?}")]
+    TimedOut {
+        namespace: String,
+        name: String,
+        waited: Duration,
+    },
 }
 
-/// Runs the election until `shutdown`, publishing leadership on the returned channel, and
-/// releases the lease on the way out if held.
+/// Reads and writes the Lease; remembers what it saw last.
 pub struct Elector {
     api: Api<Lease>,
     config: LeaseConfig,
+    observed: Option<Observed>,
 }
 
 impl Elector {
@@ -160,34 +200,84 @@ impl Elector {
         Elector {
             api: Api::namespaced(client, &config.namespace),
             config,
+            observed: None,
         }
     }
 
-    pub async fn run(self, leading: watch::Sender<bool>, shutdown: CancellationToken) {
-        let mut last_renewal: Option<tokio::time::Instant> = None;
-        loop {
-            match self.try_once().await {
-                Ok(true) => last_renewal = Some(tokio::time::Instant::now()),
-                Ok(false) => last_renewal = None,
-                Err(error) => tracing::warn!(%error, "lease round failed"),
-            }
-            let is_leader =
-                last_renewal.is_some_and(|at| at.elapsed() < self.config.renew_deadline);
+    /// Runs the election until `shutdown`, publishing leadership on `leading`, and releases the
+    /// lease on the way out if held. Leadership goes false as soon as the renew deadline passes
+    /// without a renewal, even while a request to the apiserver hangs.
+    pub async fn run(mut self, leading: watch::Sender<bool>, shutdown: CancellationToken) {
+        let mut last_renewal: Option<Instant> = None;
+        let publish = |is_leader: bool| {
             leading.send_if_modified(|current| {
                 let changed = *current != is_leader;
                 *current = is_leader;
                 changed
             });
-            // Followers poll at the same period: a dead leader is noticed within one lease.
-            tokio::select! {
+        };
+        loop {
+            let started = Instant::now();
+            let next_round = started + self.config.renew_period;
+            // A round may take until the next one is due, or until the deadline, if sooner.
+            let round_ends = match last_renewal {
+                Some(at) => next_round.min(at + self.config.renew_deadline),
+                None => next_round,
+            };
+            let round = tokio::select! {
                 () = shutdown.cancelled() => break,
-                () = tokio::time::sleep(self.config.renew_period) => {}
+                round = tokio::time::timeout_at(round_ends, self.try_once()) => round,
+            };
+            match round {
+                Ok(Ok(true)) => last_renewal = Some(Instant::now()),
+                Ok(Ok(false)) => last_renewal = None,
+                Ok(Err(error)) => tracing::warn!(%error, "lease round failed"),
+                Err(_) => tracing::warn!(
+                    error = %self.timed_out(round_ends - started),
+                    "lease round failed"
+                ),
+            }
+            publish(leads(
+                last_renewal,
+                Instant::now(),
+                self.config.renew_deadline,
+            ));
+            // Wait for the next round; a leader that reaches its deadline meanwhile steps down at
+            // once.
+            loop {
+                let wake = match last_renewal {
+                    Some(at) if *leading.borrow() => {
+                        next_round.min(at + self.config.renew_deadline)
+                    }
+                    _ => next_round,
+                };
+                tokio::select! {
+                    () = shutdown.cancelled() => break,
+                    () = tokio::time::sleep_until(wake) => {}
+                }
+                publish(leads(
+                    last_renewal,
+                    Instant::now(),
+                    self.config.renew_deadline,
+                ));
+                if Instant::now() >= next_round {
+                    break;
+                }
+            }
+            if shutdown.is_cancelled() {
+                break;
             }
         }
         let was_leader = *leading.borrow();
         leading.send_replace(false);
-        if was_leader && let Err(error) = self.release().await {
-            tracing::warn!(%error, "releasing the lease failed; it expires on its own");
+        if was_leader {
+            match tokio::time::timeout(self.config.renew_period, self.release()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => {
+                    tracing::warn!(%error, "releasing the lease failed; it expires on its own");
+                }
+                Err(_) => tracing::warn!("releasing the lease timed out; it expires on its own"),
+            }
         }
     }
 
@@ -199,40 +289,31 @@ impl Elector {
         }
     }
 
+    fn timed_out(&self, waited: Duration) -> LeaseError {
+        LeaseError::TimedOut {
+            namespace: self.config.namespace.clone(),
+            name: self.config.name.clone(),
+            waited,
+        }
+    }
+
     /// One read-decide-write round. `Ok(true)`: we hold the lease now.
-    pub async fn try_once(&self) -> Result<bool, LeaseError> {
-        let now = Timestamp::now();
+    pub async fn try_once(&mut self) -> Result<bool, LeaseError> {
         let current = match self.api.get_opt(&self.config.name).await {
             Ok(Some(lease)) => lease,
-            Ok(None) => {
-                let empty = Lease {
-                    metadata: ObjectMeta {
-                        name: Some(self.config.name.clone()),
-                        namespace: Some(self.config.namespace.clone()),
-                        ..Default::default()
-                    },
-                    spec: Some(LeaseSpec::default()),
-                };
-                let Some(lease) = next_lease(&empty, LeaseDecision::Acquire, &self.config, now)
-                else {
-                    return Ok(false);
-                };
-                return match self.api.create(&PostParams::default(), &lease).await {
-                    Ok(_) => Ok(true),
-                    // Another replica wrote first: it holds the lease; the next round reads it.
-                    Err(error) if is_conflict(&error) => Ok(false),
-                    Err(source) => Err(self.error(source)),
-                };
-            }
+            Ok(None) => return self.create().await,
             Err(source) => return Err(self.error(source)),
         };
+        let now = Instant::now();
+        let observed = observe(self.observed.as_ref(), LeaseView::of(&current), now);
         let decision = decide(
-            &LeaseView::of(&current),
+            &observed,
             &self.config.identity,
             now,
             self.config.lease_duration,
         );
-        let Some(lease) = next_lease(&current, decision, &self.config, now) else {
+        self.observed = Some(observed);
+        let Some(lease) = next_lease(&current, decision, &self.config, Timestamp::now()) else {
             return Ok(false);
         };
         // The resourceVersion read above makes this a compare-and-swap.
@@ -241,7 +322,36 @@ impl Elector {
             .replace(&self.config.name, &PostParams::default(), &lease)
             .await
         {
+            Ok(written) => {
+                self.observed = Some(observe(None, LeaseView::of(&written), Instant::now()));
+                Ok(true)
+            }
+            Err(error) if is_conflict(&error) => Ok(false),
+            Err(source) => Err(self.error(source)),
+        }
+    }
+
+    /// Creates the Lease held by this replica.
+    async fn create(&mut self) -> Result<bool, LeaseError> {
+        let empty = Lease {
+            metadata: ObjectMeta {
+                name: Some(self.config.name.clone()),
+                namespace: Some(self.config.namespace.clone()),
+                ..Default::default()
+            },
+            spec: Some(LeaseSpec::default()),
+        };
+        let Some(lease) = next_lease(
+            &empty,
+            LeaseDecision::Acquire,
+            &self.config,
+            Timestamp::now(),
+        ) else {
+            return Ok(false);
+        };
+        match self.api.create(&PostParams::default(), &lease).await {
             Ok(_) => Ok(true),
+            // Another replica wrote first: it holds the lease; the next round reads it.
             Err(error) if is_conflict(&error) => Ok(false),
             Err(source) => Err(self.error(source)),
         }
@@ -272,6 +382,58 @@ impl Elector {
     }
 }
 
+/// The election, running on a thread of its own.
+pub struct ElectionThread {
+    /// Whether this replica leads.
+    pub leading: watch::Receiver<bool>,
+    stop: CancellationToken,
+    done: tokio::sync::oneshot::Receiver<()>,
+}
+
+impl ElectionThread {
+    /// Stops the election, releasing the Lease if held, and waits until it has.
+    pub async fn stop(self) {
+        self.stop.cancel();
+        let _ = self.done.await;
+    }
+}
+
+/// Starts the election on its own thread with a single-threaded runtime, and there its own client
+/// from `client` (kube's client must be built on the runtime that drives it): a controller or a
+/// catalogue rebuild busy on the process's workers cannot delay a renewal.
+pub fn spawn(
+    client: impl FnOnce() -> Result<kube::Client, String> + Send + 'static,
+    config: LeaseConfig,
+) -> std::io::Result<ElectionThread> {
+    let (leading_tx, leading) = watch::channel(false);
+    let stop = CancellationToken::new();
+    let (done_tx, done) = tokio::sync::oneshot::channel();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let stop_thread = stop.clone();
+    std::thread::Builder::new()
+        .name("lease".into())
+        .spawn(move || {
+            runtime.block_on(async move {
+                match client() {
+                    Ok(client) => {
+                        Elector::new(client, config)
+                            .run(leading_tx, stop_thread)
+                            .await
+                    }
+                    Err(error) => tracing::error!(%error, "no client for leader election"),
+                }
+            });
+            let _ = done_tx.send(());
+        })?;
+    Ok(ElectionThread {
+        leading,
+        stop,
+        done,
+    })
+}
+
 /// This replica's identity: the pod name (`POD_NAME`, else `HOSTNAME`) plus a random suffix, so
 /// a restarted process never mistakes its predecessor's lease for its own.
 pub fn default_identity() -> String {
@@ -288,26 +450,30 @@ mod tests {
 
     const LEASE: Duration = Duration::from_secs(15);
 
-    fn at(seconds: i64) -> Timestamp {
-        Timestamp::from_second(1_700_000_000 + seconds).unwrap()
+    fn view(holder: Option<&str>, renewed: Option<i64>, duration: Option<i32>) -> LeaseView {
+        LeaseView {
+            holder: holder.map(str::to_string),
+            renew_time: renewed.map(|s| Timestamp::from_second(1_700_000_000 + s).unwrap()),
+            duration_seconds: duration,
+            transitions: None,
+        }
     }
 
-    fn view(holder: Option<&str>, renewed: Option<i64>, duration: Option<i32>) -> LeaseView<'_> {
-        LeaseView {
-            holder,
-            renew_time: renewed.map(at),
-            duration_seconds: duration,
-        }
+    /// `lease` first seen at `t0`, decided `seconds` later.
+    fn decide_after(lease: LeaseView, seconds: u64, t0: Instant) -> LeaseDecision {
+        let observed = observe(None, lease, t0);
+        decide(&observed, "me", t0 + Duration::from_secs(seconds), LEASE)
     }
 
     #[test]
     fn free_lease_is_taken() {
+        let t0 = Instant::now();
         assert_eq!(
-            decide(&view(None, None, None), "me", at(0), LEASE),
+            decide_after(view(None, None, None), 0, t0),
             LeaseDecision::Acquire
         );
         assert_eq!(
-            decide(&view(None, Some(0), Some(15)), "me", at(1), LEASE),
+            decide_after(view(None, Some(0), Some(15)), 1, t0),
             LeaseDecision::Acquire
         );
     }
@@ -315,34 +481,74 @@ mod tests {
     #[test]
     fn own_lease_is_renewed_even_if_expired() {
         assert_eq!(
-            decide(&view(Some("me"), Some(0), Some(15)), "me", at(100), LEASE),
+            decide_after(view(Some("me"), Some(0), Some(15)), 100, Instant::now()),
             LeaseDecision::Renew
         );
     }
 
     #[test]
-    fn live_foreign_lease_is_followed_until_it_expires() {
+    fn a_foreign_lease_is_followed_until_unchanged_for_its_duration() {
+        let t0 = Instant::now();
         let lease = view(Some("other"), Some(0), Some(15));
         assert_eq!(
-            decide(&lease, "me", at(15), LEASE),
+            decide_after(lease.clone(), 15, t0),
             LeaseDecision::Follow {
-                holder_expires: at(15)
+                holder_expires: t0 + LEASE
             }
         );
-        assert_eq!(decide(&lease, "me", at(16), LEASE), LeaseDecision::Acquire);
+        assert_eq!(decide_after(lease, 16, t0), LeaseDecision::Acquire);
+    }
+
+    #[test]
+    fn each_change_restarts_the_count_and_a_reread_without_change_does_not() {
+        let t0 = Instant::now();
+        let first = observe(None, view(Some("other"), Some(0), Some(15)), t0);
+        let same = observe(
+            Some(&first),
+            view(Some("other"), Some(0), Some(15)),
+            t0 + Duration::from_secs(10),
+        );
+        assert_eq!(same.changed_at, t0);
+        let renewed = observe(
+            Some(&same),
+            view(Some("other"), Some(2), Some(15)),
+            t0 + Duration::from_secs(12),
+        );
+        assert_eq!(renewed.changed_at, t0 + Duration::from_secs(12));
+        assert_eq!(
+            decide(&renewed, "me", t0 + Duration::from_secs(20), LEASE),
+            LeaseDecision::Follow {
+                holder_expires: t0 + Duration::from_secs(27)
+            }
+        );
+    }
+
+    #[test]
+    fn the_holders_clock_does_not_matter() {
+        let t0 = Instant::now();
+        // Renewed "a year ago" or "in a year" by the holder's clock: only changes count.
+        for renewed in [-365 * 86_400, 365 * 86_400] {
+            let lease = view(Some("other"), Some(renewed), Some(15));
+            assert!(matches!(
+                decide_after(lease.clone(), 5, t0),
+                LeaseDecision::Follow { .. }
+            ));
+            assert_eq!(decide_after(lease, 16, t0), LeaseDecision::Acquire);
+        }
     }
 
     #[test]
     fn missing_or_zero_duration_uses_the_default() {
+        let t0 = Instant::now();
         let lease = view(Some("other"), Some(0), None);
         assert!(matches!(
-            decide(&lease, "me", at(10), LEASE),
+            decide_after(lease.clone(), 10, t0),
             LeaseDecision::Follow { .. }
         ));
-        assert_eq!(decide(&lease, "me", at(16), LEASE), LeaseDecision::Acquire);
+        assert_eq!(decide_after(lease, 16, t0), LeaseDecision::Acquire);
         let zero = view(Some("other"), Some(0), Some(0));
         assert!(matches!(
-            decide(&zero, "me", at(10), LEASE),
+            decide_after(zero, 10, t0),
             LeaseDecision::Follow { .. }
         ));
     }
@@ -350,34 +556,45 @@ mod tests {
     #[test]
     fn released_lease_expires_after_one_second() {
         let lease = view(Some("other"), Some(0), Some(1));
-        assert_eq!(decide(&lease, "me", at(2), LEASE), LeaseDecision::Acquire);
-    }
-
-    #[test]
-    fn foreign_holder_without_renew_time_is_taken() {
         assert_eq!(
-            decide(&view(Some("other"), None, Some(15)), "me", at(0), LEASE),
+            decide_after(lease, 2, Instant::now()),
             LeaseDecision::Acquire
         );
     }
 
     #[test]
+    fn a_leader_leads_only_within_the_renew_deadline() {
+        let t0 = Instant::now();
+        let deadline = Duration::from_secs(10);
+        assert!(!leads(None, t0, deadline));
+        assert!(leads(Some(t0), t0 + Duration::from_secs(9), deadline));
+        assert!(!leads(Some(t0), t0 + Duration::from_secs(10), deadline));
+        // Stepping down happens before anyone else may take over.
+        assert!(deadline < LEASE);
+        let config = LeaseConfig::new("l", "ns", "me");
+        assert!(config.renew_deadline < config.lease_duration);
+        assert!(config.renew_period < config.renew_deadline);
+    }
+
+    #[test]
     fn view_treats_empty_holder_as_free_and_falls_back_to_acquire_time() {
+        let at = Timestamp::from_second(1_700_000_003).unwrap();
         let lease = Lease {
             spec: Some(LeaseSpec {
                 holder_identity: Some(String::new()),
-                acquire_time: Some(MicroTime(at(3))),
+                acquire_time: Some(MicroTime(at)),
                 ..Default::default()
             }),
             ..Default::default()
         };
         let v = LeaseView::of(&lease);
         assert_eq!(v.holder, None);
-        assert_eq!(v.renew_time, Some(at(3)));
+        assert_eq!(v.renew_time, Some(at));
     }
 
     #[test]
     fn acquire_counts_a_transition_and_renew_does_not() {
+        let at = |s: i64| Timestamp::from_second(1_700_000_000 + s).unwrap();
         let config = LeaseConfig::new("l", "ns", "me");
         let current = Lease {
             spec: Some(LeaseSpec {
@@ -404,7 +621,7 @@ mod tests {
             next_lease(
                 &taken,
                 LeaseDecision::Follow {
-                    holder_expires: at(0)
+                    holder_expires: Instant::now()
                 },
                 &config,
                 at(25)
@@ -413,3 +630,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "leader_tests.rs"]
+mod shell_tests;

@@ -3,8 +3,10 @@
 //! CloneSets ([`cloneset`]).
 //!
 //! Every replica may run [`run`]; only the Lease holder ([`leader`]) reconciles. The reflectors
-//! and controllers live for one leadership term: losing the lease tears them down, winning it
-//! again starts them afresh from the apiserver's state.
+//! and controllers live for one leadership term ([`runtime::Term`]): losing the lease tears them
+//! down, winning it again starts them afresh from the apiserver's state. Every controller runs
+//! through [`runtime`]: bounded reconciles, one client-side rate limit for all, its own event
+//! component.
 
 pub mod barrier;
 pub mod cloneset;
@@ -18,23 +20,24 @@ pub mod leader;
 pub mod pod_cache;
 pub mod pod_events;
 pub mod pod_write;
+pub mod runtime;
 pub mod sidecarset;
+pub mod workload;
 
 use std::sync::Arc;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::Api;
-use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::{WatchStreamExt, reflector, watcher};
-use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::metrics::Metrics;
-use leader::{Elector, LeaseConfig};
+use leader::LeaseConfig;
 use pod_events::{Deletions, PodEvents, PodStores};
+use runtime::{ApiBudget, ApiLimits, Term};
 
-/// Name of the Lease and of the event reporter.
+/// Name of the Lease.
 pub const CONTROLLER_NAME: &str = "kruise-webhook-controller";
 /// Events a slow subscriber may lag behind the shared pod and namespace reflectors.
 const SHARED_BUFFER: usize = 1024;
@@ -48,7 +51,10 @@ pub struct ControllerConfig {
     pub barriers: bool,
     /// Run the CloneSet controller.
     pub clonesets: bool,
-    /// Where the controllers count what they skip (the serving process shares its registry).
+    /// What the controllers together may ask of the apiserver, and how many reconciles each runs
+    /// at once.
+    pub limits: ApiLimits,
+    /// Where the controllers count what they do and skip (the serving process shares its registry).
     pub metrics: Arc<Metrics>,
 }
 
@@ -60,6 +66,7 @@ impl ControllerConfig {
             sidecarsets: true,
             barriers: true,
             clonesets: true,
+            limits: ApiLimits::default(),
             metrics: Arc::new(Metrics::new()),
         }
     }
@@ -69,22 +76,28 @@ impl ControllerConfig {
 pub enum ControllerError {
     #[error("cannot subscribe to the shared {0} reflector")]
     Subscribe(&'static str),
-    #[error("leader election task failed: {0}")]
-    Election(#[from] tokio::task::JoinError),
+    #[error("cannot start the leader election thread: {0}")]
+    Election(#[from] std::io::Error),
+    #[error("building the controllers' client: {0}")]
+    Client(#[from] kube::Error),
 }
 
-/// Runs leader election until `shutdown`, and the controllers while this replica leads.
+/// Runs leader election until `shutdown`, and the controllers while this replica leads. The
+/// election has its own thread and its own client on `kube_config`; the controllers share
+/// another, budgeted one ([`runtime`]).
 pub async fn run(
-    client: kube::Client,
+    kube_config: kube::Config,
     config: ControllerConfig,
     shutdown: CancellationToken,
 ) -> Result<(), ControllerError> {
-    let (leading_tx, mut leading) = watch::channel(false);
-    let elector = Elector::new(client.clone(), config.lease.clone());
-    // Not `shutdown`: the elector releases the lease when it stops, which must wait until the
-    // controllers' writes in flight have finished (below).
-    let stop_election = CancellationToken::new();
-    let election = tokio::spawn(elector.run(leading_tx, stop_election.clone()));
+    let lease_client_config = kube_config.clone();
+    let election = leader::spawn(
+        move || kube::Client::try_from(lease_client_config).map_err(|e| e.to_string()),
+        config.lease.clone(),
+    )?;
+    let mut leading = election.leading.clone();
+    let metrics = config.metrics.controllers.clone();
+    let budget = ApiBudget::new(&config.limits, metrics.clone());
     let mut outcome = Ok(());
     loop {
         tokio::select! {
@@ -95,8 +108,24 @@ pub async fn run(
             identity = config.lease.identity,
             "leading: starting controllers"
         );
-        let term = shutdown.child_token();
-        let controllers = tokio::spawn(run_term(client.clone(), config.clone(), term.clone()));
+        metrics.set_leading(true);
+        // Ends with the term: the client refuses every request from then on.
+        let end = shutdown.child_token();
+        let client = match budget.client(kube_config.clone(), end.clone()) {
+            Ok(client) => client,
+            Err(error) => {
+                outcome = Err(error.into());
+                break;
+            }
+        };
+        let term = Term::new(
+            client,
+            config.limits,
+            config.lease.identity.clone(),
+            metrics.clone(),
+            end.clone(),
+        );
+        let controllers = tokio::spawn(run_term(term, config.clone()));
         tokio::select! {
             () = shutdown.cancelled() => {}
             _ = leading.wait_for(|l| !*l) => {
@@ -105,7 +134,8 @@ pub async fn run(
                 }
             }
         }
-        term.cancel();
+        end.cancel();
+        // Within the stop grace of the term's end (runtime::STOP_GRACE).
         match controllers.await {
             Ok(Ok(())) => {}
             Ok(Err(error)) => {
@@ -114,22 +144,20 @@ pub async fn run(
             }
             Err(error) => tracing::error!(%error, "controllers panicked"),
         }
+        metrics.set_leading(false);
         if shutdown.is_cancelled() {
             break;
         }
     }
-    // The controllers are stopped; the elector releases the lease on its way out.
-    stop_election.cancel();
-    election.await?;
+    // The controllers are stopped; the election releases the lease on its way out.
+    election.stop().await;
     outcome
 }
 
-/// One leadership term: shared pod and namespace reflectors feeding both controllers.
-async fn run_term(
-    client: kube::Client,
-    config: ControllerConfig,
-    term: CancellationToken,
-) -> Result<(), ControllerError> {
+/// One leadership term: shared pod and namespace reflectors feeding the controllers, all on the
+/// term's budgeted client.
+async fn run_term(term: Term, config: ControllerConfig) -> Result<(), ControllerError> {
+    let client = term.client();
     let (stores, mut pod_events) = PodEvents::new(SHARED_BUFFER, pod_cache::held);
     let PodStores { pods, summaries } = stores;
     let (namespaces, namespace_writer) = reflector::store_shared::<Namespace>(SHARED_BUFFER);
@@ -156,16 +184,14 @@ async fn run_term(
     .default_backoff()
     .for_each(|_| futures::future::ready(()));
 
-    let reporter = Reporter {
-        controller: CONTROLLER_NAME.into(),
-        instance: Some(config.lease.identity.clone()),
-    };
     let cloneset_context = Arc::new(cloneset::Context {
         client: client.clone(),
         pods: pods.clone(),
         summaries: summaries.clone(),
-        recorder: Recorder::new(client.clone(), reporter.clone()),
-        expectations: Default::default(),
+        recorder: term.recorder(cloneset::COMPONENT),
+        expectations: std::sync::Mutex::new(expectations::Expectations::counting_timeouts(
+            term.metrics().expectation_timeouts(cloneset::COMPONENT),
+        )),
         metrics: config.metrics.clone(),
     });
     let context = Arc::new(sidecarset::Context {
@@ -173,49 +199,44 @@ async fn run_term(
         pods: pods.clone(),
         summaries,
         namespaces,
-        recorder: Recorder::new(client.clone(), reporter),
+        recorder: term.recorder(sidecarset::COMPONENT),
         metrics: config.metrics.clone(),
     });
+    let end = term.end().clone();
     let sidecarsets = async {
         if config.sidecarsets {
-            sidecarset::run(
-                context,
-                pods_for_sidecarsets,
-                namespace_events,
-                term.clone(),
-            )
-            .await;
+            sidecarset::run(context, pods_for_sidecarsets, namespace_events, &term).await;
         } else {
             // Unused subscriptions must still be drained or the shared reflector stalls.
             let drain_pods = pods_for_sidecarsets.for_each(|_| futures::future::ready(()));
             let drain_ns = namespace_events.for_each(|_| futures::future::ready(()));
             tokio::select! {
-                () = term.cancelled() => {}
+                () = end.cancelled() => {}
                 _ = futures::future::join(drain_pods, drain_ns) => {}
             }
         }
     };
     let clonesets = async {
         if config.clonesets {
-            cloneset::run(cloneset_context, pods_for_clonesets, term.clone()).await;
+            cloneset::run(cloneset_context, pods_for_clonesets, &term).await;
         } else {
             tokio::select! {
-                () = term.cancelled() => {}
+                () = end.cancelled() => {}
                 () = pods_for_clonesets.for_each(|_| futures::future::ready(())) => {}
             }
         }
     };
     let barriers = async {
         if config.barriers {
-            barrier::run(client.clone(), pods_for_barriers, pods, term.clone()).await;
+            barrier::run(pods_for_barriers, pods, &term).await;
         } else {
             tokio::select! {
-                () = term.cancelled() => {}
+                () = end.cancelled() => {}
                 () = pods_for_barriers.for_each(|_| futures::future::ready(())) => {}
             }
         }
     };
-    // The controllers stop on `term`; the reflectors are dropped with them.
+    // The controllers stop with the term; the reflectors are dropped with them.
     let controllers = futures::future::join3(sidecarsets, barriers, clonesets);
     tokio::select! {
         _ = controllers => {}

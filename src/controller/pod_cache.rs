@@ -25,12 +25,11 @@ use k8s_openapi::api::core::v1::{Container, ContainerStatus, EnvVar, Pod, PodSpe
 use kube::runtime::reflector::{Lookup, ObjectRef};
 use kube::runtime::watcher::Event;
 
-use crate::api::cloneset::names_cloneset;
 use crate::api::keys;
 use crate::barrier::{self, BarrierDecision};
-use crate::cloneset::{self, listed};
 use crate::inplace;
 use crate::podmarks::{EngineOwner, PlannerAnnotation, PodSummary, PodView};
+use crate::workload::{engine, listed};
 
 /// Stored by `namespace/name` like the pod it summarises.
 impl Lookup for PodSummary {
@@ -83,30 +82,28 @@ pub fn summarize(event: &Event<Pod>) -> Event<PodSummary> {
 }
 
 /// The summary of `pod`, with whether the in-place engine is at rest on it under a SidecarSet's
-/// options and under a CloneSet's.
+/// options and under the workloads'.
 pub fn summary(pod: &Pod) -> PodSummary {
-    let [sidecarset, cloneset] = inplace::at_rest_each(
-        pod,
-        [&inplace::SIDECARSET_ENGINE, &cloneset::update::ENGINE],
-    );
+    let [sidecarset, workload] =
+        inplace::at_rest_each(pod, [&inplace::SIDECARSET_ENGINE, &engine::ENGINE]);
     PodSummary::of(pod)
         .with_engine_at_rest(EngineOwner::SidecarSet, sidecarset)
-        .with_engine_at_rest(EngineOwner::CloneSet, cloneset)
+        .with_engine_at_rest(EngineOwner::Workload, workload)
 }
 
 /// Whether a controller reads `pod` whole from the cache, so that the cache keeps it. `summary`
 /// is the pod's ([`summary`]).
-/// - a pod naming a CloneSet among its owners that every CloneSet round reads whole
-///   ([`listed::read_whole_every_round`]: an update in flight, a lifecycle state to move on);
-///   the CloneSet controller reads any other pod it acts on from the apiserver;
+/// - a pod naming a workload (CloneSet, Advanced StatefulSet or DaemonSet) among its owners that
+///   every round of that kind reads whole ([`listed::workload_reads_whole`]: an update in
+///   flight, a lifecycle state to move on); the controller reads any other pod it acts on from
+///   the apiserver;
 /// - a pod whose launch barrier is still to open (once it opened, or for a pod without one, the
 ///   barrier controller has nothing more to do with it, ever);
 /// - a pod with an in-place update in flight, which the SidecarSet controller drives each round.
 ///   The update state stays on the pod once the update is done; the pod is then at rest
 ///   ([`inplace::at_rest`]) and, from then on, no longer held.
 pub fn held(pod: &Pod, summary: &PodSummary) -> bool {
-    let mut owners = pod.metadata.owner_references.iter().flatten();
-    (owners.any(names_cloneset) && listed::read_whole_every_round(summary))
+    listed::workload_reads_whole(pod, summary)
         || barrier::decide(pod) != BarrierDecision::Ignore
         || (summary.engine_progress().is_some() && !summary.engine_at_rest(EngineOwner::SidecarSet))
 }

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use futures::{FutureExt, StreamExt};
+use futures::FutureExt;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -21,10 +21,11 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 use super::events;
 use super::guarded_watch::{self, UndecodableReporter};
+use super::runtime::Term;
+use super::workload::ApiError;
 use super::{pod_cache, pod_write};
 use crate::api::{SidecarSet, keys};
 use crate::inplace::{self, SIDECARSET_ENGINE as ENGINE, Step, Write};
@@ -48,14 +49,19 @@ pub enum SidecarSetError {
         pod: String,
         source: inplace::EngineError,
     },
-    #[error("{what}: {source}")]
-    Api { what: String, source: kube::Error },
+    #[error(transparent)]
+    Api(#[from] ApiError),
     #[error("pod {pod}: still conflicting after {attempts} attempts")]
     Conflicts { pod: String, attempts: usize },
 }
 
 /// Conflict retries for one pod write, each from a fresh read.
 const CONFLICT_ATTEMPTS: usize = 5;
+/// Conflict retries of the `SidecarSetUpgradable` condition, which every SidecarSet of a pod
+/// writes: enough for the sets that reconcile at once to take turns.
+const UPGRADABLE_ATTEMPTS: usize = 20;
+/// The mean pause before a condition write that conflicted is tried again.
+const CONFLICT_BACKOFF: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// The SidecarSets a pod event concerns: those named in its injected list, and those whose
 /// selector matches its labels (a new pod, or one whose labels moved it in or out).
@@ -92,13 +98,16 @@ pub struct Context {
     pub metrics: Arc<crate::metrics::Metrics>,
 }
 
-/// Runs until `shutdown`. `pod_events` / `namespace_events` are subscriptions to the shared
+/// The component this controller's events carry, as Kruise names it.
+pub const COMPONENT: &str = "sidecarset-controller";
+
+/// Runs until the term ends. `pod_events` / `namespace_events` are subscriptions to the shared
 /// reflectors whose stores are in `context`.
 pub async fn run(
     context: Arc<Context>,
     pod_events: impl futures::Stream<Item = Arc<Pod>> + Send + 'static,
     namespace_events: impl futures::Stream<Item = Arc<Namespace>> + Send + 'static,
-    shutdown: CancellationToken,
+    term: &Term,
 ) {
     // A stored SidecarSet the types refuse is reported and skipped, not fatal to the list.
     let reporter =
@@ -108,10 +117,9 @@ pub async fn run(
         watcher::Config::default().any_semantic(),
         reporter,
     );
-    let controller = Controller::for_stream(sets, store.clone());
     let for_pods = store.clone();
-    let for_namespaces = store;
-    controller
+    let for_namespaces = store.clone();
+    let controller = Controller::for_stream(sets, store)
         .watches_shared_stream(pod_events, move |pod| {
             sidecarsets_for_pod(&pod, &for_pods.state())
                 .into_iter()
@@ -124,14 +132,8 @@ pub async fn run(
                 .filter(|s| s.spec.namespace_selector.is_some())
                 .map(|s| ObjectRef::from_obj(s.as_ref()))
                 .collect::<Vec<_>>()
-        })
-        .graceful_shutdown_on(shutdown.cancelled_owned())
-        .run(reconcile, error_policy, context)
-        .for_each(|result| async move {
-            if let Err(error) = result {
-                tracing::debug!(%error, "sidecarset reconcile");
-            }
-        })
+        });
+    term.run(COMPONENT, controller, reconcile, error_policy, context)
         .await;
 }
 
@@ -141,8 +143,7 @@ fn error_policy(set: Arc<SidecarSet>, error: &SidecarSetError, _context: Arc<Con
 }
 
 fn api_error(what: impl Into<String>) -> impl FnOnce(kube::Error) -> SidecarSetError {
-    let what = what.into();
-    move |source| SidecarSetError::Api { what, source }
+    super::workload::api_error(what)
 }
 
 fn rfc3339(now: Timestamp) -> String {
@@ -424,7 +425,7 @@ async fn upgrade(
         "upgraded sidecars"
     );
     publish(context, set, &updated, round::upgraded_event(set, &upgrade)).await;
-    set_upgradable(api, &updated, set.name(), true).await?;
+    set_upgradable(api, id, Some(updated), set.name(), true).await?;
     Ok(())
 }
 
@@ -465,11 +466,7 @@ async fn mark_not_upgradable(
     }
     let id = PodId::of(summary);
     let api = id.api(context);
-    let read = api.get_opt(id.name).await;
-    let Some(pod) = read.map_err(api_error(id.key()))? else {
-        return Ok(());
-    };
-    if set_upgradable(&api, &pod, set.name(), false).await? {
+    if let Some(pod) = set_upgradable(&api, &id, None, set.name(), false).await? {
         for event in round::not_upgradable_events(set, &pod_key(&pod)) {
             publish(context, set, &pod, event).await;
         }
@@ -477,28 +474,49 @@ async fn mark_not_upgradable(
     Ok(())
 }
 
-/// Patches the `SidecarSetUpgradable` condition when it changes; returns whether it did.
+/// Records `sidecarset`'s verdict in the pod's `SidecarSetUpgradable` condition, whose message
+/// holds the verdicts of every SidecarSet of the pod. Decided on `read` (the pod as a write just
+/// answered) or a fresh read, and sent as a patch guarded by that pod's resourceVersion
+/// ([`pod_write`]): a set that wrote its entry meanwhile makes the write conflict, and it is
+/// decided again on a fresh read, so concurrent sets never erase each other's entries. Nothing
+/// is sent when the condition already says it. Returns the pod written, if a write was needed.
 async fn set_upgradable(
     api: &Api<Pod>,
-    pod: &Pod,
+    id: &PodId<'_>,
+    read: Option<Pod>,
     sidecarset: &str,
     upgradable: bool,
-) -> Result<bool, SidecarSetError> {
-    let Some(condition) =
-        rollout::upgradable_condition(pod, sidecarset, upgradable, &Time(Timestamp::now()))
-    else {
-        return Ok(false);
-    };
-    // Strategic merge: conditions merge by type, the others stay as kubelet wrote them.
-    let patch = json!({ "status": { "conditions": [condition] } });
-    api.patch_status(
-        &pod.name_any(),
-        &PatchParams::default(),
-        &Patch::Strategic(patch),
-    )
-    .await
-    .map_err(api_error(pod_key(pod)))?;
-    Ok(true)
+) -> Result<Option<Pod>, SidecarSetError> {
+    let key = &id.key();
+    let written = retry_on_conflict(UPGRADABLE_ATTEMPTS, read, |read| async move {
+        let pod = match read {
+            Some(pod) => pod,
+            None => match api.get_opt(id.name).await.map_err(api_error(key))? {
+                Some(pod) => pod,
+                None => return Ok(Attempt::Done(None)),
+            },
+        };
+        let now = Time(Timestamp::now());
+        let Some(marked) = rollout::with_upgradable_condition(&pod, sidecarset, upgradable, &now)
+        else {
+            return Ok(Attempt::Done(None));
+        };
+        match send(api, &pod, Write::Status(&marked)).await {
+            Ok(_) => Ok(Attempt::Done(Some(marked))),
+            Err(error) if is_conflict(&error) => {
+                // Many sets may write one pod at once: spread their next attempts.
+                tokio::time::sleep(CONFLICT_BACKOFF.mul_f64(fastrand::f64() + 0.5)).await;
+                Ok(Attempt::Again(None))
+            }
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(Attempt::Done(None)),
+            Err(error) => Err(api_error(key)(error)),
+        }
+    })
+    .await?;
+    written.ok_or_else(|| SidecarSetError::Conflicts {
+        pod: key.clone(),
+        attempts: UPGRADABLE_ATTEMPTS,
+    })
 }
 
 /// Records an event the planner asked for, about `pod` or the SidecarSet.
@@ -532,6 +550,9 @@ fn namespace_labels_by_name(namespaces: &[Arc<Namespace>]) -> BTreeMap<String, s
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod condition_tests;
 
 // The shell tests compare the action with the planner's requeue.
 #[cfg(test)]

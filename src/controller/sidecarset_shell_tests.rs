@@ -3,18 +3,19 @@
 
 use axum::http::Method;
 use k8s_openapi::api::core::v1::Namespace;
-use kube::runtime::events::Reporter;
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::controller::CONTROLLER_NAME;
 use crate::controller::fake_apiserver::{
-    JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, Scenario, includes, ok, patch_operations,
-    patch_value, patched, store_of,
+    JSON_PATCH, MERGE_PATCH, Scenario, includes, ok, patch_operations, patch_value, patched,
+    store_of,
 };
 use crate::controller::pod_cache;
+use crate::controller::runtime::ApiLimits;
 use crate::defaults::sidecarset::default_and_hash;
 use crate::inject::sidecar::{InjectionContext, inject_sidecars};
+use crate::metrics::ControllerMetrics;
 
 const POD: &str = "/api/v1/namespaces/default/pods/web-0";
 
@@ -75,22 +76,40 @@ fn context(client: kube::Client, pod: &Pod) -> Arc<Context> {
     let namespace: Namespace =
         serde_json::from_value(json!({"metadata": {"name": "default"}})).unwrap();
     let (namespaces, _) = store_of([namespace]);
-    let reporter = Reporter {
-        controller: CONTROLLER_NAME.into(),
-        instance: Some("test".into()),
-    };
+    // The recorder as `run_term` makes it: the term's, with this controller's component.
+    let term = Term::new(
+        client.clone(),
+        ApiLimits::default(),
+        "test",
+        ControllerMetrics::default(),
+        CancellationToken::new(),
+    );
     Arc::new(Context {
-        client: client.clone(),
+        client,
         pods,
         summaries,
         namespaces,
-        recorder: Recorder::new(client, reporter),
+        recorder: term.recorder(COMPONENT),
         metrics: Arc::new(crate::metrics::Metrics::new()),
     })
 }
 
 fn check(holds: bool, why: impl FnOnce() -> String) -> Result<(), String> {
     if holds { Ok(()) } else { Err(why()) }
+}
+
+/// A JSON patch of pods/status guarded by `version` that appends `condition` after the pod's three
+/// conditions and touches nothing else.
+fn guarded_condition(body: &Value, version: &str, condition: Value) -> Result<(), String> {
+    let guard = json!({"op": "replace", "path": "/metadata/resourceVersion", "value": version});
+    check(body[0] == guard, || format!("first operation {}", body[0]))?;
+    let ops = patch_operations(body);
+    check(ops.len() == 2, || {
+        format!("more than the condition: {ops:?}")
+    })?;
+    let added = patch_value(body, "/status/conditions/3")
+        .ok_or_else(|| format!("no condition added: {ops:?}"))?;
+    includes(added, &condition, "/status/conditions/3")
 }
 
 #[tokio::test]
@@ -150,20 +169,29 @@ async fn one_reconcile_writes_the_status_and_upgrades_the_pod_in_place() {
             )
         })
         .reply_with(patched(stored.clone(), "6"));
-    // 4. The event on the pod.
+    // 4. The event on the pod, from this controller's component as Kruise names it.
     scenario
         .event("default", ("Pod", "web-0"), "Normal", "SidecarSetUpgrade")
+        .body_includes(json!({"reportingController": "sidecarset-controller",
+            "reportingInstance": "test"}))
         .body_satisfies("names the images", |body| {
             let wanted = "sidecarset mesh upgrades proxy=proxy:v2";
             check(body["note"] == wanted, || format!("note {}", body["note"]))
         });
-    // 5. The pod's SidecarSetUpgradable condition, merged by type into the status.
+    // 5. The pod's SidecarSetUpgradable condition, added to the pod the upgrade answered with and
+    // guarded by its version, so no other set's entry written meanwhile can be lost.
     scenario
         .expect(Method::PATCH, format!("{POD}/status"))
-        .content_type(STRATEGIC_PATCH)
-        .body_includes(json!({"status": {"conditions": [{
-            "type": "SidecarSetUpgradable", "status": "True", "message": "{\"mesh\":true}"
-        }]}}))
+        .content_type(JSON_PATCH)
+        .body_satisfies("guarded condition", |body| {
+            guarded_condition(
+                body,
+                "6",
+                json!({
+                    "type": "SidecarSetUpgradable", "status": "True", "message": "{\"mesh\":true}"
+                }),
+            )
+        })
         .reply_with(patched(stored, "7"));
 
     let (client, server) = scenario.start();
@@ -247,10 +275,13 @@ async fn a_pod_not_upgradable_is_marked_from_a_read_then_left_alone() {
     scenario.expect(Method::GET, POD).reply(ok(stored.clone()));
     let condition = json!({"type": "SidecarSetUpgradable", "status": "False",
         "reason": keys::REASON_UPDATE_IMMUTABLE_FIELD, "message": "{\"mesh\":false}"});
+    let expected = condition.clone();
     scenario
         .expect(Method::PATCH, format!("{POD}/status"))
-        .content_type(STRATEGIC_PATCH)
-        .body_includes(json!({"status": {"conditions": [condition.clone()]}}))
+        .content_type(JSON_PATCH)
+        .body_satisfies("guarded condition", move |body| {
+            guarded_condition(body, "5", expected)
+        })
         .reply_with(patched(stored.clone(), "6"));
     scenario.event("default", ("Pod", "web-0"), "Warning", "NotUpgradablePods");
     scenario

@@ -7,8 +7,8 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::daemon_pod::is_updated;
 use crate::api::keys;
-use crate::cloneset::pod::{LIFECYCLE_STATE, PREPARING_DELETE};
 use crate::podmarks::PodView;
+use crate::workload::lifecycle::{LIFECYCLE_STATE, PREPARING_DELETE};
 
 /// One claimed pod as the round sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

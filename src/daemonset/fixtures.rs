@@ -17,7 +17,7 @@ use super::listed::DaemonPod;
 use super::node::{NodeSummary, NodeTaint, TaintEffect};
 use crate::api::daemonset::{DaemonSet, DaemonSetStatus, RollingUpdateDaemonSet};
 use crate::api::keys;
-use crate::cloneset::pod::LIFECYCLE_STATE;
+use crate::workload::lifecycle::LIFECYCLE_STATE;
 
 pub fn at(second: i64) -> Timestamp {
     Timestamp::from_second(1_700_000_000 + second).unwrap()
@@ -242,13 +242,7 @@ impl PodBuilder {
 
 /// The revision `set`'s template makes (numbered `number`), as the controller would create it.
 pub fn revision_of(set: &DaemonSet, number: i64) -> k8s_openapi::api::apps::v1::ControllerRevision {
-    match super::history::plan_history(set, &[], 0).unwrap().current {
-        super::history::Current::Create(mut revision) => {
-            revision.revision = number;
-            *revision
-        }
-        other => panic!("a fresh history creates its revision: {other:?}"),
-    }
+    crate::workload::revision::candidate(set, 0, number).unwrap()
 }
 
 /// `set` with its template's first container at `image`.

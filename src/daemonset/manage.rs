@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::backoff::{self, FailedPodBackoff};
 use super::numbers;
 use super::round::{NodeFit, Round};
-use crate::cloneset::Event;
+use crate::workload::Event;
 
 /// What `manage` wants done; the deletions still go through the preDelete hook.
 #[derive(Debug, Default, PartialEq)]
@@ -145,9 +145,8 @@ fn on_node<'a>(
     }
     if let (Some(new), Some(old)) = (oldest_new, oldest_old) {
         let (new_facts, old_facts) = (&round.facts[new], &round.facts[old]);
-        if !old_facts.ready {
-            out.delete.push(old);
-        } else if new_facts.available(round.min_ready_seconds, round.now) {
+        // An old pod that is not ready holds nothing up; else the new one must be available.
+        if !old_facts.ready || new_facts.available(round.min_ready_seconds, round.now) {
             out.delete.push(old);
         } else if new_facts.ready && round.min_ready_seconds > 0 {
             out.wait(new_facts.available_in(round.min_ready_seconds, round.now));

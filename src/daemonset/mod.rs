@@ -9,7 +9,10 @@
 //! - [`facts`], [`listed`], [`round`]: the round's view of the pods, grouped by node;
 //! - [`manage`]: pods to create and delete per node; [`sync`]: the preDelete hook and bursts;
 //! - [`rolling`]: the rolling update; [`in_place`]: the in-place engine's refresh and starts;
-//! - [`history`]: revisions; [`status`]: the status counters; [`backoff`]: failed-pod backoff.
+//! - [`status`]: the status counters; [`backoff`]: failed-pod backoff.
+//!
+//! Revisions, lifecycle states and hooks, the in-place steps and the pod summaries are the
+//! workload core's ([`crate::workload`]).
 //!
 //! A round does what upstream's `syncDaemonSet` does, in its order: `manage` creates and deletes;
 //! if it wrote anything the round ends there (the shell's expectations wait for the cache).
@@ -19,7 +22,6 @@ pub mod affinity;
 pub mod backoff;
 pub mod daemon_pod;
 pub mod facts;
-pub mod history;
 pub mod in_place;
 pub mod listed;
 pub mod manage;
@@ -43,9 +45,8 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 
 use crate::api::daemonset::{DaemonSet, DaemonSetStatus};
-use crate::cloneset::{Action, Event};
 use crate::k8s::selector;
-use crate::podmarks::PodView;
+use crate::workload::{Action, Event, Workload, push_requeue};
 pub use backoff::FailedPodBackoff;
 pub use listed::DaemonPod;
 pub use node::NodeSummary;
@@ -110,12 +111,6 @@ pub enum PlanError {
     MissingCurrentRevision(String),
 }
 
-fn push_requeue(requeue: &mut Option<Duration>, next: Option<Duration>) {
-    if let Some(next) = next.filter(|d| !d.is_zero()) {
-        *requeue = Some(requeue.map_or(next, |r| r.min(next)));
-    }
-}
-
 /// One reconcile.
 pub fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
     let set = snapshot.set;
@@ -137,11 +132,6 @@ pub fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
         .find(|r| r.metadata.name.as_deref() == Some(snapshot.current))
         .ok_or_else(|| PlanError::MissingCurrentRevision(snapshot.current.to_string()))?;
     let hash = in_place::revision_hash(current);
-    let hash = if hash.is_empty() {
-        snapshot.current
-    } else {
-        hash
-    };
     let nodes = snapshot.nodes.iter().map(|n| &**n);
     let round = Round::new(set, hash, nodes, snapshot.pods, snapshot.now);
     let mut actions = Vec::new();
@@ -158,11 +148,6 @@ pub fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
     }
     let mut revisions_to_delete = Vec::new();
     if !acted {
-        let old: Vec<&ControllerRevision> = snapshot
-            .history
-            .iter()
-            .filter(|r| r.metadata.name != current.metadata.name)
-            .collect();
         let refreshed = in_place::refresh(&round, snapshot.history, &mut actions, &mut requeue);
         if !refreshed && !numbers::paused(set) && set.update_type() == "RollingUpdate" {
             match rolling::rolling_update(&round) {
@@ -170,7 +155,7 @@ pub fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
                     let delete = if set.rolling_update_type()
                         == crate::api::daemonset::IN_PLACE_IF_POSSIBLE
                     {
-                        in_place::start_updates(&round, current, &old, chosen, &mut actions)
+                        in_place::start_updates(&round, snapshot.history, chosen, &mut actions)
                     } else {
                         chosen
                     };
@@ -182,17 +167,17 @@ pub fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
                 Err(message) => error = Some(message),
             }
         }
+        // Revisions no pod wears, beyond revisionHistoryLimit (the history is in its order).
         let pod_hashes: Vec<&str> = snapshot
             .pods
             .iter()
             .filter_map(|p| {
-                p.summary
-                    .labels()?
-                    .get(crate::api::keys::CONTROLLER_REVISION_HASH)
+                crate::workload::pod::label(&*p.summary, crate::api::keys::CONTROLLER_REVISION_HASH)
             })
-            .map(String::as_str)
             .collect();
-        revisions_to_delete = history::to_delete(set, &old, &pod_hashes)
+        let limit = usize::try_from(set.revision_history_limit()).unwrap_or(0);
+        revisions_to_delete = DaemonSet::REVISIONS
+            .history_to_truncate(snapshot.history, &[hash], &pod_hashes, limit)
             .into_iter()
             .map(str::to_string)
             .collect();
@@ -207,7 +192,7 @@ pub fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
         backoff,
         error,
         requeue_after: requeue,
-        needs_whole: round.take_needed(),
+        needs_whole: round.whole_pods.needed(),
     })
 }
 

@@ -1,7 +1,6 @@
 //! Everything the steps of one round share: the listed nodes in name order with their placement,
 //! the claimed pods grouped by the node they are meant for, and what each pod is.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -15,6 +14,8 @@ use super::node::NodeSummary;
 use super::placement::{Fit, Placement};
 use crate::api::daemonset::DaemonSet;
 use crate::podmarks::PodView;
+use crate::workload::listed::WholePods;
+use crate::workload::rfc3339;
 
 /// A listed node and where it stands for this DaemonSet.
 #[derive(Debug, Clone, Copy)]
@@ -45,8 +46,10 @@ pub struct Round<'a> {
     /// `status.desiredNumberScheduled` as last written: partitions and bursts scale against it.
     pub previous_desired: i32,
     pub now: Timestamp,
-    /// Names of the pods [`Round::whole`] was asked for and did not have.
-    needed: RefCell<Vec<String>>,
+    /// `now` as Kubernetes writes it.
+    pub now_text: String,
+    /// The pods the round was given whole; notes those asked for and not had.
+    pub whole_pods: WholePods,
 }
 
 impl<'a> Round<'a> {
@@ -89,7 +92,8 @@ impl<'a> Round<'a> {
             min_ready_seconds: set.spec.min_ready_seconds.unwrap_or(0),
             previous_desired: status.map_or(0, |s| s.desired_number_scheduled),
             now,
-            needed: RefCell::new(Vec::new()),
+            now_text: rfc3339(now),
+            whole_pods: WholePods::default(),
         }
     }
 
@@ -115,18 +119,6 @@ impl<'a> Round<'a> {
     /// The whole pod `pod`; `None`, and the pod noted as needed, when the round was given its
     /// summary only.
     pub fn whole(&self, pod: usize) -> Option<&'a Arc<Pod>> {
-        let listed = self.pods[pod];
-        if listed.whole.is_none() {
-            self.needed.borrow_mut().push(self.name(pod).to_string());
-        }
-        listed.whole.as_ref()
-    }
-
-    /// The pods [`Round::whole`] did not have, sorted, once each.
-    pub fn take_needed(&self) -> Vec<String> {
-        let mut needed = self.needed.take();
-        needed.sort();
-        needed.dedup();
-        needed
+        self.whole_pods.get(&self.pods[pod].listed)
     }
 }

@@ -4,10 +4,8 @@
 use super::daemon_pod::{new_pod, pod_template};
 use super::numbers;
 use super::round::Round;
-use crate::cloneset::hooks;
-use crate::cloneset::pod::PREPARING_DELETE;
-use crate::cloneset::scale::set_lifecycle;
-use crate::cloneset::{Action, PodWrite, Purpose, rfc3339};
+use crate::workload::lifecycle::{self, PREPARING_DELETE};
+use crate::workload::{Action, Purpose, Workload};
 
 /// Appends the round's creations and deletions to `out`; returns whether it appended any.
 pub fn sync_nodes(
@@ -39,13 +37,7 @@ pub fn sync_nodes(
 /// Upstream `syncWithPreparingDelete`: with a preDelete hook, a pod the hook holds is moved to
 /// `PreparingDelete` (once) instead of deleted; the others are returned for deletion.
 fn pre_delete(round: &Round<'_>, delete: Vec<usize>, out: &mut Vec<Action>) -> Vec<usize> {
-    let Some(hook) = round
-        .set
-        .spec
-        .lifecycle
-        .as_ref()
-        .and_then(|l| l.pre_delete.as_ref())
-    else {
+    let Some(hook) = lifecycle::pre_delete(round.set.lifecycle()) else {
         return delete;
     };
     let mut free = Vec::new();
@@ -54,16 +46,15 @@ fn pre_delete(round: &Round<'_>, delete: Vec<usize>, out: &mut Vec<Action>) -> V
         let Some(whole) = round.whole(pod) else {
             continue;
         };
-        if !hooks::hooked(whole, hook) {
+        if !lifecycle::hooked(whole, hook) {
             free.push(pod);
         } else if !round.facts[pod].pre_deleting {
-            let mut after = k8s_openapi::api::core::v1::Pod::clone(whole);
-            set_lifecycle(&mut after, PREPARING_DELETE, &rfc3339(round.now));
-            out.push(Action::WritePod {
-                before: whole.clone(),
-                writes: vec![PodWrite::spec(after)],
-                purpose: Purpose::ScaleLifecycle,
-            });
+            out.push(lifecycle::lifecycle_write(
+                whole,
+                PREPARING_DELETE,
+                &round.now_text,
+                Purpose::ScaleLifecycle,
+            ));
         }
     }
     free

@@ -7,11 +7,12 @@ use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodCondition, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::fixtures::*;
-use super::history::{Current, plan_history};
 use super::*;
 use crate::api::keys;
-use crate::cloneset::Purpose;
-use crate::cloneset::pod::{LIFECYCLE_STATE, PREPARING_DELETE};
+use crate::podmarks::PodView;
+use crate::workload::Purpose;
+use crate::workload::lifecycle::{LIFECYCLE_STATE, PREPARING_DELETE};
+use crate::workload::revision::{UpdateRevision, sort_history, update_revision};
 
 mod property;
 mod scenarios;
@@ -56,25 +57,26 @@ impl World {
             .as_ref()
             .and_then(|s| s.collision_count)
             .unwrap_or(0);
-        let plan = plan_history(&self.set, &self.history, collisions).unwrap();
-        match plan.current {
-            Current::Existing { name, renumber } => {
-                if let Some(number) = renumber {
-                    let r = self
-                        .history
-                        .iter_mut()
-                        .find(|r| r.metadata.name.as_deref() == Some(&name))
-                        .unwrap();
-                    r.revision = number;
-                }
+        // The core's choice, as `ensure_update_revision` sends it (no collisions here).
+        let name = match update_revision(&self.set, &self.history, collisions).unwrap() {
+            UpdateRevision::Latest { name } => name,
+            UpdateRevision::Renumber { name, revision } => {
+                let r = self
+                    .history
+                    .iter_mut()
+                    .find(|r| r.metadata.name.as_deref() == Some(&name))
+                    .unwrap();
+                r.revision = revision;
                 name
             }
-            Current::Create(revision) => {
+            UpdateRevision::Create(revision) => {
                 let name = revision.metadata.name.clone().unwrap();
                 self.history.push(*revision);
                 name
             }
-        }
+        };
+        sort_history(&mut self.history);
+        name
     }
 
     fn hash(&mut self) -> String {

@@ -215,7 +215,7 @@ pub const SIDECARSET_ENGINE: EngineOptions<'static> = EngineOptions {
 /// no grace period, the `InPlaceUpdateReady` gate (if the pod has it) True, and either no update
 /// state or one whose last batch is done with none left and the condition not False. Then
 /// [`next_step`]`(pod, None, options, now)` answers `Idle` at any `now` and [`in_flight_revision`]
-/// `None` (tested in `cloneset::facts`). It reads the pod only, not the time.
+/// `None` (tested in `workload::facts`). It reads the pod only, not the time.
 pub fn at_rest(pod: &Pod, options: &EngineOptions<'_>) -> bool {
     match state::read_state(pod) {
         None => at_rest_on(pod, None, options),

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cri::{CriError, Runtime};
 use super::decide::{self, Restart};
+use super::health::AgentHealth;
 use crate::api::keys;
 use crate::inplace::completion::spec_containers;
 use crate::inplace::env_hash::current_hash;
@@ -55,6 +56,8 @@ pub enum AgentError {
 
 pub struct Context {
     pub client: kube::Client,
+    /// Reconciles and restarts are counted here.
+    pub health: Arc<AgentHealth>,
     pub runtime: Runtime,
     pub recorder: Recorder,
     /// (container ID, env hash it was stopped for).
@@ -66,7 +69,7 @@ pub struct Context {
 }
 
 impl Context {
-    pub fn new(client: kube::Client, runtime: Runtime) -> Self {
+    pub fn new(client: kube::Client, runtime: Runtime, health: Arc<AgentHealth>) -> Self {
         let recorder = Recorder::new(
             client.clone(),
             Reporter {
@@ -76,6 +79,7 @@ impl Context {
         );
         Self {
             client,
+            health,
             runtime,
             recorder,
             stopped: Mutex::new(HashSet::new()),
@@ -91,7 +95,7 @@ pub async fn run(context: Arc<Context>, node: &str, shutdown: CancellationToken)
     let config = watcher::Config::default().fields(&format!("spec.nodeName={node}"));
     Controller::new(pods, config)
         .graceful_shutdown_on(shutdown.cancelled_owned())
-        .run(reconcile, error_policy, context)
+        .run(counted_reconcile, error_policy, context)
         .for_each(|result| async move {
             if let Err(error) = result {
                 tracing::debug!(%error, "node agent reconcile");
@@ -118,6 +122,17 @@ fn error_policy(pod: Arc<Pod>, error: &AgentError, context: Arc<Context>) -> Act
         .min(BACKOFF_MAX);
     tracing::warn!(pod = key, %error, retry_in = ?delay, "node agent sync failed");
     Action::requeue(delay)
+}
+
+/// [`reconcile`], counted and timed in the agent's metrics.
+async fn counted_reconcile(pod: Arc<Pod>, context: Arc<Context>) -> Result<Action, AgentError> {
+    let started = Instant::now();
+    let health = context.health.clone();
+    let outcome = reconcile(pod, context).await;
+    health
+        .controller
+        .observe_reconcile(REPORTER, outcome.is_ok(), started.elapsed());
+    outcome
 }
 
 async fn reconcile(pod: Arc<Pod>, context: Arc<Context>) -> Result<Action, AgentError> {
@@ -261,6 +276,7 @@ async fn stop_once(context: &Context, pod: &Pod, restart: &Restart) -> Result<()
             decide::stop_timeout(pod, pre_stop_seconds),
         )
         .await?;
+    context.health.record_restart();
     context.due_since.lock().expect("due lock").remove(&marker);
     context.stopped.lock().expect("stopped lock").insert(marker);
     Ok(())

@@ -1,5 +1,6 @@
 //! `kruise-webhook node-agent`: connects to the apiserver and the node's container runtime, then
-//! runs the agent until SIGINT/SIGTERM.
+//! runs the agent until told to stop (the process, [`crate::app::node_agent`], serves its probes
+//! and stops it on SIGINT/SIGTERM).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::agent::{self, Context};
 use super::cri::Runtime;
+use super::health::AgentHealth;
 use crate::cli::NodeAgentArgs;
 
 #[derive(Debug, thiserror::Error)]
@@ -19,21 +21,18 @@ pub enum NodeAgentError {
     NoNodeName,
 }
 
-pub async fn node_agent(args: NodeAgentArgs) -> Result<(), NodeAgentError> {
+/// Runs the agent until `shutdown`, telling `health` what it does.
+pub async fn node_agent(
+    args: &NodeAgentArgs,
+    health: Arc<AgentHealth>,
+    shutdown: CancellationToken,
+) -> Result<(), NodeAgentError> {
     if args.node_name.is_empty() {
         return Err(NodeAgentError::NoNodeName);
     }
     let client = crate::source::watch::client(args.kubeconfig.as_deref())
         .await
         .map_err(NodeAgentError::Client)?;
-    let shutdown = CancellationToken::new();
-    let on_signal = shutdown.clone();
-    tokio::spawn(async move {
-        crate::signal::wait_for_signal().await;
-        tracing::info!("shutting down");
-        on_signal.cancel();
-    });
-
     // The runtime may start after the agent (or restart under it): wait for it, never give up.
     let mut delay = Duration::from_secs(1);
     let runtime = loop {
@@ -49,13 +48,14 @@ pub async fn node_agent(args: NodeAgentArgs) -> Result<(), NodeAgentError> {
             }
         }
     };
+    health.set_runtime_connected(true);
     tracing::info!(
         node = args.node_name,
         runtime = runtime.name,
         socket = %args.cri_socket.display(),
         "node agent started"
     );
-    let context = Arc::new(Context::new(client, runtime));
+    let context = Arc::new(Context::new(client, runtime, health));
     agent::run(context, &args.node_name, shutdown).await;
     Ok(())
 }

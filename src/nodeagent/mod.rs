@@ -12,8 +12,10 @@
 //! - [`decide`]: pure decisions (which pods, the record, which containers to stop).
 //! - [`cri`]: the runtime client (CRI v1 over the runtime's unix socket).
 //! - [`agent`]: the watch and the writes.
+//! - [`health`]: its metrics and readiness, for the probes of its DaemonSet.
 
 pub mod agent;
 pub mod command;
 pub mod cri;
 pub mod decide;
+pub mod health;

@@ -17,8 +17,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
-use super::sidecarset::parse_upgrade_specs;
-use super::sidecarset::{SidecarState, annotation};
+use super::codec::{HashEntries, SidecarState, Span, parse_upgrade_specs};
+use super::fields::annotation;
 use super::view::{
     ContainerView, EngineProgress, HashAnnotation, PlannerAnnotation, PodView, RecordedHashes,
     StatusView, UpgradableView,
@@ -27,25 +27,12 @@ use crate::api::keys;
 use crate::k8s::selector::Labels;
 
 /// Whose options the in-place engine's verdict on a pod is taken under: they complete an update
-/// differently (a CloneSet's waits for the node agent's record of env read from metadata).
+/// differently (a workload's waits for the node agent's record of env read from metadata).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EngineOwner {
     SidecarSet = 0,
-    CloneSet = 1,
-}
-
-/// A string inside [`PodSummary::text`] (or its CloneSet parts' text).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Span {
-    start: u32,
-    len: u32,
-}
-
-impl Span {
-    fn of(self, text: &str) -> &str {
-        let start = self.start as usize;
-        text.get(start..start + self.len as usize).unwrap_or("")
-    }
+    /// The workloads' own updates (CloneSet, Advanced StatefulSet, Advanced DaemonSet).
+    Workload = 1,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,11 +54,11 @@ struct OwnerSpans {
     controller: bool,
 }
 
-/// What only a CloneSet round reads of every pod, strings included, in a box of its own: inline,
+/// What only a workload round reads of every pod, strings included, in a box of its own: inline,
 /// it would put the summary in the next allocation class and spread the SidecarSet pass over
 /// more memory.
 #[derive(Debug, Clone, PartialEq)]
-struct CloneSetParts {
+struct WorkloadParts {
     text: Box<str>,
     uid: Span,
     resource_version: Span,
@@ -81,7 +68,7 @@ struct CloneSetParts {
     deletion_cost: i32,
 }
 
-impl CloneSetParts {
+impl WorkloadParts {
     fn str(&self, span: Span) -> &str {
         span.of(&self.text)
     }
@@ -104,8 +91,8 @@ static NO_ENTRY: SidecarState = SidecarState::Recorded(Vec::new());
 ///
 /// Laid out for the SidecarSet pass, which reads every pod of the cluster each round and waits on
 /// memory more than it computes: what it reads comes first (`repr(C)` keeps the order), and what
-/// only a CloneSet round reads of every pod is boxed apart with its own text ([`CloneSetParts`]),
-/// so that the pass touches as few cache lines as before the CloneSet parts were added.
+/// only a workload round reads of every pod is boxed apart with its own text ([`WorkloadParts`]),
+/// so that the pass touches as few cache lines as it needs.
 #[derive(Debug, Clone, PartialEq)]
 #[repr(C)]
 pub struct PodSummary {
@@ -134,8 +121,8 @@ pub struct PodSummary {
     engine: Option<(Span, bool)>,
     /// The `SidecarSetUpgradable` condition: status, reason, message.
     upgradable: Option<(Span, Option<Span>, Option<Span>)>,
-    // What only a CloneSet round reads of every pod.
-    cloneset: Box<CloneSetParts>,
+    // What only a workload round reads of every pod.
+    workload: Box<WorkloadParts>,
     first_ready_true: bool,
     inplace_gate: bool,
     inplace_grace: bool,
@@ -212,7 +199,7 @@ impl TextBuilder {
 impl PodSummary {
     /// Reads the planner's parts of `pod`.
     pub fn of(pod: &Pod) -> Self {
-        // The strings in the order the SidecarSet pass reads them; the CloneSet's apart.
+        // The strings in the order the SidecarSet pass reads them; the workloads' apart.
         let mut text = TextBuilder::new();
         let metadata = &pod.metadata;
         let namespace = metadata.namespace.as_deref().map(|v| text.push(v));
@@ -267,23 +254,23 @@ impl PodSummary {
             )
         });
         let text = text.finish();
-        let mut cloneset_text = TextBuilder::new();
-        let uid = cloneset_text.push(pod.uid());
-        let resource_version = cloneset_text.push(pod.resource_version());
+        let mut workload_text = TextBuilder::new();
+        let uid = workload_text.push(pod.uid());
+        let resource_version = workload_text.push(pod.resource_version());
         let owners = metadata
             .owner_references
             .iter()
             .flatten()
             .map(|o| OwnerSpans {
-                api_version: cloneset_text.push(&o.api_version),
-                kind: cloneset_text.push(&o.kind),
-                name: cloneset_text.push(&o.name),
-                uid: cloneset_text.push(&o.uid),
+                api_version: workload_text.push(&o.api_version),
+                kind: workload_text.push(&o.kind),
+                name: workload_text.push(&o.name),
+                uid: workload_text.push(&o.uid),
                 controller: o.controller == Some(true),
             })
             .collect();
-        let node_name = cloneset_text.push(pod.node_name());
-        let inplace_ready_status = pod.inplace_ready_status().map(|v| cloneset_text.push(v));
+        let node_name = workload_text.push(pod.node_name());
+        let inplace_ready_status = pod.inplace_ready_status().map(|v| workload_text.push(v));
         Self {
             text,
             labels: pod.labels().cloned(),
@@ -302,8 +289,8 @@ impl PodSummary {
             deleting: pod.deleting(),
             engine,
             upgradable,
-            cloneset: Box::new(CloneSetParts {
-                text: cloneset_text.finish(),
+            workload: Box::new(WorkloadParts {
+                text: workload_text.finish(),
                 uid,
                 resource_version,
                 owners,
@@ -352,33 +339,15 @@ impl PodSummary {
     /// `metadata.ownerReferences` as the pod has them, without `blockOwnerDeletion` (`None`:
     /// none).
     pub fn owner_references(&self) -> Option<Vec<OwnerReference>> {
-        let owners = self.cloneset.owners.iter().map(|o| OwnerReference {
-            api_version: self.cloneset.str(o.api_version).to_string(),
-            kind: self.cloneset.str(o.kind).to_string(),
-            name: self.cloneset.str(o.name).to_string(),
-            uid: self.cloneset.str(o.uid).to_string(),
+        let owners = self.workload.owners.iter().map(|o| OwnerReference {
+            api_version: self.workload.str(o.api_version).to_string(),
+            kind: self.workload.str(o.kind).to_string(),
+            name: self.workload.str(o.name).to_string(),
+            uid: self.workload.str(o.uid).to_string(),
             controller: o.controller.then_some(true),
             block_owner_deletion: None,
         });
-        (!self.cloneset.owners.is_empty()).then(|| owners.collect())
-    }
-}
-
-/// A parsed hash annotation of a [`PodSummary`].
-#[derive(Debug, Clone, Copy)]
-pub struct HashEntries<'a> {
-    summary: &'a PodSummary,
-    entries: &'a [(Span, Span)],
-}
-
-impl<'a> HashEntries<'a> {
-    /// The hash recorded for `sidecarset`.
-    pub fn get(&self, sidecarset: &str) -> Option<&'a str> {
-        let summary = self.summary;
-        self.entries
-            .binary_search_by(|(set, _)| summary.str(*set).cmp(sidecarset))
-            .ok()
-            .map(|i| summary.str(self.entries[i].1))
+        (!self.workload.owners.is_empty()).then(|| owners.collect())
     }
 }
 
@@ -392,27 +361,27 @@ impl PodView for PodSummary {
     }
 
     fn uid(&self) -> &str {
-        self.cloneset.str(self.cloneset.uid)
+        self.workload.str(self.workload.uid)
     }
 
     fn resource_version(&self) -> &str {
-        self.cloneset.str(self.cloneset.resource_version)
+        self.workload.str(self.workload.resource_version)
     }
 
     fn owner_uids(&self) -> impl Iterator<Item = &str> {
-        self.cloneset
+        self.workload
             .owners
             .iter()
-            .map(|o| self.cloneset.str(o.uid))
+            .map(|o| self.workload.str(o.uid))
     }
 
     fn controller_uid(&self) -> Option<&str> {
-        let controller = self.cloneset.owners.iter().find(|o| o.controller)?;
-        Some(self.cloneset.str(controller.uid))
+        let controller = self.workload.owners.iter().find(|o| o.controller)?;
+        Some(self.workload.str(controller.uid))
     }
 
     fn deletion_cost(&self) -> i32 {
-        self.cloneset.deletion_cost
+        self.workload.deletion_cost
     }
 
     fn has_inplace_grace(&self) -> bool {
@@ -433,7 +402,7 @@ impl PodView for PodSummary {
 
     fn recorded_hashes(&self, which: HashAnnotation) -> RecordedHashes<'_> {
         RecordedHashes::Parsed(HashEntries {
-            summary: self,
+            text: &self.text,
             entries: &self.hashes[hash_slot(which)],
         })
     }
@@ -490,9 +459,9 @@ impl PodView for PodSummary {
     }
 
     fn inplace_ready_status(&self) -> Option<&str> {
-        self.cloneset
+        self.workload
             .inplace_ready_status
-            .map(|span| self.cloneset.str(span))
+            .map(|span| self.workload.str(span))
     }
 
     fn has_inplace_gate(&self) -> bool {
@@ -508,7 +477,7 @@ impl PodView for PodSummary {
     }
 
     fn node_name(&self) -> &str {
-        self.cloneset.str(self.cloneset.node_name)
+        self.workload.str(self.workload.node_name)
     }
 
     fn scheduled(&self) -> bool {

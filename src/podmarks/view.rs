@@ -8,8 +8,8 @@ use std::borrow::Cow;
 use k8s_openapi::api::core::v1::{Pod, PodCondition};
 use k8s_openapi::jiff::Timestamp;
 
-use super::sidecarset::{SidecarState, annotation, recorded_upgrade_hash};
-use super::summary::HashEntries;
+use super::codec::{HashEntries, SidecarState, recorded_upgrade_hash};
+use super::fields::annotation;
 use crate::api::keys;
 use crate::k8s::selector::Labels;
 

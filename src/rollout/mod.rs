@@ -25,4 +25,5 @@ pub use pod_state::{PodFacts, SidecarSetView, pod_facts};
 pub use round::{PlannedEvent, RoundActions, Subject, round_actions};
 pub use upgrade::{
     ImageChange, PodUpgrade, UpgradeError, reset_idle_copies, upgradable_condition, upgrade_pod,
+    with_upgradable_condition,
 };

@@ -408,6 +408,28 @@ pub fn upgradable_condition(
     })
 }
 
+/// `pod` with its `SidecarSetUpgradable` condition recording `sidecarset`'s verdict (the others'
+/// entries kept, the condition replaced in place or appended); `None` when it already says so.
+pub fn with_upgradable_condition(
+    pod: &Pod,
+    sidecarset: &str,
+    upgradable: bool,
+    now: &Time,
+) -> Option<Pod> {
+    let condition = upgradable_condition(pod, sidecarset, upgradable, now)?;
+    let mut marked = pod.clone();
+    let conditions = marked
+        .status
+        .get_or_insert_with(Default::default)
+        .conditions
+        .get_or_insert_with(Vec::new);
+    match conditions.iter_mut().find(|c| c.type_ == condition.type_) {
+        Some(existing) => *existing = condition,
+        None => conditions.push(condition),
+    }
+    Some(marked)
+}
+
 /// Compact JSON of an annotation value. String-keyed maps of plain values always serialize.
 fn to_json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_default()

@@ -34,14 +34,25 @@ fn test_router() -> Router {
         )
 }
 
+/// Room for every test's connections; the cap has its own test.
+const TEST_MAX_CONNECTIONS: usize = 64;
+
 async fn start_https(resolver: Arc<ReloadableCert>) -> TestServer {
-    start_https_accepting_for(resolver, Duration::ZERO).await
+    start_https_with(resolver, ServeOptions::new(TEST_MAX_CONNECTIONS)).await
 }
 
 async fn start_https_accepting_for(
     resolver: Arc<ReloadableCert>,
     accept_for: Duration,
 ) -> TestServer {
+    let options = ServeOptions {
+        accept_for,
+        ..ServeOptions::new(TEST_MAX_CONNECTIONS)
+    };
+    start_https_with(resolver, options).await
+}
+
+async fn start_https_with(resolver: Arc<ReloadableCert>, options: ServeOptions) -> TestServer {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let shutdown = CancellationToken::new();
@@ -50,7 +61,7 @@ async fn start_https_accepting_for(
         server_config(resolver),
         test_router(),
         shutdown.clone(),
-        accept_for,
+        options,
     ));
     TestServer {
         addr,
@@ -423,11 +434,14 @@ async fn silent_tls_clients_are_dropped_after_the_header_timeout() {
     let mut silent = raw_tls_client(server.addr, &ca_pem, &[b"http/1.1"]).await;
     let started = tokio::time::Instant::now();
     let mut buffer = Vec::new();
-    let _ = timeout(HEADER_READ_TIMEOUT * 2, silent.read_to_end(&mut buffer))
+    let head_deadline = ConnectionDeadlines::default().request_head;
+    let _ = timeout(head_deadline * 2, silent.read_to_end(&mut buffer))
         .await
         .expect("silent connection was not closed");
-    assert!(started.elapsed() >= HEADER_READ_TIMEOUT - Duration::from_millis(500));
+    assert!(started.elapsed() >= head_deadline - Duration::from_millis(500));
 
     server.shutdown.cancel();
     server.task.await.unwrap().unwrap();
 }
+
+mod deadlines;

@@ -22,19 +22,25 @@ use crate::api::SidecarSet;
 /// A client for `kubeconfig`, or, without one, the standard inference: `KUBECONFIG`,
 /// `~/.kube/config`, then the in-cluster service account.
 pub async fn client(kubeconfig: Option<&std::path::Path>) -> Result<Client, String> {
-    let config = match kubeconfig {
+    let config = config(kubeconfig).await?;
+    Client::try_from(config).map_err(|e| format!("building the Kubernetes client: {e}"))
+}
+
+/// The cluster configuration of `kubeconfig`, or the standard inference (see [`client`]), for a
+/// caller that builds clients of its own from it.
+pub async fn config(kubeconfig: Option<&std::path::Path>) -> Result<Config, String> {
+    match kubeconfig {
         Some(path) => {
             let file = kube::config::Kubeconfig::read_from(path)
                 .map_err(|e| format!("reading kubeconfig {}: {e}", path.display()))?;
             Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
                 .await
-                .map_err(|e| format!("kubeconfig {}: {e}", path.display()))?
+                .map_err(|e| format!("kubeconfig {}: {e}", path.display()))
         }
         None => Config::infer()
             .await
-            .map_err(|e| format!("no cluster configuration found: {e}"))?,
-    };
-    Client::try_from(config).map_err(|e| format!("building the Kubernetes client: {e}"))
+            .map_err(|e| format!("no cluster configuration found: {e}")),
+    }
 }
 
 /// Watches until `shutdown`, storing each new snapshot into `catalogue`, then handing it to

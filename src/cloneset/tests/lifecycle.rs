@@ -1,7 +1,7 @@
 //! Lifecycle hooks: preDelete and inPlaceUpdate hold a pod until its hook is released.
 
 use super::*;
-use crate::cloneset::pod::{NORMAL, PREPARING_DELETE, PREPARING_UPDATE, UPDATED};
+use crate::workload::lifecycle::{NORMAL, PREPARING_DELETE, PREPARING_UPDATE, UPDATED};
 
 fn with_lifecycle(mut set: CloneSet, lifecycle: Value) -> CloneSet {
     set.spec.lifecycle = Some(serde_json::from_value(lifecycle).unwrap());

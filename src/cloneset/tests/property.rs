@@ -54,7 +54,8 @@ proptest! {
         if stuck_one {
             // A pod whose containers never come back after an update: the rollout must stall,
             // not spread unavailability.
-            world.stuck.push(pod::name(&world.pods[0]).to_string());
+            let first = pod::name(&world.pods[0]).to_string();
+            world.stuck.push(first);
         }
         let r = i64::from(replicas);
         let max_pods = (r + surge.as_i64().unwrap()) as usize;
@@ -101,7 +102,7 @@ fn revisions_and_pods_survive_seeds() {
     let mut ids: Vec<&str> = world
         .pods
         .iter()
-        .map(|p| pod::label(p, pod::INSTANCE_ID).unwrap())
+        .map(|p| pod::label(p, pvc::INSTANCE_ID).unwrap())
         .collect();
     ids.sort();
     ids.dedup();

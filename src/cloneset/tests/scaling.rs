@@ -11,7 +11,7 @@ fn cc1_scale_up_from_zero_creates_labelled_pods_and_counts_nothing_yet() {
     assert_eq!(created.len(), 3);
     for p in &created {
         let name = pod::name(p);
-        let id = pod::label(p, pod::INSTANCE_ID).unwrap();
+        let id = pod::label(p, pvc::INSTANCE_ID).unwrap();
         assert_eq!(name, format!("cs-{id}"));
         assert_eq!(id.len(), 5);
         assert_eq!(
@@ -22,7 +22,7 @@ fn cc1_scale_up_from_zero_creates_labelled_pods_and_counts_nothing_yet() {
             pod::label(p, pod::POD_TEMPLATE_HASH),
             Some(revision::short_hash(&revision))
         );
-        assert_eq!(pod::lifecycle(p), pod::PREPARING_NORMAL);
+        assert_eq!(pod::lifecycle(p), PREPARING_NORMAL);
         assert_eq!(pod::label(p, "app"), Some("cs"));
         let owner = &p.metadata.owner_references.as_ref().unwrap()[0];
         assert_eq!(
@@ -56,7 +56,7 @@ fn cc1_scale_up_from_zero_creates_labelled_pods_and_counts_nothing_yet() {
     );
     world.settle(20);
     assert_eq!(world.status().ready_replicas, 3);
-    assert!(world.pods.iter().all(|p| pod::lifecycle(p) == pod::NORMAL));
+    assert!(world.pods.iter().all(|p| pod::lifecycle(p) == NORMAL));
 }
 
 /// A running, ready, scheduled pod of the world's current revision.
@@ -114,7 +114,7 @@ fn cc2_scale_down_deletes_in_upstream_order_within_the_ready_budget() {
     assert_eq!(deleted, ["b", "c", "e"]);
 
     let mut order: Vec<&Pod> = world.pods.iter().map(|p| p.as_ref()).collect();
-    scale::sort_for_deletion(&mut order, 0, at(0));
+    sort::sort_for_deletion(&mut order, 0, at(0));
     let names: Vec<&str> = order.iter().map(pod::name).collect();
     assert_eq!(names, ["b", "c", "e", "d", "a"]);
 }
@@ -149,7 +149,8 @@ fn cc14_scale_max_unavailable_limits_creations() {
             .iter()
             .any(|a| matches!(a, Action::Event(e) if e.message.ends_with("limit: 0")))
     );
-    world.stuck.push(pod::name(&world.pods[0]).to_string());
+    let first = pod::name(&world.pods[0]).to_string();
+    world.stuck.push(first);
     world.now += 1;
     world.kubelet();
     world.round(); // marks the started pod Normal and ready

@@ -34,7 +34,7 @@ fn cc3_partition_keeps_the_longest_ready_pods_at_the_old_revision() {
         let kept: Vec<&str> = world
             .pods
             .iter()
-            .filter(|p| pod::at_revision(p, &old))
+            .filter(|p| CloneSet::REVISIONS.pod_at(p, &old))
             .map(pod::name)
             .collect();
         assert_eq!(kept, [names[0].as_str(), names[1].as_str()]);
@@ -279,7 +279,7 @@ fn cc10_paused_finishes_in_flight_pods_and_starts_none() {
     world.set.spec.update_strategy.paused = Some(true);
     world.settle(30);
     assert_eq!(world.at_update(), 1);
-    assert!(world.pods.iter().all(|p| pod::lifecycle(p) == pod::NORMAL));
+    assert!(world.pods.iter().all(|p| pod::lifecycle(p) == NORMAL));
     world.set.spec.replicas = Some(5);
     world.settle(30);
     assert_eq!(world.pods.len(), 5);
@@ -300,7 +300,7 @@ fn cc12_rollback_mid_update_moves_updated_pods_back_in_place() {
     world.set_template(template("img:v2"));
     for _ in 0..40 {
         world.round();
-        if world.at_update() == 2 && world.pods.iter().all(|p| pod::lifecycle(p) == pod::NORMAL) {
+        if world.at_update() == 2 && world.pods.iter().all(|p| pod::lifecycle(p) == NORMAL) {
             break;
         }
     }
@@ -318,7 +318,7 @@ fn cc12_rollback_mid_update_moves_updated_pods_back_in_place() {
         world
             .pods
             .iter()
-            .all(|p| pod::at_revision(p, &rev1) && image_of(p, "main") == "img:v1")
+            .all(|p| CloneSet::REVISIONS.pod_at(p, &rev1) && image_of(p, "main") == "img:v1")
     );
     assert_eq!(world.pods.len(), 4);
 }

@@ -40,7 +40,7 @@ fn w1_two_priorities_update_in_two_batches_sidecar_first() {
         "main:v1",
         "main waits for the next batch"
     );
-    assert_eq!(pod::lifecycle(&**after), pod::UPDATING);
+    assert_eq!(pod::lifecycle(&**after), UPDATING);
     let state: Value =
         serde_json::from_str(pod::annotation(after, keys::INPLACE_UPDATE_STATE).unwrap()).unwrap();
     assert_eq!(state["nextContainerImages"], json!({"main": "main:v2"}));
@@ -70,7 +70,7 @@ fn w1_two_priorities_update_in_two_batches_sidecar_first() {
     assert_eq!(batches, ["main:v2"]);
     let p = &world.pods[0];
     assert_eq!(pod::name(p), uid);
-    assert_eq!(pod::lifecycle(p), pod::NORMAL);
+    assert_eq!(pod::lifecycle(p), NORMAL);
     let restarts: BTreeMap<String, i32> = p
         .status
         .as_ref()

@@ -3,23 +3,21 @@
 use axum::http::Method;
 use serde_json::{Value, json};
 
-use super::super::shell_tests::{
+use super::shell_tests::{
     CLONESET, PODS, REGARDING, REVISIONS, SELECTOR, applied, as_json, check, cloneset,
     new_pod_name, reconcile_once, revision_of, running_pod,
 };
 use super::*;
 use crate::controller::expectations::Seen;
 use crate::controller::fake_apiserver::{
-    Exchange, JSON, JSON_PATCH, MERGE_PATCH, Scenario, conflict, created, includes, list, ok,
-    patched, store_of,
+    Exchange, JSON, JSON_PATCH, MERGE_PATCH, Scenario, conflict, created, includes, ok, patched,
+    revision_list, store_of,
 };
+use crate::controller::workload::reconcile::CONFLICT_REQUEUE;
+use std::time::Instant;
 
 fn history_of(set: &CloneSet) -> (axum::http::StatusCode, Value) {
-    list(
-        "ControllerRevisionList",
-        "apps/v1",
-        vec![as_json(&revision_of(set, 1))],
-    )
+    revision_list(&[revision_of(set, 1)])
 }
 
 /// A running pod of `set` whose only ownerReference names the CloneSet without controlling it.

@@ -12,8 +12,14 @@ use super::shell_tests::{
 use super::*;
 use crate::controller::expectations::Seen;
 use crate::controller::fake_apiserver::{
-    JSON, MERGE_PATCH, Scenario, created, failure, list, ok, patched, store_of,
+    self, JSON, MERGE_PATCH, Scenario, created, failure, ok, patched, revision_list, store_of,
 };
+use crate::controller::workload::PvcMeta as ClaimMeta;
+use crate::controller::workload::pvc_key as claim_key;
+use crate::workload::Workload;
+use crate::workload::revision;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use std::time::Instant;
 
 const CLAIMS: &str = "/api/v1/namespaces/default/persistentvolumeclaims";
 
@@ -22,7 +28,7 @@ fn pod_with_id(set: &CloneSet, id: &str, resource_version: &str, created: &str) 
     let mut pod = as_json(&running_pod(set, resource_version));
     pod["metadata"]["name"] = json!(format!("web-{id}"));
     pod["metadata"]["uid"] = json!(format!("uid-{id}"));
-    pod["metadata"]["labels"][crate::cloneset::pod::INSTANCE_ID] = json!(id);
+    pod["metadata"]["labels"][crate::cloneset::pvc::INSTANCE_ID] = json!(id);
     pod["metadata"]["creationTimestamp"] = json!(created);
     serde_json::from_value(pod).unwrap()
 }
@@ -36,34 +42,22 @@ fn claim(id: &str) -> ClaimMeta {
             [
                 ("app".to_string(), "web".to_string()),
                 (
-                    crate::cloneset::pod::INSTANCE_ID.to_string(),
+                    crate::cloneset::pvc::INSTANCE_ID.to_string(),
                     id.to_string(),
                 ),
             ]
             .into(),
         ),
-        owner_references: Some(vec![revision::owner_reference(&cloneset(1, "app:v1"))]),
+        owner_references: Some(vec![cloneset(1, "app:v1").owner_reference()]),
         resource_version: Some("3".into()),
         ..ObjectMeta::default()
     }
     .into_response_partial()
 }
 
-fn revision_list(history: &[ControllerRevision]) -> (axum::http::StatusCode, Value) {
-    list(
-        "ControllerRevisionList",
-        "apps/v1",
-        history.iter().map(as_json).collect(),
-    )
-}
-
 /// The status subresource write, holding `status`.
 fn expect_status(scenario: &mut Scenario, set: &CloneSet, status: Value) {
-    scenario
-        .expect(Method::PATCH, format!("{CLONESET}/status"))
-        .content_type(MERGE_PATCH)
-        .body_includes(json!({ "status": status }))
-        .reply_with(patched(as_json(set), "30"));
+    fake_apiserver::expect_status(scenario, CLONESET, status, as_json(set), "30");
 }
 
 fn note_is(wanted: String) -> impl FnOnce(&Value) -> Result<(), String> + Send {
@@ -350,7 +344,7 @@ async fn pvc_events_release_the_expectations_of_their_names() {
         expectations.expect_create(key, &claim_key("data-web-bbbbb"));
     }
     for id in ["aaaaa", "bbbbb"] {
-        observe::claim_event(&context, &held, &claim(id));
+        observe::claim_event::<CloneSet>(&context, &held, &claim(id));
     }
     // The cache shows neither: the events alone released them.
     let waiting = context

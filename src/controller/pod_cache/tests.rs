@@ -160,9 +160,9 @@ fn assert_same_decisions(full: &Pod, catalogue: &Catalogue) {
         summary(full).engine_at_rest(EngineOwner::SidecarSet),
         at_rest
     );
-    let cloneset_engine = &crate::cloneset::update::ENGINE;
+    let cloneset_engine = &crate::workload::engine::ENGINE;
     assert_eq!(
-        summary(full).engine_at_rest(EngineOwner::CloneSet),
+        summary(full).engine_at_rest(EngineOwner::Workload),
         crate::inplace::at_rest(full, cloneset_engine)
     );
     assert_eq!(
@@ -354,24 +354,35 @@ fn the_cache_holds_whole_only_the_pods_a_controller_reads_whole() {
     let cloneset_pod = |controller: bool, lifecycle: Option<&str>| {
         let mut pod = owned_by("CloneSet", "apps.kruise.io/v1alpha1", controller);
         if let Some(state) = lifecycle {
-            pod.metadata.labels =
-                Some([(cloneset::pod::LIFECYCLE_STATE.into(), state.into())].into());
+            pod.metadata.labels = Some(
+                [(
+                    crate::workload::lifecycle::LIFECYCLE_STATE.into(),
+                    state.into(),
+                )]
+                .into(),
+            );
         }
         pod
     };
     assert!(held_now(&cloneset_pod(
         true,
-        Some(cloneset::pod::PREPARING_NORMAL)
+        Some(crate::workload::lifecycle::PREPARING_NORMAL)
     )));
-    assert!(held_now(&cloneset_pod(false, Some(cloneset::pod::UPDATED))));
-    assert!(!held_now(&cloneset_pod(true, Some(cloneset::pod::NORMAL))));
+    assert!(held_now(&cloneset_pod(
+        false,
+        Some(crate::workload::lifecycle::UPDATED)
+    )));
+    assert!(!held_now(&cloneset_pod(
+        true,
+        Some(crate::workload::lifecycle::NORMAL)
+    )));
     assert!(!held_now(&cloneset_pod(true, None)));
     assert!(!held_now(&owned_by("ReplicaSet", "apps/v1", true)));
     let mut foreign = owned_by("CloneSet", "example.com/v1", true);
     foreign.metadata.labels = Some(
         [(
-            cloneset::pod::LIFECYCLE_STATE.into(),
-            cloneset::pod::UPDATING.into(),
+            crate::workload::lifecycle::LIFECYCLE_STATE.into(),
+            crate::workload::lifecycle::UPDATING.into(),
         )]
         .into(),
     );

@@ -1,6 +1,6 @@
 use super::*;
-use crate::cloneset::pod::PREPARING_DELETE;
 use crate::daemonset::fixtures::*;
+use crate::workload::lifecycle::PREPARING_DELETE;
 
 fn facts(p: PodBuilder) -> PodFacts {
     PodFacts::of(&p.build(), "h2", None)

@@ -1,8 +1,12 @@
 use super::*;
 use crate::api::daemonset::{DaemonSet, IN_PLACE_IF_POSSIBLE};
+use crate::api::keys;
 use crate::daemonset::fixtures::*;
 use crate::daemonset::round::Round;
 use crate::podmarks::inplace_state::read_state;
+use crate::workload::Purpose;
+use crate::workload::lifecycle::LIFECYCLE_STATE;
+use k8s_openapi::api::core::v1::Pod;
 use serde_json::json;
 
 fn in_place_agent() -> DaemonSet {
@@ -21,7 +25,7 @@ fn ds13_an_image_change_starts_in_place_with_the_bare_hash() {
     let pods = [pod("p1", "n1", h1).gate(Some("True")).listed()];
     let round = Round::new(&set, h2, &nodes, &pods, at(100));
     let mut out = Vec::new();
-    let delete = start_updates(&round, &v2, &[&v1], vec![0], &mut out);
+    let delete = start_updates(&round, &[v1.clone(), v2.clone()], vec![0], &mut out);
     assert!(delete.is_empty());
     let [
         Action::WritePod {
@@ -34,7 +38,7 @@ fn ds13_an_image_change_starts_in_place_with_the_bare_hash() {
     assert_eq!(
         *purpose,
         Purpose::InPlace {
-            revision: v2.metadata.name.clone().unwrap()
+            revision: h2.to_string()
         }
     );
     assert_eq!(writes.len(), 2);
@@ -69,14 +73,10 @@ fn ds13_an_image_change_starts_in_place_with_the_bare_hash() {
     let state = read_state(started).unwrap().unwrap();
     assert_eq!(state.revision, h2);
     assert!(state.update_images);
-    // No lifecycle state is written.
-    assert!(
-        !started
-            .metadata
-            .labels
-            .as_ref()
-            .unwrap()
-            .contains_key(crate::cloneset::pod::LIFECYCLE_STATE)
+    // The core's start marks the pod Updating (the refresh moves it on when done).
+    assert_eq!(
+        started.metadata.labels.as_ref().unwrap()[LIFECYCLE_STATE],
+        crate::workload::lifecycle::UPDATING
     );
 }
 
@@ -99,7 +99,7 @@ fn ds14_what_cannot_be_done_in_place_is_deleted() {
     ];
     let round = Round::new(&env, revision_hash(&v2), &nodes, &pods, at(100));
     let mut out = Vec::new();
-    let delete = start_updates(&round, &v2, &[&v1], vec![0, 1, 2], &mut out);
+    let delete = start_updates(&round, &[v1.clone(), v2.clone()], vec![0, 1, 2], &mut out);
     assert!(out.is_empty());
     assert_eq!(delete, [0, 1, 2]);
 
@@ -108,7 +108,10 @@ fn ds14_what_cannot_be_done_in_place_is_deleted() {
     let v2 = revision_of(&set, 2);
     let round = Round::new(&set, revision_hash(&v2), &nodes, &pods, at(100));
     let mut out = Vec::new();
-    assert_eq!(start_updates(&round, &v2, &[&v1], vec![1], &mut out), [1]);
+    assert_eq!(
+        start_updates(&round, &[v1.clone(), v2.clone()], vec![1], &mut out),
+        [1]
+    );
 }
 
 #[test]
@@ -125,7 +128,7 @@ fn beyond_the_burst_pods_wait() {
     ];
     let round = Round::new(&set, revision_hash(&v2), &nodes, &pods, at(100));
     let mut out = Vec::new();
-    assert!(start_updates(&round, &v2, &[&v1], vec![0, 1], &mut out).is_empty());
+    assert!(start_updates(&round, &[v1.clone(), v2.clone()], vec![0, 1], &mut out).is_empty());
     assert_eq!(out.len(), 1);
 }
 

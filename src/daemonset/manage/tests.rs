@@ -1,10 +1,10 @@
 use super::*;
 use crate::api::daemonset::DaemonSet;
-use crate::cloneset::pod::PREPARING_DELETE;
 use crate::daemonset::fixtures::*;
 use crate::daemonset::listed::DaemonPod;
 use crate::daemonset::node::{NodeSummary, TaintEffect};
 use crate::daemonset::round::Round;
+use crate::workload::lifecycle::PREPARING_DELETE;
 
 fn managed<'a>(
     set: &'a DaemonSet,

@@ -1,9 +1,9 @@
 use super::*;
 use crate::api::daemonset::DaemonSet;
-use crate::cloneset::pod::PREPARING_DELETE;
 use crate::daemonset::fixtures::*;
 use crate::daemonset::listed::DaemonPod;
 use crate::daemonset::node::NodeSummary;
+use crate::workload::lifecycle::PREPARING_DELETE;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 fn names(round: &Round<'_>, pods: &[usize]) -> Vec<String> {

@@ -1,9 +1,9 @@
 use super::*;
 use crate::api::cloneset::{Lifecycle, LifecycleHook};
-use crate::cloneset::pod::LIFECYCLE_STATE;
 use crate::daemonset::fixtures::*;
 use crate::daemonset::listed::DaemonPod;
 use crate::daemonset::round::Round;
+use crate::workload::lifecycle::LIFECYCLE_STATE;
 
 fn hooked_set() -> crate::api::daemonset::DaemonSet {
     let mut set = agent();
@@ -98,8 +98,9 @@ fn a_hooked_pod_goes_to_preparing_delete_once_and_an_unhooked_one_is_deleted() {
     assert!(!writes[0].status);
     let after = &*writes[0].pod;
     assert_eq!(
-        after.metadata.annotations.as_ref().unwrap()[crate::cloneset::pod::LIFECYCLE_TIMESTAMP],
-        rfc3339(at(100))
+        after.metadata.annotations.as_ref().unwrap()
+            [crate::workload::lifecycle::LIFECYCLE_TIMESTAMP],
+        crate::workload::rfc3339(at(100))
     );
 }
 
@@ -116,7 +117,7 @@ fn a_hook_needs_the_whole_pod() {
     let mut out = Vec::new();
     sync_nodes(&round, vec![0], vec![], &mut out);
     assert!(out.is_empty());
-    assert_eq!(round.take_needed(), ["a"]);
+    assert_eq!(round.whole_pods.needed(), ["a"]);
 }
 
 #[test]

@@ -1,4 +1,9 @@
 use super::*;
+use std::borrow::Cow;
+
+use k8s_openapi::api::core::v1::Pod;
+use serde_json::Value;
+
 use crate::api::keys;
 use crate::podmarks::PodSummary;
 use proptest::prelude::*;

@@ -4,64 +4,22 @@
 //! Without it every step (the two sides of the update, candidates, the unavailability budget,
 //! the status) looked the same labels and conditions up again in the pods' maps, spread over
 //! megabytes of cache; with 10,000 pods most of those lookups missed the processor's caches.
-//! The records are parallel to `Context::active` (same index) and answer exactly what the
+//! The records are parallel to the round's active pods (same index) and answer exactly what the
 //! predicates of [`super::pod`] answer for the round's revision, `minReadySeconds` and time.
 
 use jiff::Timestamp;
 
-use super::listed::missing_template_hash;
-use super::pod::{
-    self, NORMAL, PREPARING_DELETE, PREPARING_NORMAL, PREPARING_UPDATE, UPDATED, UPDATING,
-};
+use super::lifecycle::{self, LifecycleState};
+use super::pod;
+use super::revision::RevisionScheme;
 use crate::podmarks::{EngineOwner, PodSummary, PodView};
-
-/// `lifecycle.apps.kruise.io/state` as a value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lifecycle {
-    /// No label, or an empty one.
-    Unset,
-    PreparingNormal,
-    Normal,
-    PreparingUpdate,
-    Updating,
-    Updated,
-    PreparingDelete,
-    /// A value the controller does not know.
-    Other,
-}
-
-impl Lifecycle {
-    pub fn of(label: &str) -> Lifecycle {
-        match label {
-            "" => Lifecycle::Unset,
-            PREPARING_NORMAL => Lifecycle::PreparingNormal,
-            NORMAL => Lifecycle::Normal,
-            PREPARING_UPDATE => Lifecycle::PreparingUpdate,
-            UPDATING => Lifecycle::Updating,
-            UPDATED => Lifecycle::Updated,
-            PREPARING_DELETE => Lifecycle::PreparingDelete,
-            _ => Lifecycle::Other,
-        }
-    }
-
-    /// The states the update step moves on from by itself, once what they wait for is there.
-    pub fn moves_on_by_itself(self) -> bool {
-        matches!(
-            self,
-            Lifecycle::PreparingNormal
-                | Lifecycle::PreparingUpdate
-                | Lifecycle::Updating
-                | Lifecycle::Updated
-        )
-    }
-}
 
 /// One active pod as the round's counting steps see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PodFacts {
-    /// [`pod::at_revision`] of the update revision.
+    /// [`RevisionScheme::pod_at`] the update revision.
     pub at_update_revision: bool,
-    pub lifecycle: Lifecycle,
+    pub lifecycle: LifecycleState,
     /// [`pod::is_ready`].
     pub ready: bool,
     /// [`pod::is_available`] with the CloneSet's `minReadySeconds`.
@@ -70,10 +28,11 @@ pub struct PodFacts {
     pub specified_delete: bool,
     /// The in-place grace annotation is set.
     pub has_grace: bool,
-    /// [`super::update::engine_at_rest`]: `inplace::next_step` answers `Idle` and no update of
+    /// [`super::engine::engine_at_rest`]: `inplace::next_step` answers `Idle` and no update of
     /// any owner is in flight.
     pub engine_idle: bool,
-    /// `controller-revision-hash` without `pod-template-hash` (the refresh adds it).
+    /// [`pod::missing_template_hash`], where the scheme writes `pod-template-hash` (the refresh
+    /// adds it).
     pub missing_template_hash: bool,
 }
 
@@ -82,32 +41,33 @@ impl PodFacts {
     /// ([`super::listed::summarize`]): reading the update state is the costly part.
     pub fn of(
         p: &PodSummary,
+        scheme: RevisionScheme,
         update_revision: &str,
         pods_to_delete: &[String],
         min_ready_seconds: i32,
         now: Timestamp,
     ) -> PodFacts {
-        let lifecycle = Lifecycle::of(pod::lifecycle(p));
+        let lifecycle = LifecycleState::of(lifecycle::state(p));
         let ready = pod::in_place_ready(p) && pod::running_available(p, 0, now);
         // `is_available`: a lifecycle of "" or Normal, and ready for long enough.
         let available = ready
-            && matches!(lifecycle, Lifecycle::Unset | Lifecycle::Normal)
+            && matches!(lifecycle, LifecycleState::Unset | LifecycleState::Normal)
             && (min_ready_seconds <= 0 || pod::running_available(p, min_ready_seconds, now));
         let has_grace = p.has_inplace_grace();
         PodFacts {
-            at_update_revision: pod::at_revision(p, update_revision),
+            at_update_revision: scheme.pod_at(p, update_revision),
             lifecycle,
             ready,
             available,
             specified_delete: pod::is_specified_delete(p, pods_to_delete),
             has_grace,
-            engine_idle: p.engine_at_rest(EngineOwner::CloneSet),
-            missing_template_hash: missing_template_hash(p),
+            engine_idle: p.engine_at_rest(EngineOwner::Workload),
+            missing_template_hash: scheme.template_hash && pod::missing_template_hash(p),
         }
     }
 
     pub fn pre_deleting(&self) -> bool {
-        self.lifecycle == Lifecycle::PreparingDelete
+        self.lifecycle == LifecycleState::PreparingDelete
     }
 }
 
@@ -115,8 +75,9 @@ impl PodFacts {
 mod tests {
     use super::*;
     use crate::api::keys;
-    use crate::cloneset::listed::summarize;
     use crate::inplace::{self, Step, state};
+    use crate::workload::lifecycle::{NORMAL, PREPARING_DELETE, UPDATED};
+    use crate::workload::listed::summarize;
     use k8s_openapi::api::core::v1::Pod;
     use k8s_openapi::api::core::v1::{
         Container, ContainerStatus, PodCondition, PodReadinessGate, PodSpec, PodStatus,
@@ -138,7 +99,10 @@ mod tests {
                         for revision in ["web-abc", "abc", "web-old"] {
                             let mut labels = BTreeMap::new();
                             if lifecycle != "-" {
-                                labels.insert(pod::LIFECYCLE_STATE.to_string(), lifecycle.into());
+                                labels.insert(
+                                    crate::workload::lifecycle::LIFECYCLE_STATE.to_string(),
+                                    lifecycle.into(),
+                                );
                             }
                             labels.insert(keys::CONTROLLER_REVISION_HASH.into(), revision.into());
                             if revision == "abc" {
@@ -236,7 +200,8 @@ mod tests {
         for min_ready in [0, 10, 1_000] {
             let now = at(200);
             for p in pods() {
-                let facts = PodFacts::of(&summarize(&p), "web-abc", &named, min_ready, now);
+                let scheme = RevisionScheme::CLONESET;
+                let facts = PodFacts::of(&summarize(&p), scheme, "web-abc", &named, min_ready, now);
                 let name = pod::name(&p);
                 assert_eq!(facts.ready, pod::is_ready(&p, now), "{name}");
                 assert_eq!(
@@ -246,7 +211,7 @@ mod tests {
                 );
                 assert_eq!(
                     facts.at_update_revision,
-                    pod::at_revision(&p, "web-abc"),
+                    scheme.pod_at(&p, "web-abc"),
                     "{name}"
                 );
                 assert_eq!(
@@ -257,13 +222,13 @@ mod tests {
                 assert_eq!(facts.pre_deleting(), pod::is_pre_deleting(&p), "{name}");
                 assert_eq!(facts.has_grace, state::has_grace(&p), "{name}");
                 assert_eq!(
-                    facts.lifecycle == Lifecycle::Updated,
+                    facts.lifecycle == LifecycleState::Updated,
                     pod::lifecycle(&p) == UPDATED
                 );
                 // At rest exactly when the engine, at any time, has nothing to do and sees no
                 // update in flight (a grace period is never at rest, even while it runs).
                 for time in [now, at(0), at(1_000_000)] {
-                    let step = inplace::next_step(&p, None, &crate::cloneset::update::ENGINE, time);
+                    let step = inplace::next_step(&p, None, &crate::workload::engine::ENGINE, time);
                     let idle = state::read_grace(&p).is_none()
                         && matches!(step, Ok(Step::Idle))
                         && inplace::in_flight_revision(&p).is_none();

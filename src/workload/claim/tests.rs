@@ -1,4 +1,5 @@
 use super::*;
+use crate::api::cloneset::CloneSet;
 use serde_json::{Value, json};
 
 const UID: &str = "web-uid";
@@ -188,7 +189,7 @@ fn a_bare_pod_is_adopted_with_a_new_controller_reference() {
     let claims = claim(&set, &whole(&[pod])).unwrap();
     assert_eq!(
         claims.changes[0].after.metadata.owner_references,
-        Some(vec![owner_reference(&set)])
+        Some(vec![set.owner_reference()])
     );
 }
 
@@ -259,7 +260,7 @@ fn a_pod_to_change_listed_as_a_summary_is_asked_for_whole() {
         .map(|(i, p)| {
             let mut p = Pod::clone(p);
             p.metadata.name = Some(format!("p{i}"));
-            ListedPod::summary(Arc::new(crate::cloneset::listed::summarize(&p)))
+            ListedPod::summary(Arc::new(crate::workload::listed::summarize(&p)))
         })
         .collect();
     let claims = claim(&cloneset(false), &named).unwrap();

@@ -1,17 +1,17 @@
-//! Which of the listed pods a CloneSet controls this round (OpenKruise `claimPods`, the ref
+//! Which of the listed pods a workload controls this round (OpenKruise `claimPods`, the ref
 //! manager's `ClaimOwnedObjects`). Active pods only: finished and terminating ones pass as listed,
 //! since OpenKruise claims only the active ones and keeps the others for PVC bookkeeping. Of the
 //! active pods, one
 //!
 //! - controlled by another owner: ignored;
-//! - controlled by this CloneSet and selected by its selector: kept;
-//! - controlled by this CloneSet but no longer selected (relabelled): released, i.e. our
-//!   ownerReference removed, unless the CloneSet is being deleted (then only left out);
-//! - controlled by nobody, selected, and the CloneSet not being deleted:
+//! - controlled by this workload and selected by its selector: kept;
+//! - controlled by this workload but no longer selected (relabelled): released, i.e. our
+//!   ownerReference removed, unless the workload is being deleted (then only left out);
+//! - controlled by nobody, selected, and the workload not being deleted:
 //!   adopted, i.e. our controller ownerReference set (replacing a reference to the same object).
 //!
-//! Which pods are listed is the caller's choice. OpenKruise lists only pods naming the CloneSet
-//! in some ownerReference, so a bare pod that merely carries the CloneSet's labels is never
+//! Which pods are listed is the caller's choice. OpenKruise lists only pods naming the workload
+//! in some ownerReference, so a bare pod that merely carries the workload's labels is never
 //! adopted (its maintainers declined adoption by labels: the pod would lack an instance id and
 //! the PVCs of one); the shell does the same.
 
@@ -20,10 +20,8 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
-use super::ListedPod;
 use super::pod::is_active;
-use super::revision::owner_reference;
-use crate::api::cloneset::CloneSet;
+use super::{ListedPod, Workload};
 use crate::k8s::selector::{self, SelectorError};
 use crate::podmarks::PodView;
 
@@ -39,9 +37,9 @@ pub struct Change {
 /// The outcome of claiming.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Claims {
-    /// Pods the CloneSet controls and keeps, and the inactive pods as listed, in list order.
+    /// Pods the workload controls and keeps, and the inactive pods as listed, in list order.
     pub kept: Vec<ListedPod>,
-    /// Adoptions and releases to send, in list order. Adopted pods are the CloneSet's once
+    /// Adoptions and releases to send, in list order. Adopted pods are the workload's once
     /// written; released ones are not its any more.
     pub changes: Vec<Change>,
     /// Pods to adopt or release that were listed as summaries only, by name: claim again with
@@ -49,18 +47,14 @@ pub struct Claims {
     pub needs_whole: Vec<String>,
 }
 
-/// Claims `pods` for `cloneset`. A missing or unusable selector is an error naming the field.
-pub fn claim(cloneset: &CloneSet, pods: &[ListedPod]) -> Result<Claims, SelectorError> {
-    let selector = cloneset
-        .spec
-        .selector
-        .as_ref()
-        .ok_or_else(|| SelectorError {
-            field: "spec.selector".into(),
-            message: "Required value".into(),
-        })?;
-    let uid = cloneset.metadata.uid.as_deref().unwrap_or("");
-    let deleting = cloneset.metadata.deletion_timestamp.is_some();
+/// Claims `pods` for `set`. A missing or unusable selector is an error naming the field.
+pub fn claim<W: Workload>(set: &W, pods: &[ListedPod]) -> Result<Claims, SelectorError> {
+    let selector = set.selector().ok_or_else(|| SelectorError {
+        field: "spec.selector".into(),
+        message: "Required value".into(),
+    })?;
+    let uid = set.uid();
+    let deleting = set.deleting();
     let mut claims = Claims::default();
     for pod in pods {
         if !is_active(pod) {
@@ -84,7 +78,7 @@ pub fn claim(cloneset: &CloneSet, pods: &[ListedPod]) -> Result<Claims, Selector
             continue;
         };
         let after = if adopt {
-            adopted(before, owner_reference(cloneset))
+            adopted(before, set.owner_reference())
         } else {
             released(before, uid)
         };
@@ -127,5 +121,4 @@ fn adopted(pod: &Pod, owner: OwnerReference) -> Pod {
 }
 
 #[cfg(test)]
-#[path = "claim_tests.rs"]
 mod tests;

@@ -1,31 +1,20 @@
-//! What the CloneSet controller asks of one pod: is it active, ready, available, at a revision,
-//! marked for deletion, and in which lifecycle state.
+//! What the workload controllers ask of one pod: is it active, ready, available, marked for
+//! deletion, and in which lifecycle state. (Whether it is at a revision depends on the kind:
+//! [`super::revision::RevisionScheme::pod_at`].)
 
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::Pod;
 
-use super::revision::label_names_revision;
+use super::lifecycle::{LIFECYCLE_STATE, NORMAL, PREPARING_DELETE};
 use crate::api::keys;
 use crate::podmarks::PodView;
 
-/// Pod label: the pod's short revision hash, always written next to `controller-revision-hash`.
+/// Pod label: the pod's short revision hash, written next to `controller-revision-hash` by the
+/// kinds whose [`super::revision::RevisionScheme`] says so (the CloneSet).
 pub const POD_TEMPLATE_HASH: &str = "pod-template-hash";
-/// Pod label: the 5-character id shared by a pod and its PVCs.
-pub const INSTANCE_ID: &str = "apps.kruise.io/cloneset-instance-id";
 /// Pod label: delete this pod (any value counts; the controller writes `"true"`).
 pub const SPECIFIED_DELETE: &str = "apps.kruise.io/specified-delete";
-/// Pod label: lifecycle state; annotation: when it last changed.
-pub const LIFECYCLE_STATE: &str = "lifecycle.apps.kruise.io/state";
-pub const LIFECYCLE_TIMESTAMP: &str = "lifecycle.apps.kruise.io/timestamp";
 pub const DELETION_COST: &str = keys::POD_DELETION_COST;
-
-/// Lifecycle states (`lifecycle.apps.kruise.io/state`).
-pub const PREPARING_NORMAL: &str = "PreparingNormal";
-pub const NORMAL: &str = "Normal";
-pub const PREPARING_UPDATE: &str = "PreparingUpdate";
-pub const UPDATING: &str = "Updating";
-pub const UPDATED: &str = "Updated";
-pub const PREPARING_DELETE: &str = "PreparingDelete";
 
 pub fn label<'a, P: PodView + ?Sized>(pod: &'a P, key: &str) -> Option<&'a str> {
     pod.labels()?.get(key).map(String::as_str)
@@ -119,9 +108,9 @@ pub fn is_pre_deleting<P: PodView + ?Sized>(pod: &P) -> bool {
     lifecycle(pod) == PREPARING_DELETE
 }
 
-/// The pod's `controller-revision-hash` label names `revision`.
-pub fn at_revision<P: PodView + ?Sized>(pod: &P, revision: &str) -> bool {
-    label(pod, keys::CONTROLLER_REVISION_HASH).is_some_and(|l| label_names_revision(l, revision))
+/// `controller-revision-hash` without `pod-template-hash` (the CloneSet's refresh adds it).
+pub fn missing_template_hash<P: PodView + ?Sized>(p: &P) -> bool {
+    label(p, POD_TEMPLATE_HASH).is_none() && label(p, keys::CONTROLLER_REVISION_HASH).is_some()
 }
 
 /// `controller.kubernetes.io/pod-deletion-cost` (invalid or absent: 0).

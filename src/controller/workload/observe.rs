@@ -1,11 +1,16 @@
-//! Pod and PVC events observe the CloneSet's expectations (spec §5.1). The cache alone cannot
+//! Pod and PVC events observe a workload's expectations. The cache alone cannot
 //! tell of an object created and deleted between two rounds: it shows nothing, as before the
 //! create. The event streams do not say which kind of event they carry, but each store already
 //! holds the outcome of the event it passes on: an object it no longer holds (or holds under
 //! another uid) was deleted, and the held object is at least as new as the event's, so its
 //! deletionTimestamp counts.
 
-use super::*;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::{Resource, ResourceExt};
+
+use super::{Context, PvcMeta, controlling, pvc_key};
 use crate::controller::expectations::Told;
 use crate::controller::pod_cache;
 use crate::podmarks::PodView;
@@ -24,9 +29,10 @@ fn told(event: &ObjectMeta, held: Option<&ObjectMeta>) -> Told {
     }
 }
 
-/// An event of `pod`, heard on the pod subscription (deletions included).
-pub(super) fn pod_event(context: &Context, pod: &Pod) {
-    let Some(owner) = owner_of(pod) else {
+/// An event of `pod`, heard on the pod subscription (deletions included), for the workload of
+/// kind `K` that controls it.
+pub fn pod_event<K: Resource<DynamicType = ()>>(context: &Context, pod: &Pod) {
+    let Some(owner) = controlling::<K>(&pod.metadata) else {
         return;
     };
     // Every pod has a summary; only some are held whole.
@@ -41,18 +47,27 @@ pub(super) fn pod_event(context: &Context, pod: &Pod) {
 }
 
 /// An event of `claim`, heard on the PVC watch behind `claims`.
-pub(super) fn claim_event(context: &Context, claims: &Store<ClaimMeta>, claim: &ClaimMeta) {
-    let Some(owner) = controlling_cloneset(&claim.metadata) else {
+pub fn claim_event<K: Resource<DynamicType = ()>>(
+    context: &Context,
+    claims: &Store<PvcMeta>,
+    claim: &PvcMeta,
+) {
+    let Some(owner) = controlling::<K>(&claim.metadata) else {
         return;
     };
     let name = claim.name_any();
     let namespace = claim.metadata.namespace.as_deref().unwrap_or("");
     let held = claims.get(&ObjectRef::new(&name).within(namespace));
     let told = told(&claim.metadata, held.as_deref().map(|c| &c.metadata));
-    observe(context, &owner, &claim_key(&name), told);
+    observe(context, &owner, &pvc_key(&name), told);
 }
 
-fn observe(context: &Context, owner: &ObjectRef<CloneSet>, name: &str, told: Told) {
+fn observe<K: Resource<DynamicType = ()>>(
+    context: &Context,
+    owner: &ObjectRef<K>,
+    name: &str,
+    told: Told,
+) {
     let key = format!(
         "{}/{}",
         owner.namespace.as_deref().unwrap_or(""),

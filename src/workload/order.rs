@@ -1,8 +1,9 @@
-//! The default update order as flat, owned keys.
+//! Update order (OpenKruise `updatesort`): the default order as flat, owned keys, then the
+//! priority and scatter strategies.
 //!
 //! [`OrderKey`](crate::rollout::order::OrderKey) borrows the pod's timestamps and identity, so
 //! every comparison of two keys reaches back into both pods — several cache misses each, and
-//! choosing among the thousands of candidates of a large CloneSet compares tens of thousands of
+//! choosing among the thousands of candidates of a large workload compares tens of thousands of
 //! times. These keys copy the timestamps, rank the namespaces once, and keep the first bytes of
 //! the name inline; they order pods exactly as `(PreparingUpdate first, OrderKey, position)`
 //! does (tested against it).
@@ -12,14 +13,37 @@ use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 
+use crate::api::sidecarset::{UpdatePriorityStrategy, UpdateScatterTerm};
 use crate::podmarks::PodView;
+use crate::rollout::order::{OrderKey, priority_order};
+use crate::rollout::scatter::scatter;
+
+/// `chosen` (indexes into `pods`) in update order: the default order ([`OrderKey`]), then by
+/// `priority` (stable), then spread by `scatter` terms.
+pub fn priority_and_scatter<P: PodView>(
+    pods: &[&P],
+    mut chosen: Vec<usize>,
+    priority: Option<&UpdatePriorityStrategy>,
+    scatter_terms: Option<&[UpdateScatterTerm]>,
+) -> Vec<usize> {
+    let keys: Vec<OrderKey<'_>> = pods.iter().map(|p| OrderKey::of(*p)).collect();
+    chosen.sort_by(|a, b| keys[*a].cmp(&keys[*b]));
+    if let Some(priority) = priority {
+        chosen.sort_by(|a, b| priority_order(priority, pods[*a].labels(), pods[*b].labels()));
+    }
+    if let Some(terms) = scatter_terms {
+        let labels: Vec<_> = pods.iter().map(|p| p.labels()).collect();
+        chosen = scatter(terms, &labels, chosen);
+    }
+    chosen
+}
 
 /// Bytes of the name compared inline; longer names that tie on them compare in full.
 const NAME_HEAD: usize = 16;
 
 /// Field order is rule order (see `OrderKey`), then the position.
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct FlatKey<'p> {
+pub struct FlatKey<'p> {
     not_preparing_update: bool,
     scheduled: bool,
     phase_rank: u8,
@@ -37,7 +61,7 @@ pub(super) struct FlatKey<'p> {
 }
 
 /// Keys of `pods` (pod, PreparingUpdate, position).
-pub(super) fn flat_keys<'p, P: PodView + 'p>(
+pub fn flat_keys<'p, P: PodView + 'p>(
     pods: impl Iterator<Item = (&'p P, bool, usize)> + Clone,
 ) -> Vec<FlatKey<'p>> {
     let mut namespaces: BTreeMap<&str, usize> = pods

@@ -1,4 +1,4 @@
-//! ControllerRevisions of a CloneSet, named and hashed byte for byte as OpenKruise (and the
+//! ControllerRevisions of a workload, named and hashed byte for byte as OpenKruise (and the
 //! Kubernetes history package it uses) does, so that pods and revisions written by either
 //! controller are recognised by the other.
 //!
@@ -6,21 +6,131 @@
 //!   sorted at every level, plus `"$patch":"replace"`;
 //! - hash: FNV-32 (not 32a) over the data followed by the decimal collision count, printed in
 //!   decimal and each digit mapped through Kubernetes' `SafeEncodeString`;
-//! - name: `<cloneset name, at most 223 bytes>-<hash>`.
+//! - name: `<workload name, at most 223 bytes>-<hash>`.
+//!
+//! The kinds differ only in how pods and revisions name each other ([`RevisionScheme`]). The
+//! Advanced DaemonSet's Go controller hashes with `ComputeHash` over a Go struct dump that no
+//! other program can reproduce; new DaemonSet revisions are hashed as above, and its pods always
+//! take the hash from the revision's label, so revisions Go created keep their Go hash.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use serde_json::Value;
 
-use crate::api::cloneset::CloneSet;
+use super::Workload;
+use super::pod;
+use crate::api::keys;
 use crate::k8s::gojson;
+use crate::podmarks::PodView;
 
-/// Label on every ControllerRevision: its first hash (kept when a collision renames it).
+/// Label on every CloneSet and StatefulSet ControllerRevision: its first hash (kept when a
+/// collision renames it).
 pub const HASH_LABEL: &str = "controller.kubernetes.io/hash";
+
+/// What a pod's `controller-revision-hash` label holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PodRevisionLabel {
+    /// The revision's name (`web-6d675fd56f`).
+    Name,
+    /// The revision's hash label (`6d675fd56f`).
+    Hash,
+}
+
+/// How a pod's revision label is compared with a revision (OpenKruise's revision adapters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RevisionMatch {
+    /// The full name, or the same short hash (the CloneSet's own adapter).
+    NameOrShortHash,
+    /// The exact string (`revisionadapter.NewDefaultImpl`).
+    Exact,
+}
+
+/// How one workload kind's pods and ControllerRevisions name each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RevisionScheme {
+    /// The label on a ControllerRevision that holds its hash.
+    pub hash_label: &'static str,
+    pub pod_label: PodRevisionLabel,
+    pub matching: RevisionMatch,
+    /// Pods also carry the short hash as `pod-template-hash`.
+    pub template_hash: bool,
+}
+
+impl RevisionScheme {
+    pub const CLONESET: RevisionScheme = RevisionScheme {
+        hash_label: HASH_LABEL,
+        pod_label: PodRevisionLabel::Name,
+        matching: RevisionMatch::NameOrShortHash,
+        template_hash: true,
+    };
+    pub const STATEFULSET: RevisionScheme = RevisionScheme {
+        hash_label: HASH_LABEL,
+        pod_label: PodRevisionLabel::Name,
+        matching: RevisionMatch::Exact,
+        template_hash: false,
+    };
+    pub const DAEMONSET: RevisionScheme = RevisionScheme {
+        hash_label: keys::CONTROLLER_REVISION_HASH,
+        pod_label: PodRevisionLabel::Hash,
+        matching: RevisionMatch::Exact,
+        template_hash: false,
+    };
+
+    /// What the pods of `revision` carry as `controller-revision-hash`: its name, or its hash
+    /// label (a revision without one is named by its name, as OpenKruise labels it).
+    pub fn pod_value<'a>(&self, revision: &'a ControllerRevision) -> &'a str {
+        let name = revision.metadata.name.as_deref().unwrap_or("");
+        match self.pod_label {
+            PodRevisionLabel::Name => name,
+            PodRevisionLabel::Hash => revision
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(self.hash_label))
+                .map_or(name, String::as_str),
+        }
+    }
+
+    /// Whether a pod's revision label `label` names the revision the pods know as `revision`.
+    pub fn names(&self, label: &str, revision: &str) -> bool {
+        match self.matching {
+            RevisionMatch::NameOrShortHash => label_names_revision(label, revision),
+            RevisionMatch::Exact => label == revision,
+        }
+    }
+
+    /// Whether pod `p` is at `revision` (its `controller-revision-hash` label names it).
+    pub fn pod_at<P: PodView + ?Sized>(&self, p: &P, revision: &str) -> bool {
+        pod::label(p, keys::CONTROLLER_REVISION_HASH).is_some_and(|l| self.names(l, revision))
+    }
+
+    /// Revisions to delete after a round: of those neither live (`live`) nor worn by an active
+    /// pod (`pod_labels`), the oldest, until at most `limit` of them remain (OpenKruise
+    /// `truncateHistory` counts only these against the limit).
+    pub fn history_to_truncate<'a>(
+        &self,
+        history: &'a [ControllerRevision],
+        live: &[&str],
+        pod_labels: &[&str],
+        limit: usize,
+    ) -> Vec<&'a str> {
+        let is_live = |r: &ControllerRevision| {
+            let value = self.pod_value(r);
+            live.contains(&value) || pod_labels.iter().any(|label| self.names(label, value))
+        };
+        let mut not_live: Vec<&str> = history
+            .iter()
+            .filter(|r| !is_live(r))
+            .filter_map(|r| r.metadata.name.as_deref())
+            .collect();
+        not_live.truncate(not_live.len().saturating_sub(limit));
+        not_live
+    }
+}
 /// Kubernetes caps the name prefix so that `<prefix>-<hash>` stays a valid name.
 const MAX_PREFIX_LEN: usize = 223;
 
@@ -28,7 +138,7 @@ const MAX_PREFIX_LEN: usize = 223;
 pub enum RevisionError {
     #[error("spec.template cannot be encoded: {0}")]
     Template(serde_json::Error),
-    #[error("ControllerRevision {name}: data is not a CloneSet revision: {reason}")]
+    #[error("ControllerRevision {name}: data is not a pod template revision: {reason}")]
     Data { name: String, reason: String },
 }
 
@@ -95,12 +205,12 @@ pub fn revision_hash(data: &str, collision_count: i32) -> String {
 }
 
 /// `<prefix>-<hash>`, the prefix cut to 223 bytes (on a character boundary).
-pub fn revision_name(cloneset: &str, hash: &str) -> String {
-    let mut end = cloneset.len().min(MAX_PREFIX_LEN);
-    while !cloneset.is_char_boundary(end) {
+pub fn revision_name(workload: &str, hash: &str) -> String {
+    let mut end = workload.len().min(MAX_PREFIX_LEN);
+    while !workload.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}-{hash}", &cloneset[..end])
+    format!("{}-{hash}", &workload[..end])
 }
 
 /// The part of a revision name after the last `-` (what `pod-template-hash` holds).
@@ -113,43 +223,30 @@ pub fn label_names_revision(label: &str, revision: &str) -> bool {
     label == revision || short_hash(label) == short_hash(revision)
 }
 
-/// The controller ownerReference of everything a CloneSet creates.
-pub fn owner_reference(cloneset: &CloneSet) -> OwnerReference {
-    OwnerReference {
-        api_version: "apps.kruise.io/v1alpha1".into(),
-        kind: "CloneSet".into(),
-        name: cloneset.metadata.name.clone().unwrap_or_default(),
-        uid: cloneset.metadata.uid.clone().unwrap_or_default(),
-        controller: Some(true),
-        block_owner_deletion: Some(true),
-    }
-}
-
-/// The revision the live CloneSet asks for, under `collision_count`, numbered `number`.
-pub fn candidate(
-    cloneset: &CloneSet,
+/// The revision the live workload asks for, under `collision_count`, numbered `number`.
+pub fn candidate<W: Workload>(
+    set: &W,
     collision_count: i32,
     number: i64,
 ) -> Result<ControllerRevision, RevisionError> {
-    let data = revision_data(&cloneset.spec.template)?;
+    let data = revision_data(set.template())?;
     let hash = revision_hash(&data, collision_count);
-    let name = revision_name(cloneset.metadata.name.as_deref().unwrap_or(""), &hash);
-    let mut labels: BTreeMap<String, String> = cloneset
-        .spec
-        .template
+    let name = revision_name(set.name(), &hash);
+    let mut labels: BTreeMap<String, String> = set
+        .template()
         .metadata
         .as_ref()
         .and_then(|m| m.labels.clone())
         .unwrap_or_default();
-    labels.insert(HASH_LABEL.into(), hash);
+    labels.insert(W::REVISIONS.hash_label.into(), hash);
     let value: Value = serde_json::from_str(&data).map_err(RevisionError::Template)?;
     Ok(ControllerRevision {
         metadata: ObjectMeta {
             name: Some(name),
-            namespace: cloneset.metadata.namespace.clone(),
+            namespace: set.meta().namespace.clone(),
             labels: Some(labels),
-            annotations: cloneset.metadata.annotations.clone(),
-            owner_references: Some(vec![owner_reference(cloneset)]),
+            annotations: set.meta().annotations.clone(),
+            owner_references: Some(vec![set.owner_reference()]),
             ..Default::default()
         },
         data: Some(RawExtension(value)),
@@ -211,13 +308,13 @@ pub enum UpdateRevision {
 }
 
 /// Chooses the update revision among `history` (sorted by [`sort_history`]).
-pub fn update_revision(
-    cloneset: &CloneSet,
+pub fn update_revision<W: Workload>(
+    set: &W,
     history: &[ControllerRevision],
     collision_count: i32,
 ) -> Result<UpdateRevision, RevisionError> {
     let next_number = history.last().map_or(1, |r| r.revision + 1);
-    let wanted = candidate(cloneset, collision_count, next_number)?;
+    let wanted = candidate(set, collision_count, next_number)?;
     let data = stored_data(&wanted);
     let equal: Vec<&ControllerRevision> =
         history.iter().filter(|r| stored_data(r) == data).collect();
@@ -234,50 +331,18 @@ pub fn update_revision(
     }
 }
 
-/// Revisions to delete after a round: of those neither current, update, nor worn by an active
-/// pod, the oldest, until at most `limit` of them remain (OpenKruise `truncateHistory` counts
-/// only these against the limit).
-pub fn history_to_truncate<'a>(
-    history: &'a [ControllerRevision],
-    live: &[&str],
-    pod_labels: &[&str],
-    limit: usize,
-) -> Vec<&'a str> {
-    let is_live = |name: &str| {
-        live.contains(&name)
-            || pod_labels
-                .iter()
-                .any(|label| label_names_revision(label, name))
-    };
-    let mut not_live: Vec<&str> = history
-        .iter()
-        .filter_map(|r| r.metadata.name.as_deref())
-        .filter(|name| !is_live(name))
-        .collect();
-    not_live.truncate(not_live.len().saturating_sub(limit));
-    not_live
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::CloneSetBuilder;
+    use crate::api::cloneset::CloneSet;
     use k8s_openapi::api::core::v1::Container;
-    use serde_json::json;
 
     fn sample(image: &str) -> CloneSet {
-        let mut set = CloneSet::new(
-            "sample",
-            serde_json::from_value(json!({
-                "template": {
-                    "metadata": {"labels": {"app": "sample"}},
-                    "spec": {"containers": [{"name": "main", "image": image}]}
-                }
-            }))
-            .unwrap(),
-        );
-        set.metadata.namespace = Some("default".into());
-        set.metadata.uid = Some("uid-1".into());
-        set
+        CloneSetBuilder::new("sample")
+            .uid("uid-1")
+            .image(image)
+            .build()
     }
 
     #[test]
@@ -380,14 +445,25 @@ mod tests {
             .collect();
         // Live: h5, h1 and h2 (a pod's short hash); h3 and h4 are within the limit of 2.
         let live = ["cs-h5", "cs-h1"];
-        assert!(history_to_truncate(&history, &live, &["h2"], 2).is_empty());
-        assert_eq!(history_to_truncate(&history, &live, &["h2"], 1), ["cs-h3"]);
+        assert!(
+            RevisionScheme::CLONESET
+                .history_to_truncate(&history, &live, &["h2"], 2)
+                .is_empty()
+        );
         assert_eq!(
-            history_to_truncate(&history, &live, &["h2"], 0),
+            RevisionScheme::CLONESET.history_to_truncate(&history, &live, &["h2"], 1),
+            ["cs-h3"]
+        );
+        assert_eq!(
+            RevisionScheme::CLONESET.history_to_truncate(&history, &live, &["h2"], 0),
             ["cs-h3", "cs-h4"]
         );
-        let dropped = history_to_truncate(&history, &["cs-h5"], &[], 3);
+        let dropped = RevisionScheme::CLONESET.history_to_truncate(&history, &["cs-h5"], &[], 3);
         assert_eq!(dropped, ["cs-h1"]);
-        assert!(history_to_truncate(&history, &[], &[], 10).is_empty());
+        assert!(
+            RevisionScheme::CLONESET
+                .history_to_truncate(&history, &[], &[], 10)
+                .is_empty()
+        );
     }
 }

@@ -1,0 +1,122 @@
+//! PVCs from a workload's `volumeClaimTemplates` (OpenKruise `pkg/util/volumeclaimtemplate`,
+//! Kubernetes' `getPersistentVolumeClaims`): each template gives a pod one PVC
+//! `<template>-<workload>-<suffix>`, where the suffix is what tells the pods apart (a CloneSet's
+//! instance id, a StatefulSet's ordinal), mounted as the volume named like the template.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::{
+    PersistentVolumeClaim, PersistentVolumeClaimVolumeSource, PodSpec, Volume,
+};
+
+use super::Workload;
+
+/// The templates that can name a volume, with their names (validation refuses the others).
+pub fn templates<W: Workload>(set: &W) -> impl Iterator<Item = (&str, &PersistentVolumeClaim)> {
+    set.volume_claim_templates().iter().filter_map(|t| {
+        let name = t.metadata.name.as_deref().filter(|n| !n.is_empty())?;
+        Some((name, t))
+    })
+}
+
+/// `<template>-<workload>-<suffix>`.
+pub fn claim_name(template: &str, workload: &str, suffix: &str) -> String {
+    format!("{template}-{workload}-{suffix}")
+}
+
+/// The PVCs of the pod with `suffix`, one per template, as they are created: a copy of the
+/// template named [`claim_name`], in the workload's namespace, labelled with the selector's
+/// `matchLabels` and `labels`, with `owner` (if any) among its ownerReferences.
+pub fn claims_for<W: Workload>(
+    set: &W,
+    suffix: &str,
+    labels: &[(&str, &str)],
+    owner: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>,
+) -> Vec<PersistentVolumeClaim> {
+    let match_labels = set.selector().and_then(|s| s.match_labels.as_ref());
+    templates(set)
+        .map(|(name, template)| {
+            let mut claim = template.clone();
+            claim.metadata.name = Some(claim_name(name, set.name(), suffix));
+            claim.metadata.namespace = set.meta().namespace.clone();
+            let claim_labels = claim.metadata.labels.get_or_insert_with(BTreeMap::new);
+            claim_labels.extend(
+                match_labels
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, v)| (k.clone(), v.clone())),
+            );
+            for (key, value) in labels {
+                claim_labels.insert((*key).into(), (*value).into());
+            }
+            if let Some(owner) = owner {
+                claim
+                    .metadata
+                    .owner_references
+                    .get_or_insert_with(Vec::new)
+                    .push(owner.clone());
+            }
+            claim
+        })
+        .collect()
+}
+
+/// Mounts the PVCs of `suffix` into a new pod's spec: one volume per template, named like the
+/// template (first, in template order), then the spec's own volumes except those of the same
+/// name. Without templates the spec is left as it is.
+pub fn mount<W: Workload>(set: &W, spec: &mut PodSpec, suffix: &str) {
+    let mut volumes: Vec<Volume> = templates(set)
+        .map(|(name, _)| Volume {
+            name: name.to_string(),
+            persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+                claim_name: claim_name(name, set.name(), suffix),
+                read_only: None,
+            }),
+            ..Default::default()
+        })
+        .collect();
+    if volumes.is_empty() {
+        return;
+    }
+    let names: BTreeSet<String> = volumes.iter().map(|v| v.name.clone()).collect();
+    volumes.extend(
+        spec.volumes
+            .take()
+            .into_iter()
+            .flatten()
+            .filter(|v| !names.contains(&v.name)),
+    );
+    spec.volumes = Some(volumes);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::StatefulSetBuilder;
+
+    #[test]
+    fn a_statefulset_ordinal_names_and_mounts_its_claims() {
+        let set = StatefulSetBuilder::new("web")
+            .namespace("ns")
+            .volume_claim_template("data")
+            .build();
+        let claims = claims_for(&set, "2", &[], None);
+        assert_eq!(claims.len(), 1);
+        assert_eq!(claims[0].metadata.name.as_deref(), Some("data-web-2"));
+        assert_eq!(claims[0].metadata.namespace.as_deref(), Some("ns"));
+        assert_eq!(claims[0].metadata.labels.as_ref().unwrap()["app"], "web");
+        assert!(claims[0].metadata.owner_references.is_none());
+        let mut spec = PodSpec::default();
+        mount(&set, &mut spec, "2");
+        let volumes = spec.volumes.unwrap();
+        assert_eq!(volumes[0].name, "data");
+        assert_eq!(
+            volumes[0]
+                .persistent_volume_claim
+                .as_ref()
+                .unwrap()
+                .claim_name,
+            "data-web-2"
+        );
+    }
+}
