@@ -97,6 +97,9 @@ pub struct ControllerArgs {
     /// Do not run the CloneSet controller.
     #[arg(long)]
     pub no_clonesets: bool,
+    /// Do not run the Advanced DaemonSet controller.
+    #[arg(long)]
+    pub no_daemonsets: bool,
     #[command(flatten)]
     pub limits: ControllerLimitArgs,
 }

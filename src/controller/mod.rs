@@ -1,6 +1,6 @@
 //! The I/O shell around the pure cores: a leader-elected process that rolls SidecarSets out to
 //! running pods ([`sidecarset`]), releases container launch barriers ([`barrier`]) and runs
-//! CloneSets ([`cloneset`]).
+//! CloneSets ([`cloneset`]) and Advanced DaemonSets ([`daemonset`]).
 //!
 //! Every replica may run [`run`]; only the Lease holder ([`leader`]) reconciles. The reflectors
 //! and controllers live for one leadership term ([`runtime::Term`]): losing the lease tears them
@@ -11,6 +11,7 @@
 pub mod barrier;
 pub mod cloneset;
 pub mod command;
+pub mod daemonset;
 pub mod events;
 pub mod expectations;
 #[cfg(test)]
@@ -51,6 +52,8 @@ pub struct ControllerConfig {
     pub barriers: bool,
     /// Run the CloneSet controller.
     pub clonesets: bool,
+    /// Run the Advanced DaemonSet controller.
+    pub daemonsets: bool,
     /// What the controllers together may ask of the apiserver, and how many reconciles each runs
     /// at once.
     pub limits: ApiLimits,
@@ -66,6 +69,7 @@ impl ControllerConfig {
             sidecarsets: true,
             barriers: true,
             clonesets: true,
+            daemonsets: true,
             limits: ApiLimits::default(),
             metrics: Arc::new(Metrics::new()),
         }
@@ -166,6 +170,8 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
     let pods_for_barriers = pod_events.subscribe(Deletions::Untold);
     // A CloneSet replaces the pods deleted behind its back.
     let pods_for_clonesets = pod_events.subscribe(Deletions::Told);
+    // So does a DaemonSet.
+    let pods_for_daemonsets = pod_events.subscribe(Deletions::Told);
     let namespace_events = namespace_writer
         .subscribe()
         .ok_or(ControllerError::Subscribe("namespace"))?;
@@ -191,6 +197,16 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
         recorder: term.recorder(cloneset::COMPONENT),
         expectations: std::sync::Mutex::new(expectations::Expectations::counting_timeouts(
             term.metrics().expectation_timeouts(cloneset::COMPONENT),
+        )),
+        metrics: config.metrics.clone(),
+    });
+    let daemonset_context = Arc::new(daemonset::Context {
+        client: client.clone(),
+        pods: pods.clone(),
+        summaries: summaries.clone(),
+        recorder: term.recorder(daemonset::COMPONENT),
+        expectations: std::sync::Mutex::new(expectations::Expectations::counting_timeouts(
+            term.metrics().expectation_timeouts(daemonset::COMPONENT),
         )),
         metrics: config.metrics.clone(),
     });
@@ -226,6 +242,16 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
             }
         }
     };
+    let daemonsets = async {
+        if config.daemonsets {
+            daemonset::run(daemonset_context, pods_for_daemonsets, &term).await;
+        } else {
+            tokio::select! {
+                () = end.cancelled() => {}
+                () = pods_for_daemonsets.for_each(|_| futures::future::ready(())) => {}
+            }
+        }
+    };
     let barriers = async {
         if config.barriers {
             barrier::run(pods_for_barriers, pods, &term).await;
@@ -237,7 +263,7 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
         }
     };
     // The controllers stop with the term; the reflectors are dropped with them.
-    let controllers = futures::future::join3(sidecarsets, barriers, clonesets);
+    let controllers = futures::future::join4(sidecarsets, barriers, clonesets, daemonsets);
     tokio::select! {
         _ = controllers => {}
         () = pod_watch => {}
