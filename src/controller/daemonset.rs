@@ -28,14 +28,12 @@ use kube::runtime::watcher;
 use super::guarded_watch::{self, UndecodableReporter};
 use super::runtime::Term;
 use super::workload::adoption::workloads_to_sync;
-use super::workload::{
-    Outcome, PvcMeta, PvcWrites, Round, Shell, WorkloadError, observe, requeue,
-};
+use super::workload::{Outcome, PvcMeta, PvcWrites, Round, Shell, WorkloadError, observe, requeue};
 use crate::api::daemonset::DaemonSet;
 use crate::daemonset::daemon_pod::target_node;
 use crate::daemonset::{self as planner, DaemonPod, FailedPodBackoff, NodeSummary, Plan};
 use crate::podmarks::PodView;
-use crate::workload::{ListedPod, pod};
+use crate::workload::{Action, ListedPod, pod};
 
 pub use super::workload::Context;
 
@@ -248,6 +246,8 @@ async fn reconcile(set: Arc<DaemonSet>, shell: Arc<DaemonShell>) -> Result<Reque
             .await?;
         pods = daemon_pods(&round, listed).await?;
     };
+    let mut plan = plan;
+    name_creations(&mut plan.actions, &mut fastrand::Rng::new());
     let executed = round.send(&plan.actions, no_pvcs()).await?;
     {
         let mut backoff = shell.backoff.lock().expect("backoff lock");
@@ -257,6 +257,25 @@ async fn reconcile(set: Arc<DaemonSet>, shell: Arc<DaemonShell>) -> Result<Reque
         backoff.collect_garbage(now);
     }
     Ok(requeue(settle(&round, &plan, executed.conflicted).await?))
+}
+
+/// The characters Kubernetes' `generateName` suffixes are made of.
+const NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+/// Gives each pod to create a name as `generateName` would (`<set>-<5 characters>`): the shell's
+/// expectations wait for the created pods by name.
+fn name_creations(actions: &mut [Action], rng: &mut fastrand::Rng) {
+    for action in actions {
+        if let Action::CreatePod { pod, .. } = action
+            && pod.metadata.name.is_none()
+        {
+            let prefix = pod.metadata.generate_name.clone().unwrap_or_default();
+            let suffix: String = (0..5)
+                .map(|_| char::from(NAME_ALPHABET[rng.usize(..NAME_ALPHABET.len())]))
+                .collect();
+            pod.metadata.name = Some(format!("{prefix}{suffix}"));
+        }
+    }
 }
 
 fn no_pvcs() -> PvcWrites<'static> {
