@@ -489,5 +489,12 @@ cloneset_controller() {
 }
 check "CloneSet controller (scripts/e2e-cloneset.sh): kubectl scale 0→3→5→2, InPlaceOnly refusal, W1 in place sidecar first, partition 2 of 5 with maxUnavailable 1, leader killed mid-update, ReCreate with maxSurge" cloneset_controller
 
+daemonset_controller() {
+  BIN="$binary" "$here/scripts/e2e-daemonset.sh" > "$work/e2e-daemonset.log" 2>&1 \
+    || { tail -30 "$work/e2e-daemonset.log"; return 1; }
+  tail -1 "$work/e2e-daemonset.log"
+}
+check "Advanced DaemonSet controller (scripts/e2e-daemonset.sh): placement under nodeSelector, node affinity, NoSchedule/NoExecute taints and a cordoned node, the preDelete hook on eviction and on update, a surge and a partitioned rollout, status counters" daemonset_controller
+
 echo "e2e: $passed passed, $failed failed"
 [ "$failed" = 0 ]
