@@ -149,13 +149,16 @@ node() { # NAME LABELS(json) SPEC(json)
   jq -nc --arg n "$RUN-$1" --arg run "$RUN" --argjson l "$2" --argjson s "$3" \
     '{apiVersion: "v1", kind: "Node", metadata: {name: $n, labels: ($l + {"e2e-ads-run": $run})}, spec: $s}' \
     | kubectl create -f - >/dev/null
+  # The apiserver's TaintNodesByCondition taints a new node not-ready:NoSchedule; the node
+  # lifecycle controller would lift it once the kubelet reports Ready. There is no kubelet here.
+  kubectl taint node "$RUN-$1" node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
 }
 node n1 "{\"role\": \"$RUN\", \"zone\": \"a\"}" '{}'
 node n2 "{\"role\": \"$RUN\", \"zone\": \"b\"}" '{"taints": [{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]}'
 node n3 '{"zone": "a"}' '{}'
 node n4 "{\"role\": \"$RUN\", \"zone\": \"a\"}" '{"unschedulable": true, "taints": [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]}'
 node n5 "{\"role\": \"$RUN\", \"zone\": \"c\"}" '{"taints": [{"key": "e2e/evict", "value": "now", "effect": "NoExecute"}]}'
-RUST_LOG=${E2E_DAEMONSET_RUST_LOG:-info} "$BIN" controller --namespace "$NS" --identity e2e-ads \
+KRUISE_WEBHOOK_LOG=${E2E_DAEMONSET_LOG:-info} "$BIN" controller --namespace "$NS" --identity e2e-ads \
   --no-sidecarsets --no-barriers --no-clonesets > "$tmp/ctl.log" 2>&1 &
 ctl_pid=$!
 

@@ -201,14 +201,20 @@ async fn daemon_pods(
 /// One round: observe → plan → send → settle.
 async fn reconcile(set: Arc<DaemonSet>, shell: Arc<DaemonShell>) -> Result<Requeue, WorkloadError> {
     let round = Round::new(&shell.shell.context, &*set);
+    tracing::debug!(daemonset = %round.key, "round starts");
     if shell.nodes.wait_until_ready().now_or_never().is_none() {
+        tracing::debug!(daemonset = %round.key, "node cache not ready");
         return Ok(requeue(Outcome::CachesNotReady));
     }
     let mut observed = match round.observe(&shell.shell).await? {
         Ok(observed) => observed,
-        Err(outcome) => return Ok(requeue(outcome)),
+        Err(outcome) => {
+            tracing::debug!(daemonset = %round.key, ?outcome, "round ends before planning");
+            return Ok(requeue(outcome));
+        }
     };
     let nodes = shell.summaries.of_store(&shell.nodes);
+    tracing::debug!(daemonset = %round.key, nodes = nodes.len(), pods = observed.pods.len(), "observed");
     let (history, current, now) = (
         &observed.history,
         observed.update_revision.as_str(),
