@@ -18,13 +18,13 @@ use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{Node, Pod, PodCondition, PodStatus};
 use kruise_webhook::api::daemonset::DaemonSet;
 use kruise_webhook::api::keys;
-use kruise_webhook::workload::Action;
-use kruise_webhook::workload::listed::summarize;
-use kruise_webhook::workload::revision::candidate;
 use kruise_webhook::daemonset::daemon_pod::{new_pod, pod_template, target_node};
 use kruise_webhook::daemonset::in_place::revision_hash;
 use kruise_webhook::daemonset::placement::Placement;
 use kruise_webhook::daemonset::{DaemonPod, FailedPodBackoff, NodeSummary, Snapshot, plan};
+use kruise_webhook::workload::Action;
+use kruise_webhook::workload::listed::summarize;
+use kruise_webhook::workload::revision::candidate;
 use serde_json::json;
 
 mod support;
