@@ -29,6 +29,9 @@
 #   claim      a bare pod with the CloneSet's labels is not adopted (as OpenKruise, which lists pods by
 #              ownerReference); one naming the CloneSet in a non-controller ownerReference is, and
 #              counts (scale-in removes another pod); a relabelled pod is released and replaced.
+#   progress   progressDeadlineSeconds 5 on pods the kubelet leaves alone: Progressing True
+#              CloneSetUpdated, then False ProgressDeadlineExceeded; once they run, CloneSetAvailable
+#              and updatedAvailableReplicas 2; without the deadline the condition goes.
 # The pods carry the KRUISE_CONTAINER_BARRIER env the pod webhook would add (no webhook runs here).
 # E2E_CLONESET_LOGS=DIR keeps the controllers' logs and the recorded watches.
 set -euo pipefail
@@ -94,11 +97,13 @@ start_controller() {
 # --- kubelet ----------------------------------------------------------------------------------
 # One pass: a terminating pod is removed (the kubelet's final delete, grace period 0); every pod
 # not yet bound is bound to node-1, and every pod whose status differs from what a kubelet would
-# report gets that status (one jq over the list; unchanged pods cost nothing).
+# report gets that status (one jq over the list; unchanged pods cost nothing). Pods labelled
+# e2e.kruise.io/kubelet=off are left alone (never started).
 kubelet_pass() {
   local name action patch
   kubectl get pods -n "$NS" -o json | jq -r '
-    .items[] | if .metadata.deletionTimestamp != null then [.metadata.name, "delete", ""] | @tsv else
+    .items[] | select(.metadata.labels["e2e.kruise.io/kubelet"] != "off")
+    | if .metadata.deletionTimestamp != null then [.metadata.name, "delete", ""] | @tsv else
       (.status.containerStatuses // []) as $old
     | [.spec.containers[] | .name as $n | .image as $i
        | ([$old[] | select(.name == $n)][0]) as $o
@@ -224,11 +229,11 @@ check "scale: 5 creates and 3 deletes in all ($made)" test "$made" = "5 3"
 # One event per pod, naming it in the note and as the event's related object.
 named=$(kubectl get events -n "$NS" -o json | jq -c '[.items[] | select(.involvedObject.name == "web" and (.reason == "SuccessfulCreate" or .reason == "SuccessfulDelete")) | select(.related.kind == "Pod" and (.related.name as $n | .message | endswith(" " + $n)))] | [(map(select(.reason == "SuccessfulCreate") | .related.name) | unique | length), (map(select(.reason == "SuccessfulDelete") | .related.name) | unique | length)]')
 check "scale: the events name 5 created and 3 deleted pods, one event each ($named)" test "$named" = "[5,3]"
-columns=$(kubectl get clonesets -n "$NS" web --no-headers | awk '{print $1, $2, $3, $4, $5, $6}')
-header=$(kubectl get clonesets -n "$NS" web | awk 'NR == 1 {print $1, $2, $3, $4, $5, $6, $7}')
+columns=$(kubectl get clonesets -n "$NS" web --no-headers | awk '{print $1, $2, $3, $4, $5, $6, $7}')
+header=$(kubectl get clonesets -n "$NS" web | awk 'NR == 1 {print $1, $2, $3, $4, $5, $6, $7, $8}')
 check "scale: kubectl get clonesets: '$header' / '$columns'" \
-  test "$header|$columns" = "NAME DESIRED UPDATED UPDATED_READY READY TOTAL AGE|web 2 2 2 2 2"
-wide=$(kubectl get clonesets -n "$NS" web -o wide --no-headers | awk '{print $8, $9, $10}')
+  test "$header|$columns" = "NAME DESIRED UPDATED UPDATED_READY UPDATED_AVAILABLE READY TOTAL AGE|web 2 2 2 2 2 2"
+wide=$(kubectl get clonesets -n "$NS" web -o wide --no-headers | awk '{print $9, $10, $11}')
 check "scale: kubectl get clonesets -o wide: '$wide'" test "$wide" = "main example.com/web:v1 app=web"
 
 # --- only: InPlaceOnly refuses a change that is not an image ----------------------------------
@@ -562,3 +567,36 @@ released() {
     && [ "$(controlled | jq --arg v "$victim" 'length == 2 and index($v) == null and index("own-bare") != null')" = true ]
 }
 until_kubelet 60 "claim: relabelled pod $victim released (no ownerReference left) and replaced" released
+
+# --- progress: the Progressing condition and its deadline ------------------------------------
+kubectl apply -n "$NS" -f - >/dev/null <<EOF
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata: {name: prog}
+spec:
+  replicas: 2
+  progressDeadlineSeconds: 5
+  selector: {matchLabels: {app: prog}}
+  template:
+    metadata: {labels: {app: prog, e2e.kruise.io/kubelet: "off"}}
+    spec:
+      containers: [{name: main, image: example.com/prog:v1}]
+  updateStrategy: {type: InPlaceIfPossible}
+EOF
+# The Progressing condition as "status reason".
+progressing() { cloneset prog | jq -r '[.status.conditions[]? | select(.type == "Progressing") | "\(.status) \(.reason)"][0] // ""'; }
+progressing_is() { [ "$(progressing)" = "$1" ]; }
+wait_for 5 "progress: 2 pods never started: Progressing True CloneSetUpdated" progressing_is "True CloneSetUpdated"
+wait_for 20 "progress: 5 s later: Progressing False ProgressDeadlineExceeded" progressing_is "False ProgressDeadlineExceeded"
+message=$(cloneset prog | jq -r '[.status.conditions[] | select(.type == "Progressing") | .message][0]')
+revision=$(cloneset prog | jq -r .status.updateRevision)
+check "progress: message '$message'" test "$message" = "CloneSet revision $revision has timed out progressing"
+for pod in $(live_pods prog | jq -r '.[].metadata.name'); do
+  kubectl label pod -n "$NS" "$pod" e2e.kruise.io/kubelet- >/dev/null
+done
+available() {
+  progressing_is "True CloneSetAvailable" && [ "$(cloneset prog | jq .status.updatedAvailableReplicas)" = 2 ]
+}
+until_kubelet 30 "progress: pods running: Progressing True CloneSetAvailable, updatedAvailableReplicas 2" available
+kubectl patch cloneset -n "$NS" prog --type=merge -p '{"spec": {"progressDeadlineSeconds": null}}' >/dev/null
+wait_for 10 "progress: progressDeadlineSeconds removed: no Progressing condition" progressing_is ""

@@ -189,7 +189,9 @@ fn directory_catalogue(args: &ServeArgs, process: &Process) -> Result<SharedCata
     let directory = args.sidecarsets.clone().unwrap_or_default();
     let files = dir::read_directory(&directory)
         .map_err(|e| format!("reading SidecarSets from {}: {e}", directory.display()))?;
-    let (catalogue, errors) = dir::load(&files).into_catalogue();
+    let loaded = dir::load(&files);
+    let state = dir::DirectoryState::first(files, &loaded);
+    let (catalogue, errors) = loaded.into_catalogue();
     report_load(&process.metrics, &catalogue, &errors);
     let catalogue = source::shared(catalogue);
     process.readiness.set_catalogue_loaded(true);
@@ -197,9 +199,12 @@ fn directory_catalogue(args: &ServeArgs, process: &Process) -> Result<SharedCata
     dir::spawn_watcher(
         directory,
         args.reload_interval,
-        files,
+        state,
         catalogue.clone(),
-        move |catalogue, errors| report_load(&metrics, catalogue, errors),
+        move |reload| {
+            metrics.set_sidecarset_files_stale(reload.stale.len());
+            report_load(&metrics, &reload.catalogue, &reload.errors);
+        },
         process.shutdown.clone(),
     );
     Ok(catalogue)

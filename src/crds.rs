@@ -237,11 +237,12 @@ mod tests {
         let subresources = cloneset.spec.versions[0].subresources.as_ref().unwrap();
         assert!(subresources.status.is_some() && subresources.scale.is_some());
         assert_eq!(
-            columns(cloneset, 0)[..6],
+            columns(cloneset, 0)[..7],
             [
                 "DESIRED",
                 "UPDATED",
                 "UPDATED_READY",
+                "UPDATED_AVAILABLE",
                 "READY",
                 "TOTAL",
                 "AGE"

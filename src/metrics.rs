@@ -105,6 +105,7 @@ pub struct Metrics {
     ca_bundle_mismatches: Gauge,
     sidecarsets_loaded: Gauge,
     sidecarset_load_errors: Counter,
+    sidecarset_files_stale: Gauge,
     namespaces_known: Gauge,
     controller_objects_undecodable: Family<KindLabels, Counter>,
     /// The controllers' reconciles, leadership and apiserver budget.
@@ -128,6 +129,7 @@ impl Metrics {
         let ca_bundle_mismatches = Gauge::default();
         let sidecarsets_loaded = Gauge::default();
         let sidecarset_load_errors = Counter::default();
+        let sidecarset_files_stale = Gauge::default();
         let namespaces_known = Gauge::default();
         let controller_objects_undecodable = Family::<KindLabels, Counter>::default();
 
@@ -177,6 +179,11 @@ impl Metrics {
             sidecarset_load_errors.clone(),
         );
         registry.register(
+            "sidecarset_files_stale",
+            "SidecarSet files served from their last good version: the current one fails to load (directory mode)",
+            sidecarset_files_stale.clone(),
+        );
+        registry.register(
             "namespaces_known",
             "Namespaces whose labels the current catalogue snapshot holds",
             namespaces_known.clone(),
@@ -198,6 +205,7 @@ impl Metrics {
             ca_bundle_mismatches,
             sidecarsets_loaded,
             sidecarset_load_errors,
+            sidecarset_files_stale,
             namespaces_known,
             controller_objects_undecodable,
             controllers,
@@ -255,6 +263,11 @@ impl Metrics {
 
     pub fn set_sidecarsets_loaded(&self, count: usize) {
         self.sidecarsets_loaded
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
+
+    pub fn set_sidecarset_files_stale(&self, count: usize) {
+        self.sidecarset_files_stale
             .set(i64::try_from(count).unwrap_or(i64::MAX));
     }
 
@@ -325,6 +338,7 @@ mod tests {
             "# TYPE kruise_webhook_tls_ca_bundle_mismatches gauge",
             "# TYPE kruise_webhook_sidecarsets_loaded gauge",
             "# TYPE kruise_webhook_sidecarset_load_errors counter",
+            "# TYPE kruise_webhook_sidecarset_files_stale gauge",
             "# TYPE kruise_webhook_namespaces_known gauge",
         ] {
             assert!(text.contains(family), "missing {family:?} in:\n{text}");

@@ -685,6 +685,72 @@ async fn sidecarset_directory_changes_apply_without_restart() {
     }
 }
 
+/// A SidecarSet file read while it is rewritten in place (emptied, cut short) keeps its last good
+/// version in service: its pods keep their sidecar, and `sidecarset_files_stale` says so.
+#[tokio::test]
+async fn a_sidecarset_file_rewritten_in_place_keeps_injecting() {
+    let server = Server::start();
+    let client = server.client();
+    let review = fixture("pod-web-log-agent.json");
+    let injected = |answer: &Value| {
+        let pod = patched_object(&review, answer);
+        let containers = pod["spec"]["containers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        containers.iter().any(|c| c["name"] == "log-agent")
+    };
+    assert!(injected(
+        &post_review(&client, &server.url("/mutate-pod"), &review).await
+    ));
+
+    let path = server.sidecarsets.path().join("log-agent.yaml");
+    let good = std::fs::read_to_string(&path).unwrap();
+    let stale_files = |count: u32| {
+        let metrics = http_get(server.admin, "/metrics").map(|(_, body)| body);
+        metrics.is_some_and(|m| m.contains(&format!("sidecarset_files_stale {count}\n")))
+    };
+    // Cut where what is left does not load: a truncation that leaves a valid SidecarSet cannot
+    // be told from an edit.
+    let cut_before = |text: &str| &good[..good.find(text).expect("in the example")];
+    for torn in ["", cut_before("spec:"), cut_before(": TZ")] {
+        std::fs::write(&path, torn).unwrap();
+        // Every pod admitted meanwhile, before the reload and after it, gets the sidecar.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let answer = post_review(&client, &server.url("/mutate-pod"), &review).await;
+            let noticed = stale_files(1);
+            assert!(
+                injected(&answer),
+                "sidecar lost while the file reads {torn:?}"
+            );
+            if noticed {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the torn file was not noticed: {torn:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let answer = post_review(&client, &server.url("/mutate-pod"), &review).await;
+        assert!(
+            injected(&answer),
+            "sidecar lost while the file reads {torn:?}"
+        );
+        // Back to good between the torn versions, so each one is a change.
+        std::fs::write(&path, &good).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !stale_files(0) {
+            assert!(
+                Instant::now() < deadline,
+                "the good file was not taken back"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
 // Multi-threaded, so the clients' connection tasks keep running (and answer HTTP/2 pings) while
 // the test thread waits for the server to exit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

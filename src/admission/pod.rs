@@ -103,8 +103,15 @@ fn mutate_pod_with<'c, Object, OldObject>(
 
     let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
     let namespace_labels = input.catalogue.namespace_labels(namespace);
+    // Only the SidecarSets the pod could match are looked at: its cost follows them, not the
+    // catalogue.
+    let candidates = input.catalogue.match_index().candidate_sets(
+        input.catalogue.sidecarsets(),
+        &pod,
+        namespace_labels.as_deref(),
+    );
     let context = InjectionContext {
-        sidecarsets: input.catalogue.sidecarsets(),
+        sidecarsets: &candidates,
         namespace_labels: namespace_labels.as_deref(),
         now: input.now,
         sort_sidecars_by_name: input.sort_sidecars_by_name,

@@ -44,6 +44,7 @@ pub fn names_cloneset(owner: &OwnerReference) -> bool {
     printcolumn = r#"{"name":"DESIRED","type":"integer","description":"The desired number of pods.","jsonPath":".spec.replicas"}"#,
     printcolumn = r#"{"name":"UPDATED","type":"integer","description":"The number of pods updated.","jsonPath":".status.updatedReplicas"}"#,
     printcolumn = r#"{"name":"UPDATED_READY","type":"integer","description":"The number of pods updated and ready.","jsonPath":".status.updatedReadyReplicas"}"#,
+    printcolumn = r#"{"name":"UPDATED_AVAILABLE","type":"integer","description":"The number of pods updated and available.","jsonPath":".status.updatedAvailableReplicas"}"#,
     printcolumn = r#"{"name":"READY","type":"integer","description":"The number of pods ready.","jsonPath":".status.readyReplicas"}"#,
     printcolumn = r#"{"name":"TOTAL","type":"integer","description":"The number of currently all pods.","jsonPath":".status.replicas"}"#,
     printcolumn = r#"{"name":"AGE","type":"date","description":"CreationTimestamp is a timestamp representing the server time when this object was created.","jsonPath":".metadata.creationTimestamp"}"#,
@@ -173,6 +174,10 @@ pub struct CloneSetStatus {
     pub updated_replicas: i32,
     #[serde(default)]
     pub updated_ready_replicas: i32,
+    /// Pods at the update revision that have been ready for at least `minReadySeconds`
+    /// (OpenKruise HEAD). Always written, 0 included, so a merge patch can lower it to 0.
+    #[serde(default)]
+    pub updated_available_replicas: i32,
     /// `replicas - partition`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_updated_replicas: Option<i32>,
@@ -192,12 +197,15 @@ pub struct CloneSetStatus {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CloneSetCondition {
-    /// `FailedScale` or `FailedUpdate`.
+    /// `FailedScale`, `FailedUpdate` or `Progressing`.
     #[serde(default, rename = "type")]
     pub type_: String,
     /// `True`, `False` or `Unknown`.
     #[serde(default)]
     pub status: String,
+    /// Last time the condition was set (the `Progressing` deadline counts from here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_update_time: Option<Time>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<Time>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -10,12 +10,14 @@
 //! - [`scale`]: creations (with instance ids) and deletions;
 //! - [`update`]: choosing the pods to update and how;
 //! - [`status`]: the status counters;
+//! - [`progress`]: the `Progressing` condition (`progressDeadlineSeconds`);
 //! - [`pvc`]: instance ids, PVC reuse and clean-up.
 //!
 //! A round does one kind of change: Scale, and only if it changed nothing, Update. Repeated
 //! rounds over an unchanged world converge and then write nothing.
 
 pub mod numbers;
+pub mod progress;
 pub mod pvc;
 pub mod scale;
 pub mod status;
@@ -214,7 +216,7 @@ pub fn plan_with_claims(
 
     let claims = pvc::plan(cloneset, snapshot.pods, claims, &actions);
 
-    let status = status::compute(&status::StatusInput {
+    let mut status = status::compute(&status::StatusInput {
         generation: cloneset.metadata.generation,
         replicas: ctx.limits.replicas,
         partition: ctx.limits.partition,
@@ -227,6 +229,16 @@ pub fn plan_with_claims(
         failure: failure.as_ref().map(|(k, m)| (*k, m.as_str())),
         now: snapshot.now,
     });
+    let previous_update_revision = previous.and_then(|s| s.update_revision.as_deref());
+    push_requeue(
+        &mut requeue,
+        progress::apply(
+            &mut status,
+            &cloneset.spec,
+            previous_update_revision,
+            snapshot.now,
+        ),
+    );
     if failure.is_none()
         && status.available_replicas != status.ready_replicas
         && ctx.min_ready_seconds > 0

@@ -4,6 +4,7 @@
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
+use super::progress;
 use crate::api::cloneset::CloneSetStatus;
 use crate::workload::facts::PodFacts;
 use crate::workload::status::{self as conditions, selector_string, set_condition};
@@ -45,6 +46,7 @@ pub fn compute(input: &StatusInput<'_>) -> CloneSetStatus {
         available_replicas: count(|p| p.available),
         updated_replicas,
         updated_ready_replicas: count(|p| p.at_update_revision && p.ready),
+        updated_available_replicas: count(|p| p.at_update_revision && p.available),
         expected_updated_replicas: Some((input.replicas - input.partition).max(0) as i32),
         update_revision: Some(input.update_revision.to_string()),
         current_revision: Some(if all_updated {
@@ -65,9 +67,9 @@ pub fn record_failure(status: &mut CloneSetStatus, kind: &str, message: &str, no
 }
 
 /// Whether the new status is worth a write (OpenKruise's `inconsistentStatus`): observedGeneration
-/// increased, or a counter, a revision or the label selector differs. The conditions and
-/// `collisionCount` go along with such a write but are never written on their own, so a failure
-/// repeated every round costs no write.
+/// increased, or a counter, a revision, the label selector or the `Progressing` condition's status
+/// or reason differs. The other conditions and `collisionCount` go along with such a write but are
+/// never written on their own, so a failure repeated every round costs no write.
 pub fn changed(previous: Option<&CloneSetStatus>, next: &CloneSetStatus) -> bool {
     let none = CloneSetStatus::default();
     let old = previous.unwrap_or(&none);
@@ -77,10 +79,12 @@ pub fn changed(previous: Option<&CloneSetStatus>, next: &CloneSetStatus) -> bool
         || next.available_replicas != old.available_replicas
         || next.updated_replicas != old.updated_replicas
         || next.updated_ready_replicas != old.updated_ready_replicas
+        || next.updated_available_replicas != old.updated_available_replicas
         || next.expected_updated_replicas != old.expected_updated_replicas
         || next.update_revision != old.update_revision
         || next.current_revision != old.current_revision
         || next.label_selector != old.label_selector
+        || progress::changed(previous, next)
 }
 
 #[cfg(test)]
@@ -117,6 +121,7 @@ mod tests {
         assert!(with(|s| s.available_replicas = 1));
         assert!(with(|s| s.updated_replicas = 1));
         assert!(with(|s| s.updated_ready_replicas = 1));
+        assert!(with(|s| s.updated_available_replicas = 1));
         assert!(with(|s| s.expected_updated_replicas = Some(2)));
         assert!(with(|s| s.update_revision = Some("web-2".into())));
         assert!(with(|s| s.current_revision = Some("web-2".into())));

@@ -20,6 +20,7 @@ use crate::workload::simulation::{self, Cluster, Simulated};
 use crate::workload::{Workload, listed, sort};
 
 mod lifecycle;
+mod progress;
 mod property;
 mod scaling;
 mod updating;

@@ -39,7 +39,7 @@ use super::workload::adoption::workloads_to_sync;
 use super::workload::{
     Outcome, PvcMeta, PvcWrites, Round, Shell, WorkloadError, api_error, observe, requeue,
 };
-use crate::api::cloneset::CloneSet;
+use crate::api::cloneset::{CloneSet, CloneSetStatus};
 use crate::cloneset::pvc::INSTANCE_ID;
 use crate::cloneset::{self as planner, Plan};
 
@@ -188,11 +188,11 @@ async fn settle(
 ) -> Result<Outcome, CloneSetError> {
     let set = round.set;
     if plan.write_status {
-        round.write_status(&plan.status).await?;
+        round.write_status(&status_body(&plan.status)).await?;
     }
     if let Some(kept) = &plan.pods_to_delete {
         let list = (!kept.is_empty()).then_some(kept);
-        round
+        let written = round
             .api::<CloneSet>()
             .patch(
                 &set.name_any(),
@@ -204,6 +204,7 @@ async fn settle(
                 "cloneset {} podsToDelete",
                 round.key
             )))?;
+        round.wrote(&written.metadata);
     }
     round.delete_revisions(&plan.revisions_to_delete).await?;
     if let Some(message) = &plan.error {
@@ -222,6 +223,19 @@ async fn settle(
         requeue_after: plan.requeue_after,
         unfinished,
     })
+}
+
+/// The status as a merge patch sends it: a merge patch keeps what it does not mention, so the
+/// conditions go as `null` once none is left (the `Progressing` condition removed with the
+/// deadline).
+fn status_body(status: &CloneSetStatus) -> serde_json::Value {
+    let mut body = serde_json::to_value(status).unwrap_or_default();
+    if status.conditions.is_none()
+        && let Some(map) = body.as_object_mut()
+    {
+        map.insert("conditions".into(), serde_json::Value::Null);
+    }
+    body
 }
 
 #[cfg(test)]

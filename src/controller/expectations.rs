@@ -1,11 +1,15 @@
 //! Writes the controller has made but its cache has not shown yet (OpenKruise's scale and
 //! resourceVersion expectations). While any is outstanding for a CloneSet, a reconcile would
-//! plan on a stale picture and create or delete twice, so it waits instead.
+//! plan on a stale picture and create or delete twice, so it waits instead. The workload's own
+//! writes (its status) are kept here too ([`OwnWrites`]), so no round computes a status from an
+//! object older than the last one written.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use prometheus_client::metrics::counter::Counter;
+
+use super::own_writes::OwnWrites;
 
 /// Upstream's `--expectation-timeout`: after this an expectation is dropped, so a lost watch
 /// event cannot stall a CloneSet for ever.
@@ -58,6 +62,8 @@ pub struct Expectations {
     by_key: BTreeMap<String, Pending>,
     /// Counts the expectations given up on (`controller_expectation_timeouts_total`).
     timeouts: Counter,
+    /// The resourceVersions the workloads' own writes returned.
+    own: OwnWrites,
 }
 
 impl Expectations {
@@ -66,7 +72,25 @@ impl Expectations {
         Expectations {
             by_key: BTreeMap::new(),
             timeouts,
+            own: OwnWrites::default(),
         }
+    }
+
+    /// Records the resourceVersion a write of the workload `key` itself (its status, its spec)
+    /// returned ([`OwnWrites::wrote`]).
+    pub fn expect_own_write(&mut self, key: &str, version: Option<&str>) {
+        self.own.wrote(key, version, Instant::now());
+    }
+
+    /// Whether the workload `key`, observed at resourceVersion `observed`, is older than its own
+    /// last write, and how long that record still holds ([`OwnWrites::behind`]).
+    pub fn behind_own_write(
+        &mut self,
+        key: &str,
+        observed: Option<&str>,
+        now: Instant,
+    ) -> Option<Duration> {
+        self.own.behind(key, observed, now)
     }
 
     fn pending(&mut self, key: &str) -> &mut Pending {

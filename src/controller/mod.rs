@@ -18,6 +18,7 @@ pub mod expectations;
 pub(crate) mod fake_apiserver;
 pub mod guarded_watch;
 pub mod leader;
+pub mod own_writes;
 pub mod pod_cache;
 pub mod pod_events;
 pub mod pod_write;
@@ -217,6 +218,7 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
         namespaces,
         recorder: term.recorder(sidecarset::COMPONENT),
         metrics: config.metrics.clone(),
+        own_writes: Default::default(),
     });
     let end = term.end().clone();
     let sidecarsets = async {

@@ -8,7 +8,8 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use futures::FutureExt;
 use jiff::Timestamp;
@@ -24,6 +25,7 @@ use serde_json::json;
 
 use super::events;
 use super::guarded_watch::{self, UndecodableReporter};
+use super::own_writes::OwnWrites;
 use super::runtime::Term;
 use super::workload::ApiError;
 use super::{pod_cache, pod_write};
@@ -32,7 +34,7 @@ use crate::inplace::{self, SIDECARSET_ENGINE as ENGINE, Step, Write};
 use crate::k8s::retry::{Attempt, again_on_conflict, is_conflict, retry_on_conflict};
 use crate::k8s::selector;
 use crate::podmarks::{EngineOwner, PodSummary, PodView};
-use crate::rollout::round::{self, FAILED_REQUEUE, NOT_SYNCED_REQUEUE};
+use crate::rollout::round::{self, FAILED_REQUEUE, IN_FLIGHT_REQUEUE, NOT_SYNCED_REQUEUE};
 use crate::rollout::{self, PlannedEvent, Subject, UpgradeRoute};
 
 #[derive(Debug, thiserror::Error)]
@@ -96,6 +98,15 @@ pub struct Context {
     pub namespaces: Store<Namespace>,
     pub recorder: Recorder,
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// The resourceVersion each status write returned, until the cache shows it.
+    pub own_writes: Mutex<OwnWrites>,
+}
+
+impl Context {
+    /// The record of our own writes, locked (poisoned: a reconcile panicked, nothing sane left).
+    fn lock_own_writes(&self) -> std::sync::MutexGuard<'_, OwnWrites> {
+        self.own_writes.lock().expect("own writes lock")
+    }
 }
 
 /// The component this controller's events carry, as Kruise names it.
@@ -166,6 +177,15 @@ async fn reconcile(set: Arc<SidecarSet>, context: Arc<Context>) -> Result<Action
     if !synced {
         return Ok(Action::requeue(NOT_SYNCED_REQUEUE));
     }
+    // A status computed from a SidecarSet older than our last write of it would undo that write.
+    let behind = context.lock_own_writes().behind(
+        set.name(),
+        set.meta().resource_version.as_deref(),
+        Instant::now(),
+    );
+    if let Some(left) = behind {
+        return Ok(Action::requeue(left.min(IN_FLIGHT_REQUEUE)));
+    }
     let summaries = pod_cache::in_memory_order(context.summaries.state());
     let namespaces = namespace_labels_by_name(&context.namespaces.state());
     let matched = rollout::matched_pods(&set, &summaries, |ns| namespaces.get(ns))?;
@@ -203,7 +223,7 @@ async fn reconcile(set: Arc<SidecarSet>, context: Arc<Context>) -> Result<Action
     })
 }
 
-/// Writes the status through the status subresource.
+/// Writes the status through the status subresource and records the resourceVersion it returned.
 async fn write_status(
     context: &Context,
     set: &SidecarSet,
@@ -217,13 +237,19 @@ async fn write_status(
     {
         map.insert("updatedReadyPods".into(), serde_json::Value::Null);
     }
-    api.patch_status(
+    let written = api
+        .patch_status(
+            set.name(),
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "status": body })),
+        )
+        .await
+        .map_err(api_error(format!("sidecarset {} status", set.name())))?;
+    context.lock_own_writes().wrote(
         set.name(),
-        &PatchParams::default(),
-        &Patch::Merge(json!({ "status": body })),
-    )
-    .await
-    .map_err(api_error(format!("sidecarset {} status", set.name())))?;
+        written.metadata.resource_version.as_deref(),
+        Instant::now(),
+    );
     Ok(())
 }
 
@@ -553,10 +579,6 @@ mod tests;
 
 #[cfg(test)]
 mod condition_tests;
-
-// The shell tests compare the action with the planner's requeue.
-#[cfg(test)]
-use crate::rollout::round::IN_FLIGHT_REQUEUE;
 
 #[cfg(test)]
 #[path = "sidecarset_shell_tests.rs"]

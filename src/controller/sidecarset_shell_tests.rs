@@ -91,6 +91,7 @@ fn context(client: kube::Client, pod: &Pod) -> Arc<Context> {
         namespaces,
         recorder: term.recorder(COMPONENT),
         metrics: Arc::new(crate::metrics::Metrics::new()),
+        own_writes: Default::default(),
     })
 }
 
@@ -246,6 +247,44 @@ async fn a_paused_rollout_writes_the_status_alone() {
     drop(context);
     server.finish().await;
     assert_eq!(result.unwrap(), Action::await_change());
+}
+
+/// A round on a SidecarSet older than the status this controller last wrote (the cache still
+/// holds the version before the write) sends nothing and waits; once the cache shows the write,
+/// rounds go on from it.
+#[tokio::test]
+async fn a_round_on_a_sidecarset_older_than_its_own_status_write_sends_nothing() {
+    let old = mesh("proxy:v1");
+    let mut set = mesh("proxy:v2");
+    set.spec
+        .update_strategy
+        .get_or_insert_with(Default::default)
+        .paused = Some(true);
+    let pod = injected_pod(&old);
+    let mut scenario = Scenario::new();
+    scenario
+        .expect(
+            Method::PATCH,
+            "/apis/apps.kruise.io/v1alpha1/sidecarsets/mesh/status",
+        )
+        .content_type(MERGE_PATCH)
+        .reply_with(patched(serde_json::to_value(&set).unwrap(), "4"));
+    let (client, server) = scenario.start();
+    let context = context(client, &pod);
+    let first = reconcile(Arc::new(set.clone()), context.clone()).await;
+    assert_eq!(first.unwrap(), Action::await_change());
+    // The set as the cache still holds it (version 3): nothing is sent.
+    let stale = reconcile(Arc::new(set.clone()), context.clone()).await;
+    assert_eq!(stale.unwrap(), Action::requeue(IN_FLIGHT_REQUEUE));
+    // The cache shows the write (version 4, the status written): the round goes on, and has
+    // nothing to send.
+    let summaries = [Arc::new(PodSummary::of(&pod))];
+    set.status = Some(rollout::plan_round(&set, &summaries).status);
+    set.metadata.resource_version = Some("4".into());
+    let caught_up = reconcile(Arc::new(set), context.clone()).await;
+    assert_eq!(caught_up.unwrap(), Action::await_change());
+    drop(context);
+    server.finish().await;
 }
 
 /// A SidecarSet that changed more than images: the pod is read and its `SidecarSetUpgradable`

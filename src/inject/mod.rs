@@ -2,6 +2,7 @@
 //! Nothing in here performs I/O.
 
 mod build;
+pub mod candidates;
 pub mod hash;
 pub mod launch_priority;
 pub mod prepared;

@@ -4,6 +4,7 @@
 //! used to the patch ([`KnownJson`]), which copies them instead of serializing the values again.
 //! The patched pod is the one the typed path produces, byte for byte (see the tests).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Volume;
@@ -15,7 +16,9 @@ use crate::podmarks::sidecarset::{PreparedUpgradeSpec, UpgradeSpec};
 /// same snapshot (the very object) gets it.
 #[derive(Debug, Default)]
 pub struct PreparedSidecarSets {
-    sets: Vec<(Arc<SidecarSet>, PreparedSidecarSet)>,
+    /// By the address of the SidecarSet, which the `Arc` beside keeps alive (so no other
+    /// SidecarSet can have that address while the entry exists).
+    sets: HashMap<usize, (Arc<SidecarSet>, Arc<PreparedSidecarSet>)>,
 }
 
 /// What one SidecarSet contributes to every pod it is injected into.
@@ -29,20 +32,31 @@ pub struct PreparedSidecarSet {
     volumes: Vec<String>,
 }
 
+fn address(set: &SidecarSet) -> usize {
+    std::ptr::from_ref(set) as usize
+}
+
 impl PreparedSidecarSets {
-    pub fn new(sets: &[Arc<SidecarSet>]) -> Self {
+    /// The work for `sets`, taken from `previous` for the SidecarSets it holds as well.
+    pub fn new(sets: &[Arc<SidecarSet>], previous: Option<&PreparedSidecarSets>) -> Self {
         let sets = sets
             .iter()
-            .map(|set| (Arc::clone(set), PreparedSidecarSet::new(set)))
+            .map(|set| {
+                let reused = previous.and_then(|p| p.sets.get(&address(set)));
+                let prepared = match reused {
+                    Some((_, prepared)) => prepared.clone(),
+                    None => Arc::new(PreparedSidecarSet::new(set)),
+                };
+                (address(set), (Arc::clone(set), prepared))
+            })
             .collect();
         PreparedSidecarSets { sets }
     }
 
     pub fn get(&self, set: &SidecarSet) -> Option<&PreparedSidecarSet> {
         self.sets
-            .iter()
-            .find(|(prepared, _)| std::ptr::eq(prepared.as_ref(), set))
-            .map(|(_, prepared)| prepared)
+            .get(&address(set))
+            .map(|(_, prepared)| prepared.as_ref())
     }
 }
 

@@ -69,7 +69,7 @@ pub fn is_active(pod: &Pod) -> bool {
 }
 
 /// Namespace used for matching: the pod's, or `default` when the request left it empty.
-fn pod_namespace(pod: &Pod) -> &str {
+pub fn pod_namespace(pod: &Pod) -> &str {
     match pod.metadata.namespace.as_deref() {
         Some(ns) if !ns.is_empty() => ns,
         _ => "default",

@@ -9,7 +9,7 @@
 //! A (re)list is buffered and replaces the previous contents only once complete, so a watch that
 //! restarts keeps the last complete view in service until the new one is whole.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::Arc;
 
@@ -18,7 +18,8 @@ use kube::api::DynamicObject;
 use kube::core::PartialObjectMeta;
 use kube::runtime::watcher::Event;
 
-use super::{Catalogue, accept_in_name_order};
+use super::Catalogue;
+use super::acceptance::{Acceptance, Verdict};
 use crate::api::SidecarSet;
 use crate::defaults::sidecarset::default_and_hash;
 use crate::k8s::selector::{self, Labels};
@@ -44,34 +45,62 @@ impl<T> Default for Collection<T> {
 }
 
 impl<T> Collection<T> {
-    /// Applies one event; returns whether the complete view (`items`) changed.
+    /// Applies one event. `matters(name, before, after)` is asked about each object of the
+    /// complete view (`items`) the event would replace, add or remove (`None`: absent); where it
+    /// answers no, the view keeps `before`. Returns whether this completed the first list.
     fn handle<K>(
         &mut self,
         event: Event<K>,
         name: impl Fn(&K) -> String,
         convert: impl Fn(K) -> T,
+        mut matters: impl FnMut(&str, Option<&T>, Option<&T>) -> bool,
     ) -> bool {
         match event {
-            Event::Init => {
-                self.relisting = Some(HashMap::new());
-                false
-            }
+            Event::Init => self.relisting = Some(HashMap::new()),
             Event::InitApply(object) => {
                 let buffer = self.relisting.get_or_insert_with(HashMap::new);
                 buffer.insert(name(&object), convert(object));
-                false
             }
             Event::InitDone => {
-                self.items = self.relisting.take().unwrap_or_default();
+                let listed = self.relisting.take().unwrap_or_default();
+                let mut previous = std::mem::take(&mut self.items);
+                for (name, before) in &previous {
+                    if !listed.contains_key(name) {
+                        matters(name, Some(before), None);
+                    }
+                }
+                for (name, after) in listed {
+                    let before = previous.remove(&name);
+                    let kept = match before {
+                        Some(before) if !matters(&name, Some(&before), Some(&after)) => before,
+                        before => {
+                            if before.is_none() {
+                                matters(&name, None, Some(&after));
+                            }
+                            after
+                        }
+                    };
+                    self.items.insert(name, kept);
+                }
+                let first = !self.synced;
                 self.synced = true;
-                true
+                return first;
             }
             Event::Apply(object) => {
-                self.items.insert(name(&object), convert(object));
-                true
+                let key = name(&object);
+                let after = convert(object);
+                if matters(&key, self.items.get(&key), Some(&after)) {
+                    self.items.insert(key, after);
+                }
             }
-            Event::Delete(object) => self.items.remove(&name(&object)).is_some(),
+            Event::Delete(object) => {
+                let key = name(&object);
+                if let Some(before) = self.items.remove(&key) {
+                    matters(&key, Some(&before), None);
+                }
+            }
         }
+        false
     }
 }
 
@@ -79,6 +108,7 @@ impl<T> Collection<T> {
 type Decoded = Result<Arc<SidecarSet>, String>;
 
 /// Where a SidecarSet came from, for messages.
+#[derive(Debug)]
 struct FromCluster;
 
 impl fmt::Display for FromCluster {
@@ -92,11 +122,17 @@ impl fmt::Display for FromCluster {
 pub struct ClusterState {
     sidecarsets: Collection<Decoded>,
     namespaces: Collection<Labels>,
-    /// Recomputed from `sidecarsets` when they changed since the last snapshot.
-    accepted: Vec<Arc<SidecarSet>>,
-    /// SidecarSet name → why it is left out of the catalogue.
+    /// The decoded SidecarSets, judged in name order; kept current event by event.
+    acceptance: Acceptance<Arc<str>, FromCluster>,
+    /// SidecarSet name → why it could not be decoded.
+    undecodable: BTreeMap<String, String>,
+    /// SidecarSet names whose verdict may have changed since the last snapshot.
+    touched: BTreeSet<String>,
+    /// SidecarSet name → why it is left out of the catalogue, as last reported.
     refused: BTreeMap<String, String>,
-    sidecarsets_changed: bool,
+    /// The last snapshot, whose prepared work the next one reuses.
+    last: Option<Arc<Catalogue>>,
+    changed: bool,
 }
 
 /// A new snapshot and what changed in the set of refused SidecarSets since the previous one.
@@ -110,19 +146,67 @@ pub struct Snapshot {
 }
 
 impl ClusterState {
-    /// Applies a SidecarSet watch event; returns whether a new snapshot is due.
+    /// Applies a SidecarSet watch event; returns whether a new snapshot is due. An object that
+    /// changed only where the catalogue does not look (its status but `latestRevision`, its
+    /// resourceVersion and managedFields: the controllers' own status writes) changes nothing.
     pub fn sidecarset_event(&mut self, event: Event<DynamicObject>) -> bool {
-        let changed =
-            self.sidecarsets
-                .handle(event, |o| object_name(&o.metadata), decode_sidecarset);
-        self.sidecarsets_changed |= changed;
-        changed
+        let mut updates = Vec::new();
+        let first_list = self.sidecarsets.handle(
+            event,
+            |o| object_name(&o.metadata),
+            decode_sidecarset,
+            |name, before, after| {
+                let matters = !same_for_catalogue(before, after);
+                if matters {
+                    updates.push((name.to_string(), after.cloned()));
+                }
+                matters
+            },
+        );
+        let due = first_list || !updates.is_empty();
+        for (name, decoded) in updates {
+            self.apply(name, decoded);
+        }
+        self.changed |= due;
+        due
+    }
+
+    /// Hands a changed SidecarSet (`None`: deleted) to the acceptance.
+    fn apply(&mut self, name: String, decoded: Option<Decoded>) {
+        let key: Arc<str> = Arc::from(name.as_str());
+        match decoded {
+            Some(Ok(set)) => {
+                self.undecodable.remove(&name);
+                self.acceptance.upsert(key, set, FromCluster);
+            }
+            Some(Err(message)) => {
+                self.acceptance.remove(&key);
+                self.undecodable.insert(name.clone(), message);
+            }
+            None => {
+                self.acceptance.remove(&key);
+                self.undecodable.remove(&name);
+            }
+        }
+        self.touched.insert(name);
     }
 
     /// Applies a Namespace watch event; returns whether a new snapshot is due.
     pub fn namespace_event(&mut self, event: Event<PartialObjectMeta<Namespace>>) -> bool {
-        self.namespaces
-            .handle(event, |o| object_name(&o.metadata), namespace_labels)
+        let mut due = false;
+        let first_list = self.namespaces.handle(
+            event,
+            |o| object_name(&o.metadata),
+            namespace_labels,
+            |_, before, after| {
+                let matters = before != after;
+                due |= matters;
+                matters
+            },
+        );
+        due |= first_list;
+        self.changed |= due;
+        due
     }
 
     /// Both watches have completed their first list.
@@ -137,39 +221,67 @@ impl ClusterState {
             return None;
         }
         let mut newly_refused = Vec::new();
-        if std::mem::take(&mut self.sidecarsets_changed) {
-            let mut refused = BTreeMap::new();
-            let mut candidates = Vec::with_capacity(self.sidecarsets.items.len());
-            for (name, decoded) in &self.sidecarsets.items {
-                match decoded {
-                    Ok(set) => candidates.push((set.clone(), FromCluster)),
-                    Err(message) => {
-                        refused.insert(name.clone(), message.clone());
+        let mut touched = std::mem::take(&mut self.touched);
+        touched.extend(self.acceptance.settle().iter().map(|k| k.to_string()));
+        for name in touched {
+            let key: Arc<str> = Arc::from(name.as_str());
+            let message = match (self.undecodable.get(&name), self.acceptance.verdict(&key)) {
+                (Some(message), _) => Some(message.clone()),
+                (None, Some(Verdict::Refused(message))) => Some(message.clone()),
+                _ => None,
+            };
+            match message {
+                Some(message) => {
+                    if self.refused.get(&name) != Some(&message) {
+                        newly_refused.push((name.clone(), message.clone()));
                     }
+                    self.refused.insert(name, message);
+                }
+                None => {
+                    self.refused.remove(&name);
                 }
             }
-            let (accepted, validation_refused) = accept_in_name_order(candidates);
-            refused.extend(validation_refused.into_iter().map(|r| (r.name, r.message)));
-            newly_refused = refused
-                .iter()
-                .filter(|(name, message)| self.refused.get(*name) != Some(*message))
-                .map(|(name, message)| (name.clone(), message.clone()))
-                .collect();
-            self.accepted = accepted;
-            self.refused = refused;
         }
-        // A Namespace the watch has not delivered yet exists nonetheless (the apiserver refuses
-        // pods in unknown namespaces): assume it carries only its name label, as in directory mode.
-        let catalogue = Arc::new(Catalogue::new(
-            self.accepted.clone(),
-            self.namespaces.items.clone(),
-            true,
-        ));
+        newly_refused.sort();
+        let catalogue = match &self.last {
+            Some(last) if !std::mem::take(&mut self.changed) => last.clone(),
+            last => {
+                // A Namespace the watch has not delivered yet exists nonetheless (the apiserver
+                // refuses pods in unknown namespaces): assume it carries only its name label, as
+                // in directory mode.
+                let accepted = self.acceptance.accepted().cloned().collect();
+                let namespaces = self.namespaces.items.clone();
+                let next = Catalogue::next(last.as_deref(), accepted, namespaces, true);
+                Arc::new(next)
+            }
+        };
+        self.last = Some(catalogue.clone());
         Some(Snapshot {
             catalogue,
             newly_refused,
             refused: self.refused.len(),
         })
+    }
+}
+
+/// Whether two readings of a SidecarSet differ in nothing the catalogue uses: everything but
+/// the resourceVersion, managedFields and the status other than `latestRevision` (which the
+/// hash annotation's entry records).
+fn same_for_catalogue(before: Option<&Decoded>, after: Option<&Decoded>) -> bool {
+    match (before, after) {
+        (Some(Ok(a)), Some(Ok(b))) => {
+            let volatile = |set: &SidecarSet| {
+                let mut metadata = set.metadata.clone();
+                metadata.resource_version = None;
+                metadata.managed_fields = None;
+                let revision = set.status.as_ref().and_then(|s| s.latest_revision.clone());
+                (metadata, revision)
+            };
+            a.spec == b.spec && volatile(a) == volatile(b)
+        }
+        (Some(Err(a)), Some(Err(b))) => a == b,
+        (None, None) => true,
+        _ => false,
     }
 }
 

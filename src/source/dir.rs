@@ -17,7 +17,8 @@ use k8s_openapi::api::core::v1::Namespace;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use super::{Catalogue, SharedCatalogue, accept_in_name_order};
+use super::acceptance::accept_all;
+use super::{Catalogue, SharedCatalogue};
 use crate::api::SidecarSet;
 use crate::defaults::sidecarset::default_and_hash;
 use crate::k8s::selector::Labels;
@@ -132,7 +133,7 @@ pub fn load(files: &[(String, String)]) -> Loaded {
         }
     }
 
-    let (accepted, refused) = accept_in_name_order(candidates);
+    let (accepted, refused) = accept_all(candidates);
     loaded.sidecarsets = accepted;
     loaded
         .errors
@@ -247,41 +248,186 @@ pub fn read_directory(dir: &Path) -> std::io::Result<Vec<(String, String)>> {
     Ok(files)
 }
 
+/// A file served from its last good version because its current one failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaleFile {
+    pub file: String,
+    /// Why the current version was not taken.
+    pub reason: String,
+}
+
+impl fmt::Display for StaleFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.file, self.reason)
+    }
+}
+
+/// One reload of the directory: the catalogue, what was skipped, and which files are served
+/// from their last good version.
+#[derive(Debug)]
+pub struct Reload {
+    pub catalogue: Catalogue,
+    pub errors: Vec<LoadError>,
+    pub stale: Vec<StaleFile>,
+}
+
+/// The directory as last read, and each file's last version that loaded cleanly.
+///
+/// A file rewritten in place can be read half-written: truncated to nothing, cut in the middle
+/// of a document, or of a value. Such a version fails to parse, to decode or to validate, or
+/// holds no object at all; the file's last good version then stays in service until a version
+/// that loads cleanly replaces it. A file removed is gone (deleting the file is how its
+/// SidecarSets are removed; emptying it is taken for a rewrite in progress).
+#[derive(Debug, Default)]
+pub struct DirectoryState {
+    files: Vec<(String, String)>,
+    good: HashMap<String, String>,
+}
+
+impl DirectoryState {
+    /// The state after loading `files` for the first time (nothing to fall back on yet).
+    pub fn first(files: Vec<(String, String)>, loaded: &Loaded) -> Self {
+        let mut state = DirectoryState::default();
+        state.remember(files, loaded, &[]);
+        state
+    }
+
+    /// Loads `files` unless they are the ones last read. A file whose version fails while it
+    /// has a good one is served from that. Pure: the caller reads the files.
+    pub fn reload(&mut self, files: Vec<(String, String)>) -> Option<Reload> {
+        if files == self.files {
+            return None;
+        }
+        let mut loaded = load(&files);
+        let failed = failed_files(&files, &loaded);
+        let mut stale = Vec::new();
+        let mut served = files.clone();
+        for (file, content) in &mut served {
+            let Some(reason) = failed.get(file.as_str()) else {
+                continue;
+            };
+            if let Some(good) = self.good.get(file.as_str()).filter(|g| *g != content) {
+                content.clone_from(good);
+                stale.push(StaleFile {
+                    file: file.clone(),
+                    reason: reason.clone(),
+                });
+            }
+        }
+        if !stale.is_empty() {
+            loaded = load(&served);
+        }
+        let stale_names: Vec<String> = stale.iter().map(|s| s.file.clone()).collect();
+        self.remember(files, &loaded, &stale_names);
+        let (catalogue, errors) = loaded.into_catalogue();
+        Some(Reload {
+            catalogue,
+            errors,
+            stale,
+        })
+    }
+
+    /// Records `files` as read, and as good those that loaded cleanly (but the `stale` ones,
+    /// whose good version stays).
+    fn remember(&mut self, files: Vec<(String, String)>, loaded: &Loaded, stale: &[String]) {
+        let failed = failed_files(&files, loaded);
+        self.good
+            .retain(|file, _| files.iter().any(|(f, _)| f == file));
+        for (file, content) in &files {
+            if !failed.contains_key(file.as_str()) && !stale.contains(file) {
+                self.good.insert(file.clone(), content.clone());
+            }
+        }
+        self.files = files;
+    }
+}
+
+/// The files of `files` that did not load cleanly, with the first reason: an error against the
+/// file, or no object in it at all.
+fn failed_files<'f>(files: &'f [(String, String)], loaded: &Loaded) -> HashMap<&'f str, String> {
+    let mut failed = HashMap::new();
+    for (file, content) in files {
+        if let Some(error) = loaded.errors.iter().find(|e| &e.file == file) {
+            failed.insert(file.as_str(), error.to_string());
+        } else if documents(file, content)
+            .iter()
+            .all(|d| matches!(d, Ok(serde_json::Value::Null)))
+        {
+            failed.insert(file.as_str(), format!("{file}: holds no object"));
+        }
+    }
+    failed
+}
+
 /// Polls `dir` every `interval`, rebuilding and publishing the catalogue when any file's
-/// content changed. `on_load` sees each rebuild's errors (for logs and metrics).
+/// content changed. Reading and loading run on the blocking pool, never on the async workers.
+/// Each file served from its last good version is logged as a warning; `on_load` sees each
+/// rebuild (for metrics).
 pub fn spawn_watcher(
     dir: PathBuf,
     interval: Duration,
-    mut last: Vec<(String, String)>,
+    state: DirectoryState,
     catalogue: SharedCatalogue,
-    on_load: impl Fn(&Catalogue, &[LoadError]) + Send + 'static,
+    on_load: impl Fn(&Reload) + Send + 'static,
     shutdown: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
+    spawn_watcher_reading(
+        read_directory,
+        dir,
+        interval,
+        state,
+        catalogue,
+        on_load,
+        shutdown,
+    )
+}
+
+/// [`spawn_watcher`] with the directory read by `read` (the tests hold a read in progress).
+fn spawn_watcher_reading(
+    read: impl Fn(&Path) -> std::io::Result<Vec<(String, String)>> + Send + Sync + 'static,
+    dir: PathBuf,
+    interval: Duration,
+    state: DirectoryState,
+    catalogue: SharedCatalogue,
+    on_load: impl Fn(&Reload) + Send + 'static,
+    shutdown: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    let read = Arc::new(read);
     tokio::spawn(async move {
+        let mut state = Some(state);
         loop {
             tokio::select! {
                 _ = shutdown.cancelled() => return,
                 _ = tokio::time::sleep(interval) => {}
             }
-            let read = {
-                let dir = dir.clone();
-                tokio::task::spawn_blocking(move || read_directory(&dir)).await
+            let (path, mut taken, read) =
+                (dir.clone(), state.take().unwrap_or_default(), read.clone());
+            // Reading and loading a large directory takes seconds: on the blocking pool, so the
+            // async workers go on serving admission, probes and the Lease meanwhile.
+            let reloaded = tokio::task::spawn_blocking(move || {
+                let reload = read(&path).map(|files| taken.reload(files));
+                (taken, reload)
+            })
+            .await;
+            let (returned, reload) = match reloaded {
+                Ok(done) => done,
+                // The loader panicked: start over from an empty state, keeping the catalogue.
+                Err(_) => (DirectoryState::default(), Ok(None)),
             };
-            let files = match read {
-                Ok(Ok(files)) => files,
-                Ok(Err(e)) => {
-                    tracing::warn!(dir = %dir.display(), error = %e, "cannot read SidecarSet directory; keeping the last catalogue");
-                    continue;
+            state = Some(returned);
+            match reload {
+                Ok(Some(reload)) => {
+                    for stale in &reload.stale {
+                        tracing::warn!(file = %stale.file, reason = %stale.reason, "SidecarSet file failed to load; serving its last good version");
+                    }
+                    on_load(&reload);
+                    catalogue.store(Arc::new(reload.catalogue));
                 }
-                Err(_) => continue,
-            };
-            if files == last {
-                continue;
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(dir = %dir.display(), error = %e, "cannot read SidecarSet directory; keeping the last catalogue");
+                }
             }
-            let (next, errors) = load(&files).into_catalogue();
-            on_load(&next, &errors);
-            catalogue.store(Arc::new(next));
-            last = files;
         }
     })
 }

@@ -3,8 +3,12 @@
 //! A [`Catalogue`] is built once per change and published through an `ArcSwap`; a request loads
 //! one `Arc<Catalogue>` and borrows from it, so the SidecarSet list is never copied per request.
 
+pub mod acceptance;
 pub mod cluster;
+mod conflict_index;
 pub mod dir;
+#[cfg(test)]
+mod test_catalogues;
 pub mod watch;
 
 use std::collections::{BTreeMap, HashMap};
@@ -13,10 +17,9 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 
 use crate::api::{SidecarSet, keys};
+use crate::inject::candidates::MatchIndex;
 use crate::inject::prepared::PreparedSidecarSets;
 use crate::k8s::selector::Labels;
-use crate::validate::field::aggregate;
-use crate::validate::sidecarset::validate_sidecarset;
 
 /// An immutable snapshot of everything injection needs to know about the cluster.
 #[derive(Debug, Default)]
@@ -25,6 +28,8 @@ pub struct Catalogue {
     sidecarsets: Vec<Arc<SidecarSet>>,
     /// The injection work that depends only on these SidecarSets, done once per snapshot.
     prepared: PreparedSidecarSets,
+    /// `sidecarsets` by what a pod they match must carry.
+    match_index: MatchIndex,
     /// Labels of known Namespaces.
     namespaces: HashMap<String, Labels>,
     /// Without a cluster, a namespace nobody declared is taken to exist with only the
@@ -34,15 +39,28 @@ pub struct Catalogue {
 
 impl Catalogue {
     pub fn new(
+        sidecarsets: Vec<Arc<SidecarSet>>,
+        namespaces: HashMap<String, Labels>,
+        assume_undeclared_namespaces: bool,
+    ) -> Self {
+        Self::next(None, sidecarsets, namespaces, assume_undeclared_namespaces)
+    }
+
+    /// A catalogue of these SidecarSets reusing what `previous` prepared for those it held too.
+    pub fn next(
+        previous: Option<&Catalogue>,
         mut sidecarsets: Vec<Arc<SidecarSet>>,
         namespaces: HashMap<String, Labels>,
         assume_undeclared_namespaces: bool,
     ) -> Self {
+        // Stable: SidecarSets given in name order (as the sources give them) stay in it, at the
+        // cost of one pass.
         sidecarsets.sort_by(|a, b| {
             (!is_namespace_pinned(a), a.name()).cmp(&(!is_namespace_pinned(b), b.name()))
         });
         Catalogue {
-            prepared: PreparedSidecarSets::new(&sidecarsets),
+            prepared: PreparedSidecarSets::new(&sidecarsets, previous.map(|p| &p.prepared)),
+            match_index: MatchIndex::new(&sidecarsets),
             sidecarsets,
             namespaces,
             assume_undeclared_namespaces,
@@ -55,6 +73,10 @@ impl Catalogue {
 
     pub fn prepared(&self) -> &PreparedSidecarSets {
         &self.prepared
+    }
+
+    pub fn match_index(&self) -> &MatchIndex {
+        &self.match_index
     }
 
     /// Number of Namespaces whose labels are known (declared or watched).
@@ -106,7 +128,7 @@ pub fn shared(catalogue: Catalogue) -> SharedCatalogue {
     Arc::new(ArcSwap::from_pointee(catalogue))
 }
 
-/// A SidecarSet that [`accept_in_name_order`] refused, with where it came from.
+/// A SidecarSet that [`acceptance::accept_all`] refused, with where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused<O> {
     pub origin: O,
@@ -118,6 +140,11 @@ pub struct Refused<O> {
 /// accepted before it, in name order: of two conflicting SidecarSets the same one always wins,
 /// whatever order they were read or watched in. A second SidecarSet of an accepted name is refused
 /// as a duplicate naming the first one's origin.
+///
+/// The rule, stated pairwise: each SidecarSet against every one accepted before it. The
+/// catalogue applies it through [`acceptance::Acceptance`]; this is the oracle its property
+/// tests compare with.
+#[cfg(test)]
 pub fn accept_in_name_order<O: std::fmt::Display>(
     mut candidates: Vec<(Arc<SidecarSet>, O)>,
 ) -> (Vec<Arc<SidecarSet>>, Vec<Refused<O>>) {
@@ -137,7 +164,7 @@ pub fn accept_in_name_order<O: std::fmt::Display>(
             });
             continue;
         }
-        let errors = validate_sidecarset(&set, None, &accepted);
+        let errors = crate::validate::sidecarset::validate_sidecarset(&set, None, &accepted);
         if errors.is_empty() {
             origins.insert(name, origin);
             accepted.push(set);
@@ -145,9 +172,13 @@ pub fn accept_in_name_order<O: std::fmt::Display>(
             refused.push(Refused {
                 origin,
                 name,
-                message: aggregate(&errors),
+                message: crate::validate::field::aggregate(&errors),
             });
         }
     }
     (accepted, refused)
 }
+
+#[cfg(test)]
+#[path = "candidates_tests.rs"]
+mod candidates_tests;

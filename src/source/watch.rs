@@ -1,5 +1,6 @@
 //! Cluster mode, the I/O shell: watches SidecarSets and Namespaces through the apiserver and
-//! publishes a new catalogue snapshot after each change. All decisions are in [`super::cluster`].
+//! publishes a new catalogue snapshot after each change. All decisions are in [`super::cluster`],
+//! applied on a thread of their own.
 //!
 //! SidecarSets are watched as untyped objects and decoded one by one, so a malformed one is
 //! reported and left out instead of failing the whole list or stalling the watch. Namespaces are
@@ -11,7 +12,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::core::PartialObjectMeta;
 use kube::runtime::WatchStreamExt;
-use kube::runtime::watcher::{self, watcher};
+use kube::runtime::watcher::{self, Event, watcher};
 use kube::{Client, Config};
 use tokio_util::sync::CancellationToken;
 
@@ -43,8 +44,21 @@ pub async fn config(kubeconfig: Option<&std::path::Path>) -> Result<Config, Stri
     }
 }
 
+/// One event of either watch, on its way to the catalogue thread.
+enum Delivered {
+    SidecarSet(Event<DynamicObject>),
+    Namespace(Event<PartialObjectMeta<Namespace>>),
+}
+
+/// Events waiting for the catalogue thread; the watch waits (and buffers nothing more) beyond.
+const QUEUE: usize = 1024;
+
 /// Watches until `shutdown`, storing each new snapshot into `catalogue`, then handing it to
 /// `on_snapshot` (logs, metrics, readiness).
+///
+/// The watch task only receives events; decoding, validation and building snapshots happen on a
+/// thread of their own, so neither a list of 50,000 SidecarSets nor a burst of changes holds a
+/// worker of the async runtime (the Lease renewal, the watches, the webhooks run there).
 pub fn spawn(
     client: Client,
     catalogue: SharedCatalogue,
@@ -62,39 +76,64 @@ pub fn spawn(
         watcher::Config::default(),
     )
     .default_backoff();
+    let (events, queue) = tokio::sync::mpsc::channel(QUEUE);
+    let thread = std::thread::Builder::new()
+        .name("sidecarset-catalogue".into())
+        .spawn(move || apply_events(queue, &catalogue, on_snapshot));
+    if let Err(error) = thread {
+        tracing::error!(%error, "cannot start the SidecarSet catalogue thread");
+    }
     tokio::spawn(async move {
         let mut sidecarsets = std::pin::pin!(sidecarsets);
         let mut namespaces = std::pin::pin!(namespaces);
-        let mut state = ClusterState::default();
-        let mut due = false;
         loop {
-            // Biased: events already waiting are applied before publishing, so a burst (a list,
-            // many objects applied at once) costs one snapshot rather than one per object.
-            tokio::select! {
-                biased;
+            let delivered = tokio::select! {
                 _ = shutdown.cancelled() => return,
                 event = sidecarsets.next() => match event {
-                    Some(Ok(event)) => due |= state.sidecarset_event(event),
+                    Some(Ok(event)) => Delivered::SidecarSet(event),
                     Some(Err(error)) => {
                         tracing::warn!(%error, "SidecarSet watch failed; serving the last snapshot, retrying with backoff");
+                        continue;
                     }
                     None => return,
                 },
                 event = namespaces.next() => match event {
-                    Some(Ok(event)) => due |= state.namespace_event(event),
+                    Some(Ok(event)) => Delivered::Namespace(event),
                     Some(Err(error)) => {
                         tracing::warn!(%error, "Namespace watch failed; serving the last snapshot, retrying with backoff");
+                        continue;
                     }
                     None => return,
                 },
-                _ = std::future::ready(()), if due => {
-                    due = false;
-                    if let Some(snapshot) = state.snapshot() {
-                        catalogue.store(snapshot.catalogue.clone());
-                        on_snapshot(&snapshot);
-                    }
-                }
+            };
+            // Dropping the sender (on return) ends the thread.
+            if events.send(delivered).await.is_err() {
+                return;
             }
         }
     })
+}
+
+/// The catalogue thread: applies events as they come; everything already waiting goes into the
+/// same snapshot, so a burst (a list, many objects applied at once) costs one.
+fn apply_events(
+    mut queue: tokio::sync::mpsc::Receiver<Delivered>,
+    catalogue: &SharedCatalogue,
+    on_snapshot: impl Fn(&Snapshot),
+) {
+    let mut state = ClusterState::default();
+    let apply = |state: &mut ClusterState, delivered| match delivered {
+        Delivered::SidecarSet(event) => state.sidecarset_event(event),
+        Delivered::Namespace(event) => state.namespace_event(event),
+    };
+    while let Some(delivered) = queue.blocking_recv() {
+        let mut due = apply(&mut state, delivered);
+        while let Ok(delivered) = queue.try_recv() {
+            due |= apply(&mut state, delivered);
+        }
+        if due && let Some(snapshot) = state.snapshot() {
+            catalogue.store(snapshot.catalogue.clone());
+            on_snapshot(&snapshot);
+        }
+    }
 }

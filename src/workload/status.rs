@@ -16,7 +16,7 @@ pub trait Condition {
 }
 
 macro_rules! condition {
-    ($type:ty) => {
+    ($type:ty $(, $update_time:ident)?) => {
         impl Condition for $type {
             fn type_(&self) -> &str {
                 &self.type_
@@ -32,6 +32,7 @@ macro_rules! condition {
                     type_: kind.to_string(),
                     status: "True".into(),
                     last_transition_time: Some(Time(now)),
+                    $($update_time: Some(Time(now)),)?
                     reason: None,
                     message: Some(message.to_string()),
                 }
@@ -40,7 +41,7 @@ macro_rules! condition {
     };
 }
 
-condition!(CloneSetCondition);
+condition!(CloneSetCondition, last_update_time);
 condition!(StatefulSetCondition);
 condition!(DaemonSetCondition);
 

@@ -54,10 +54,14 @@ fn manifest() -> serde_json::Value {
         },
         "status": {
             "observedGeneration": 2, "replicas": 5, "readyReplicas": 5, "availableReplicas": 5,
-            "updatedReplicas": 4, "updatedReadyReplicas": 4, "expectedUpdatedReplicas": 4,
+            "updatedReplicas": 4, "updatedReadyReplicas": 4, "updatedAvailableReplicas": 4,
+            "expectedUpdatedReplicas": 4,
             "updateRevision": "sample-7f", "currentRevision": "sample-6c",
             "labelSelector": "app=sample",
-            "conditions": [{"type": "FailedScale", "status": "False", "lastTransitionTime": "2024-01-02T03:04:05Z", "reason": "ok"}]
+            "conditions": [{"type": "FailedScale", "status": "False", "lastTransitionTime": "2024-01-02T03:04:05Z", "reason": "ok"},
+                {"type": "Progressing", "status": "True", "lastUpdateTime": "2024-01-02T03:04:05Z",
+                 "lastTransitionTime": "2024-01-02T03:04:05Z", "reason": "CloneSetAvailable",
+                 "message": "CloneSet is available"}]
         }
     })
 }
@@ -83,6 +87,7 @@ fn realistic_manifest_round_trips_with_upstream_json_names() {
         .unwrap();
     assert_eq!(hook.mark_pod_not_ready, Some(true));
     assert_eq!(set.status.as_ref().unwrap().updated_ready_replicas, 4);
+    assert_eq!(set.status.as_ref().unwrap().updated_available_replicas, 4);
 
     let mut back = serde_json::to_value(&set).unwrap();
     strip_claim_type_meta(&mut back);
@@ -163,6 +168,7 @@ fn crd_has_subresources_columns_and_schemaless_template() {
             "DESIRED",
             "UPDATED",
             "UPDATED_READY",
+            "UPDATED_AVAILABLE",
             "READY",
             "TOTAL",
             "AGE",

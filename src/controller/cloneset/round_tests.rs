@@ -354,3 +354,79 @@ async fn pvc_events_release_the_expectations_of_their_names() {
     drop(context);
     server.finish().await;
 }
+
+/// Issue 35's regression: a round bumped `collisionCount` to 1 and wrote it; a pod event started
+/// the next round a few milliseconds later, on the CloneSet as the cache still held it (count 0),
+/// and that round wrote the count back to 0. The next round on an object older than the last
+/// status write sends nothing and waits for the cache; once the cache shows the write, rounds go
+/// on from it.
+#[tokio::test]
+async fn a_round_on_a_cloneset_older_than_its_own_status_write_sends_nothing() {
+    use crate::controller::workload::reconcile::IN_FLIGHT_REQUEUE;
+    use std::sync::{Arc, Mutex};
+
+    let set = cloneset(0, "app:v1");
+    let first = revision::candidate(&set, 0, 1).unwrap();
+    let second = revision::candidate(&set, 1, 1).unwrap();
+    let mut squatter = revision_of(&cloneset(1, "other:v1"), 1);
+    squatter.metadata.name = first.metadata.name.clone();
+    let mut created_second = second.clone();
+    created_second.metadata.resource_version = Some("12".into());
+    let mut scenario = Scenario::new();
+    // Round 1: the collision, as in the test above; the status answered at version 30.
+    scenario
+        .expect(Method::GET, REVISIONS)
+        .query(&[SELECTOR])
+        .reply(revision_list(&[]));
+    scenario.expect(Method::POST, REVISIONS).reply(failure(
+        409,
+        "AlreadyExists",
+        "controllerrevisions already exists",
+    ));
+    scenario
+        .expect(Method::GET, format!("{REVISIONS}/{}", name_of(&first)))
+        .reply(ok(as_json(&squatter)));
+    scenario
+        .expect(Method::POST, REVISIONS)
+        .reply_with(created("12"));
+    let stored_after_write = Arc::new(Mutex::new(None));
+    let keep = stored_after_write.clone();
+    let answer = patched(as_json(&set), "30");
+    scenario
+        .expect(Method::PATCH, format!("{CLONESET}/status"))
+        .body_includes(json!({"status": {"collisionCount": 1}}))
+        .reply_with(move |received| {
+            let (code, object) = answer(received);
+            *keep.lock().unwrap() = Some(object.clone());
+            (code, object)
+        });
+    // Round 2 sends nothing. Round 3, on the CloneSet at version 30: the history is read, the
+    // revision reused under the written count, and nothing else is written.
+    scenario
+        .expect(Method::GET, REVISIONS)
+        .query(&[SELECTOR])
+        .reply(revision_list(&[created_second]));
+
+    let (client, server) = scenario.start();
+    let (pods, _writer) = store_of::<Pod>([]);
+    let (summaries, _writer) = store_of([]);
+    let context = super::shell_tests::context_with(client, pods, summaries);
+    let (claims, _writer) = store_of::<ClaimMeta>([]);
+    let shell = Arc::new(Shell {
+        context,
+        pvcs: claims,
+    });
+    let round = |set: &CloneSet| reconcile(Arc::new(set.clone()), shell.clone());
+    let first_round = round(&set).await;
+    assert!(first_round.is_ok(), "{first_round:?}");
+    // The pod event's round, on the CloneSet before the status write (version 10, count 0).
+    let stale = round(&set).await;
+    assert_eq!(stale.unwrap(), Requeue::requeue(IN_FLIGHT_REQUEUE));
+    let caught_up: CloneSet =
+        serde_json::from_value(stored_after_write.lock().unwrap().take().unwrap()).unwrap();
+    assert_eq!(caught_up.status.as_ref().unwrap().collision_count, Some(1));
+    let third = round(&caught_up).await;
+    assert_eq!(third.unwrap(), Requeue::await_change());
+    drop(shell);
+    server.finish().await;
+}

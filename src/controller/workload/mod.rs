@@ -5,13 +5,15 @@
 //! methods instead of functions taking `context, set, key`. Its skeleton ([`reconcile`]) is
 //! observe → plan → send → settle:
 //!
-//! - observe ([`Round::observe`]): the caches are ready, the expectations of earlier writes are
-//!   met, the pods are claimed (adopted, released), the history is read and the update revision
+//! - observe ([`Round::observe`]): the caches are ready, the workload is not older than the
+//!   shell's own last write of it ([`Round::behind_own_write`]), the expectations of earlier
+//!   writes are met, the pods are claimed (adopted, released), the history is read and the update revision
 //!   exists;
 //! - plan ([`Round::plan_whole`]): the kind's planner, again with the pods it asked for whole;
 //! - send ([`Round::send`]): pods created (slow start, their PVCs first), deleted, written,
 //!   events per [`crate::workload::Purpose`];
-//! - settle: the kind writes its status ([`Round::write_status`]) and what else it owns, and
+//! - settle: the kind writes its status ([`Round::write_status`]; any other write of the
+//!   workload itself is recorded with [`Round::wrote`]) and what else it owns, and
 //!   [`requeue`] turns the round's [`Outcome`] into when to look again (one rule for all).
 
 pub mod adoption;

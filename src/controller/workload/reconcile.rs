@@ -105,6 +105,9 @@ where
         {
             return Ok(Err(Outcome::CachesNotReady));
         }
+        if let Some(outcome) = self.behind_own_write() {
+            return Ok(Err(outcome));
+        }
         let namespace = self.set.namespace();
         let waiting = context
             .lock_expectations()
@@ -129,6 +132,18 @@ where
             collision_count,
             now: Timestamp::now(),
         }))
+    }
+
+    /// `Some(Waiting)` when the workload as this round observes it is older than the shell's own
+    /// last write of it ([`Round::wrote`]): a status computed from it would undo that write, so the
+    /// round waits for the cache (the write's own watch event starts the next one). Every kind's
+    /// round asks this before it computes a status.
+    pub fn behind_own_write(&self) -> Option<Outcome> {
+        let observed = self.set.meta().resource_version.as_deref();
+        self.context
+            .lock_expectations()
+            .behind_own_write(&self.key, observed, Instant::now())
+            .map(Outcome::Waiting)
     }
 
     /// Plans with `plan` over `pods`; while the plan names pods it was given as summaries only

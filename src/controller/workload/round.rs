@@ -7,6 +7,7 @@ use futures::StreamExt;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::events::{Event as KubeEvent, EventType};
 use kube::{Resource, ResourceExt};
@@ -383,16 +384,14 @@ where
         first_failure
     }
 
-    /// Writes `status` through the status subresource (a merge patch).
-    ///
-    /// The round observed the workload at `self.set`'s `resourceVersion` and `generation`: a
-    /// guard against writing a status computed from an object older than the last write starts
-    /// here, where both are at hand.
+    /// Writes `status` through the status subresource (a merge patch), and records the
+    /// resourceVersion it returned ([`Round::wrote`]).
     pub async fn write_status<S: serde::Serialize>(&self, status: &S) -> Result<(), WorkloadError>
     where
         K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
     {
-        self.api::<K>()
+        let written = self
+            .api::<K>()
             .patch_status(
                 self.set.name(),
                 &PatchParams::default(),
@@ -403,7 +402,16 @@ where
                 "{} status",
                 self.what()
             )))?;
+        self.wrote(written.meta());
         Ok(())
+    }
+
+    /// Records a write of the workload itself (the object the apiserver answered with): until
+    /// the cache shows it, later rounds wait ([`Round::behind_own_write`]).
+    pub fn wrote(&self, answer: &ObjectMeta) {
+        self.context
+            .lock_expectations()
+            .expect_own_write(&self.key, answer.resource_version.as_deref());
     }
 
     /// Deletes the named ControllerRevisions (gone already is fine).

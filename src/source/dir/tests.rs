@@ -190,3 +190,172 @@ fn reads_directory_skipping_hidden_and_other_files() {
         .collect();
     assert_eq!(names, vec!["a.json", "b.yaml"]);
 }
+
+/// The SidecarSet names a reload serves.
+fn served(reload: &Reload) -> Vec<&str> {
+    reload
+        .catalogue
+        .sidecarsets()
+        .iter()
+        .map(|s| s.name())
+        .collect()
+}
+
+/// A file read while being rewritten in place — emptied, cut in a document, cut in a value —
+/// is served from its last good version until a good one replaces it; the other files go on.
+#[test]
+fn a_file_rewritten_in_place_keeps_its_last_good_version() {
+    let good = format!("{}---\n{}", document("one", "c"), document("two", "d"));
+    let other = file("other.yaml", &document("three", "e"));
+    let files = vec![file("sets.yaml", &good), other.clone()];
+    let mut state = DirectoryState::first(files.clone(), &load(&files));
+    assert!(state.reload(files).is_none(), "unchanged");
+
+    let cut_in_a_value = good.replace("\"image\":\"i\"", "\"image\":");
+    for torn in [
+        "",
+        "\n",
+        &good[..good.len() / 3],
+        &good[..good.len() - 9],
+        &cut_in_a_value,
+    ] {
+        let reload = state
+            .reload(vec![file("sets.yaml", torn), other.clone()])
+            .expect("changed");
+        assert_eq!(served(&reload), vec!["one", "three", "two"], "{torn:?}");
+        assert_eq!(reload.stale.len(), 1, "{torn:?}");
+        assert_eq!(reload.stale[0].file, "sets.yaml");
+        assert!(reload.errors.is_empty(), "{:?}", reload.errors);
+    }
+
+    // A good version replaces it, and becomes the one to fall back on.
+    let next = document("one", "c2");
+    let reload = state
+        .reload(vec![file("sets.yaml", &next), other.clone()])
+        .unwrap();
+    assert_eq!(served(&reload), vec!["one", "three"]);
+    assert!(reload.stale.is_empty());
+    let reload = state
+        .reload(vec![file("sets.yaml", ""), other.clone()])
+        .unwrap();
+    assert_eq!(served(&reload), vec!["one", "three"]);
+    assert_eq!(
+        reload.catalogue.get("one").unwrap().containers()[0].name(),
+        "c2"
+    );
+
+    // Deleting the file removes its SidecarSets.
+    let reload = state.reload(vec![other]).unwrap();
+    assert_eq!(served(&reload), vec!["three"]);
+    assert!(reload.stale.is_empty());
+}
+
+/// A file that never loaded cleanly has nothing to fall back on: it is reported, as before.
+#[test]
+fn a_file_bad_from_the_start_is_reported() {
+    let files = vec![file("a.yaml", "a: [unclosed")];
+    let mut state = DirectoryState::first(files.clone(), &load(&files));
+    let reload = state.reload(vec![file("a.yaml", "b: [unclosed")]).unwrap();
+    assert!(reload.stale.is_empty());
+    assert_eq!(reload.errors.len(), 1);
+}
+
+/// Log lines written by the test's subscriber.
+#[derive(Clone, Default)]
+struct CapturedLogs(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for CapturedLogs {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for CapturedLogs {
+    type Writer = CapturedLogs;
+    fn make_writer(&'a self) -> Self::Writer {
+        self.clone()
+    }
+}
+
+/// The watcher reads a torn file while the single async worker stays free: the read is held
+/// until a task on that worker releases it (a read on the worker would wait for itself, and
+/// give up). The torn file's last good version stays served, with a warning naming the file.
+#[test]
+fn a_torn_file_is_reread_off_the_async_worker_and_warned_about() {
+    let logs = CapturedLogs::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(logs.clone())
+        .with_ansi(false)
+        .finish();
+    let _logging = tracing::subscriber::set_default(subscriber);
+    let good = vec![file("sets.yaml", &document("one", "c"))];
+    let state = DirectoryState::first(good.clone(), &load(&good));
+    let catalogue = super::super::shared(load(&good).into_catalogue().0);
+
+    let (reading_tx, mut reading) = tokio::sync::mpsc::unbounded_channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let released = std::sync::Mutex::new(released);
+    let gave_up = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let read = {
+        let gave_up = gave_up.clone();
+        let first = std::sync::atomic::AtomicBool::new(true);
+        move |_: &Path| {
+            if !first.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                return Ok(vec![file("sets.yaml", "")]);
+            }
+            let _ = reading_tx.send(());
+            let waited = released
+                .lock()
+                .unwrap()
+                .recv_timeout(Duration::from_secs(5));
+            if waited.is_err() {
+                gave_up.store(true, std::sync::atomic::Ordering::SeqCst);
+                return Err(std::io::Error::other("never released"));
+            }
+            Ok(vec![file("sets.yaml", "")])
+        }
+    };
+    let (loaded_tx, mut loaded) = tokio::sync::mpsc::unbounded_channel();
+    let on_load = move |reload: &Reload| {
+        let _ = loaded_tx.send((served(reload).join(","), reload.stale.len()));
+    };
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let shutdown = CancellationToken::new();
+    let (served_after, stale) = runtime.block_on(async {
+        spawn_watcher_reading(
+            read,
+            PathBuf::from("sets"),
+            Duration::from_millis(1),
+            state,
+            catalogue.clone(),
+            on_load,
+            shutdown.clone(),
+        );
+        reading.recv().await.expect("the watcher reads");
+        release.send(()).unwrap();
+        let reload = loaded.recv().await.expect("a reload");
+        shutdown.cancel();
+        reload
+    });
+    runtime.shutdown_background();
+    assert!(
+        !gave_up.load(std::sync::atomic::Ordering::SeqCst),
+        "the read blocked the async worker"
+    );
+    assert_eq!((served_after.as_str(), stale), ("one", 1));
+    assert_eq!(catalogue.load().sidecarsets()[0].name(), "one");
+    let logs = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        logs.contains("WARN") && logs.contains("serving its last good version"),
+        "{logs}"
+    );
+    assert!(logs.contains("sets.yaml"), "{logs}");
+}

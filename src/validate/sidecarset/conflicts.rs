@@ -115,18 +115,19 @@ pub(super) fn validate_conflicts(set: &SidecarSet, others: &[Arc<SidecarSet>]) -
     errors
 }
 
-/// Whether `first` pins some key to values `second` cannot take. From `first`: `matchLabels`
-/// k=v gives k → [v], `In` adds its values, `Exists` makes k → [ALL]; `NotIn` and
-/// `DoesNotExist` are ignored. `second` is then disjoint on a pinned key (without ALL) where its
-/// label or `In` values miss the list, where its `NotIn` covers the whole list, where it requires
-/// `Exists` on a key `first` does not pin, or `DoesNotExist` on one it does.
-pub(super) fn is_disjoint(first: &LabelSelector, second: &LabelSelector) -> bool {
-    const ALL: &str = "ALL";
+/// What a pinned key's value list holds for "any value" (`Exists`). A literal `ALL` label value
+/// reads the same, as upstream's does.
+pub const ANY_VALUE: &str = "ALL";
+
+/// The keys a selector pins, as the overlap test reads it (the first argument of
+/// [`is_disjoint`]): `matchLabels` k=v gives k → [v], `In` adds its values, `Exists` makes
+/// k → [[`ANY_VALUE`]]; `NotIn` and `DoesNotExist` pin nothing.
+pub fn pinned_values(selector: &LabelSelector) -> BTreeMap<&str, Vec<&str>> {
     let mut pinned: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (key, value) in first.match_labels.iter().flatten() {
+    for (key, value) in selector.match_labels.iter().flatten() {
         pinned.insert(key.as_str(), vec![value.as_str()]);
     }
-    for requirement in first.match_expressions.iter().flatten() {
+    for requirement in selector.match_expressions.iter().flatten() {
         let values = requirement.values.iter().flatten().map(String::as_str);
         match requirement.operator.as_str() {
             "In" => pinned
@@ -134,12 +135,22 @@ pub(super) fn is_disjoint(first: &LabelSelector, second: &LabelSelector) -> bool
                 .or_default()
                 .extend(values),
             "Exists" => {
-                pinned.insert(requirement.key.as_str(), vec![ALL]);
+                pinned.insert(requirement.key.as_str(), vec![ANY_VALUE]);
             }
             _ => {}
         }
     }
-    let any_value = |values: &[&str]| values.contains(&ALL);
+    pinned
+}
+
+/// Whether `first` pins some key to values `second` cannot take. From `first`: `matchLabels`
+/// k=v gives k → [v], `In` adds its values, `Exists` makes k → [ALL]; `NotIn` and
+/// `DoesNotExist` are ignored. `second` is then disjoint on a pinned key (without ALL) where its
+/// label or `In` values miss the list, where its `NotIn` covers the whole list, where it requires
+/// `Exists` on a key `first` does not pin, or `DoesNotExist` on one it does.
+pub(super) fn is_disjoint(first: &LabelSelector, second: &LabelSelector) -> bool {
+    let pinned = pinned_values(first);
+    let any_value = |values: &[&str]| values.contains(&ANY_VALUE);
     for (key, value) in second.match_labels.iter().flatten() {
         if let Some(values) = pinned.get(key.as_str())
             && !any_value(values)

@@ -2,7 +2,7 @@ use super::*;
 
 /// The namespace selector OpenKruise sees: a v1alpha1 `spec.namespace` becomes (and replaces)
 /// `namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: <ns>}}`.
-pub(super) fn namespace_selector(set: &SidecarSet) -> Option<Cow<'_, LabelSelector>> {
+pub fn namespace_selector(set: &SidecarSet) -> Option<Cow<'_, LabelSelector>> {
     match set.spec.namespace.as_deref().filter(|ns| !ns.is_empty()) {
         Some(namespace) => Some(Cow::Owned(LabelSelector {
             match_labels: Some(BTreeMap::from([(

@@ -45,6 +45,7 @@ mod injection;
 mod strategy;
 pub use conflicts::*;
 use containers::*;
+pub use injection::namespace_selector;
 use injection::*;
 use strategy::*;
 

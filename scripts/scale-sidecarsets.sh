@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# The SidecarSet scale check (issue 36): N SidecarSets created straight through the local
+# kube-apiserver (the e2e harness), then `serve --kubeconfig` with its controllers, measured as a
+# user would see it. Reports:
+# - time from start to /readyz 200 (catalogue listed and published);
+# - peak open file descriptors and RSS of the webhook, and the apiserver's peak RSS;
+# - Lease renewal: the largest age of spec.renewTime seen, and the largest gap between renewals;
+# - status convergence: how many SidecarSets have status.observedGeneration == generation,
+#   and when all did (or after CONVERGE_SECS, how many);
+# - /mutate-pod latency (p50/p99 of REQUESTS reviews of a pod no SidecarSet matches, on one
+#   keep-alive connection, curl's time_total - time_pretransfer);
+# - one pod that SHARED (100) further SidecarSets select, each injecting its own container: the
+#   entries of its SidecarSetUpgradable condition (one per set; lost = SHARED - entries);
+# - SIGTERM: seconds until the process exits (with its default --shutdown-delay).
+# Run by hand, holding the machine-wide lock (it starts etcd and the apiserver on fixed ports):
+#   flock /tmp/kruise-e2e.lock scripts/scale-sidecarsets.sh
+# Env: N (50000), SHARED (100), BINARY (target/release/kruise-webhook; build it first), CONVERGE_SECS (300; 0
+#      skips the wait, e.g. with SERVE_ARGS=--no-controller),
+#      REQUESTS (2000), PARALLEL (4 curl processes creating the SidecarSets), SERVE_ARGS (extra
+#      flags for serve), KEEP=1 leaves the work directory (logs, samples) in place.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${N:-50000} SHARED=${SHARED:-100} CONVERGE_SECS=${CONVERGE_SECS:-300} REQUESTS=${REQUESTS:-2000} PARALLEL=${PARALLEL:-4}
+export KUBE_LOCAL=${KUBE_LOCAL:-$HOME/.cache/kruise-webhook/kube-local}
+export APISERVER_PORT=${APISERVER_PORT:-16443} ETCD_PORT=${ETCD_PORT:-12379} ETCD_PEER_PORT=${ETCD_PEER_PORT:-12380}
+webhook_port=${E2E_WEBHOOK_PORT:-19443} admin_port=${E2E_ADMIN_PORT:-19090}
+binary=${BINARY:-target/release/kruise-webhook}
+[ -x "$binary" ] || { echo "no $binary: cargo build --release first (or set BINARY)" >&2; exit 1; }
+NS=kruise-system
+
+scripts/kube-local/stop.sh >/dev/null 2>&1 || true
+FRESH=1 WITH_KCM=0 scripts/kube-local/start.sh >/dev/null
+export KUBECONFIG=$KUBE_LOCAL/kubeconfig
+P=$KUBE_LOCAL/pki
+API=https://127.0.0.1:$APISERVER_PORT
+work=$(mktemp -d) pid= sampler=
+cleanup() {
+  [ -n "$sampler" ] && kill "$sampler" 2>/dev/null
+  [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+  scripts/kube-local/stop.sh >/dev/null 2>&1 || true
+  [ "${KEEP:-0}" = 1 ] && echo "work directory: $work" || rm -rf "$work"
+}
+trap cleanup EXIT
+api() { curl -fsS --cacert "$P/ca.crt" --cert "$P/admin.crt" --key "$P/admin.key" "$@"; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN {printf "%.1f", b - a}'; }
+
+kubectl kustomize deploy/crds/ | kubectl apply -f - >/dev/null
+kubectl wait --for=condition=Established --timeout=60s crd --all >/dev/null
+kubectl create namespace "$NS" >/dev/null
+kubectl create namespace bench >/dev/null
+
+# --- N SidecarSets through the apiserver: PARALLEL curl processes, each multiplexing its share
+# over HTTP/2. Each set selects its own app label, all inject a container of the same name (the
+# conflict check's worst case for a name index: every set shares it).
+started=$(now)
+for part in $(seq 0 $((PARALLEL - 1))); do
+  awk -v n="$N" -v parts="$PARALLEL" -v part="$part" -v api="$API" -v p="$P" 'BEGIN {
+    for (i = part; i < n; i += parts) {
+      printf "url = \"%s/apis/apps.kruise.io/v1alpha1/sidecarsets\"\n", api
+      printf "cacert = \"%s/ca.crt\"\ncert = \"%s/admin.crt\"\nkey = \"%s/admin.key\"\n", p, p, p
+      printf "header = \"Content-Type: application/json\"\noutput = \"/dev/null\"\nwrite-out = \"%%{http_code}\\n\"\n"
+      printf "data-binary = \"{\\\"apiVersion\\\":\\\"apps.kruise.io/v1alpha1\\\",\\\"kind\\\":\\\"SidecarSet\\\",\\\"metadata\\\":{\\\"name\\\":\\\"scale-%d\\\"},\\\"spec\\\":{\\\"selector\\\":{\\\"matchLabels\\\":{\\\"app\\\":\\\"scale-%d\\\"}},\\\"containers\\\":[{\\\"name\\\":\\\"sidecar\\\",\\\"image\\\":\\\"busybox:1.36\\\"}]}}\"\n", i, i
+      if (i + parts < n) print "next"
+    }
+  }' > "$work/create-$part.conf"
+  curl -sS --parallel --parallel-max 16 --http2 -K "$work/create-$part.conf" > "$work/create-$part.codes" 2>&1 &
+done
+wait
+# SHARED sets selecting one pod, each with its own container (no conflict among them), and that
+# pod, created straight through the apiserver (no webhook registered, no node) as if all of them
+# had injected it, but with no hash of theirs (the sets carry hashes as the SidecarSet webhook
+# would have set them: without, a pod counts as updated): each set records itself as not upgradable in the
+# pod's SidecarSetUpgradable condition, all at about the same time.
+awk -v n="$SHARED" -v api="$API" -v p="$P" 'BEGIN {
+  for (i = 0; i < n; i++) {
+    printf "url = \"%s/apis/apps.kruise.io/v1alpha1/sidecarsets\"\n", api
+    printf "cacert = \"%s/ca.crt\"\ncert = \"%s/admin.crt\"\nkey = \"%s/admin.key\"\n", p, p, p
+    printf "header = \"Content-Type: application/json\"\noutput = \"/dev/null\"\nwrite-out = \"%%{http_code}\\n\"\n"
+    printf "data-binary = \"{\\\"apiVersion\\\":\\\"apps.kruise.io/v1alpha1\\\",\\\"kind\\\":\\\"SidecarSet\\\",\\\"metadata\\\":{\\\"name\\\":\\\"shared-%d\\\",\\\"annotations\\\":{\\\"kruise.io/sidecarset-hash\\\":\\\"h\\\",\\\"kruise.io/sidecarset-hash-without-image\\\":\\\"h\\\"}},\\\"spec\\\":{\\\"selector\\\":{\\\"matchLabels\\\":{\\\"app\\\":\\\"shared\\\"}},\\\"containers\\\":[{\\\"name\\\":\\\"shared-%d\\\",\\\"image\\\":\\\"busybox:1.36\\\"}]}}\"\n", i, i
+    if (i + 1 < n) print "next"
+  }
+}' > "$work/create-shared.conf"
+[ "$SHARED" -gt 0 ] && curl -sS --parallel --parallel-max 16 --http2 -K "$work/create-shared.conf" > "$work/create-shared.codes" 2>&1
+created=$(cat "$work"/create-*.codes | grep -c '^201$' || true)
+echo "created $created of $((N + SHARED)) SidecarSets in $(since "$started") s"
+if [ "$SHARED" -gt 0 ]; then
+  jq -n --argjson n "$SHARED" '[range($n) | "shared-\(.)"] as $sets | {apiVersion: "v1", kind: "Pod",
+      metadata: {name: "shared", labels: {app: "shared"},
+                 annotations: {"kruise.io/sidecarset-injected-list": ($sets | join(","))}},
+      spec: {containers: ([{name: "app", image: "busybox:1.36"}] + [$sets[] | {name: ., image: "busybox:1.36"}])}}' \
+    | api -X POST -H 'Content-Type: application/json' "$API/api/v1/namespaces/bench/pods" -d @- >/dev/null
+fi
+
+# --- the floor under the time to ready: the apiserver's own paged list of every SidecarSet, 500
+# a page as the watcher asks, read by curl and thrown away.
+listed_in=$(now) continue_token= pages=0
+while :; do
+  page=$(api "$API/apis/apps.kruise.io/v1alpha1/sidecarsets?limit=500${continue_token:+&continue=$continue_token}" \
+    | jq -r '.metadata.continue // ""') || break
+  pages=$((pages + 1))
+  [ -z "$page" ] && break
+  continue_token=$(jq -rn --arg t "$page" '$t | @uri')
+done
+echo "the apiserver's paged list alone: $pages pages in $(since "$listed_in") s"
+
+# --- the webhook with its controllers; samples of fds, RSS and the Lease every second.
+started=$(now)
+"$binary" serve --kubeconfig "$KUBECONFIG" --cert-dir "$work/certs" --service-namespace "$NS" \
+  --listen "127.0.0.1:$webhook_port" --admin-listen "127.0.0.1:$admin_port" --log-format json \
+  ${SERVE_ARGS:-} > "$work/serve.log" 2>&1 &
+pid=$!
+apiserver_pid=$(cat "$KUBE_LOCAL/run/kube-apiserver.pid")
+(
+  while kill -0 "$pid" 2>/dev/null; do
+    fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
+    rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+    api_rss=$(awk '/VmRSS/ {print $2}' "/proc/$apiserver_pid/status" 2>/dev/null || echo 0)
+    renew=$(api "$API/apis/coordination.k8s.io/v1/namespaces/$NS/leases/kruise-webhook-controller" 2>/dev/null \
+      | jq -r '.spec.renewTime // ""' 2>/dev/null || true)
+    renew_s=$([ -n "$renew" ] && date -d "$renew" +%s.%N 2>/dev/null || echo "")
+    echo "$(now) $fds $rss $api_rss ${renew_s:--}"
+    sleep 1
+  done
+) > "$work/samples" &
+sampler=$!
+ready=
+for _ in $(seq 1 6000); do
+  if curl -fsS "http://127.0.0.1:$admin_port/readyz" >/dev/null 2>&1; then ready=$(since "$started"); break; fi
+  kill -0 "$pid" 2>/dev/null || { echo "serve exited; log tail:" >&2; tail -20 "$work/serve.log" >&2; exit 1; }
+  sleep 0.2
+done
+echo "ready after ${ready:-never} s"
+
+# --- admission: a pod no SidecarSet matches, REQUESTS reviews on one keep-alive connection.
+review=$(jq -c '.request.object.metadata.labels = {"app": "nothing-matches"}' tests/fixtures/pod-web-log-agent.json)
+{
+  for i in $(seq 1 "$REQUESTS"); do
+    printf 'url = "https://127.0.0.1:%s/mutate-pod"\noutput = "/dev/null"\n' "$webhook_port"
+    printf 'cacert = "%s/certs/ca.crt"\n' "$work"
+    printf 'max-time = 10\nwrite-out = "%%{http_code} %%{time_pretransfer} %%{time_total}\\n"\n'
+    printf 'header = "Content-Type: application/json"\ndata-binary = "@%s/review.json"\n' "$work"
+    [ "$i" -lt "$REQUESTS" ] && echo next
+  done
+} > "$work/admission.conf"
+printf '%s' "$review" > "$work/review.json"
+curl -sS -K "$work/admission.conf" 2>/dev/null \
+  | awk '$1 == 200 {printf "%.3f\n", ($3 - $2) * 1000}' | sort -n > "$work/admission.ms" || true
+percentile() { awk -v q="$1" '{a[NR] = $1} END {if (NR) {i = int(NR * q); if (i < 1) i = 1; print a[i]} else print "-"}' "$work/admission.ms"; }
+echo "/mutate-pod, a pod no set matches ($(wc -l < "$work/admission.ms") of $REQUESTS answered 200): p50 $(percentile 0.5) ms, p99 $(percentile 0.99) ms"
+
+# --- status convergence: every SidecarSet's status observed at its generation.
+converged_at= current=unknown deadline=$(( $(date +%s) + CONVERGE_SECS ))
+while [ "$CONVERGE_SECS" -gt 0 ]; do
+  # The apiserver may time out a list of N objects while it is loaded: count it as unknown.
+  if listed=$(api "$API/apis/apps.kruise.io/v1alpha1/sidecarsets" 2>/dev/null \
+    | jq '[.items[] | select(.status.observedGeneration == .metadata.generation)] | length' 2>/dev/null) \
+    && [ -n "$listed" ]; then
+    current=$listed
+    [ "$current" -ge "$created" ] && { converged_at=$(since "$started"); break; }
+  fi
+  [ "$(date +%s)" -ge "$deadline" ] && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 10
+done
+if [ -n "$converged_at" ]; then
+  echo "status current: all $created SidecarSets, $converged_at s from start"
+else
+  echo "status current: $current of $created SidecarSets when the wait of $CONVERGE_SECS s ended ($(since "$started") s from start)"
+fi
+
+# --- the shared pod: one condition entry per set that selects it.
+condition_entries() {
+  local count
+  count=$(api "$API/api/v1/namespaces/bench/pods/shared" 2>/dev/null \
+    | jq '[.status.conditions[]? | select(.type == "SidecarSetUpgradable") | .message | fromjson | keys[]
+           | select(startswith("shared-"))] | length' 2>/dev/null || true)
+  echo "${count:-0}"
+}
+if [ "$SHARED" -gt 0 ]; then
+  entries=0 deadline=$(( $(date +%s) + ${SHARED_SECS:-120} ))
+  while kill -0 "$pid" 2>/dev/null; do
+    entries=$(condition_entries)
+    [ "$entries" -ge "$SHARED" ] || [ "$(date +%s)" -ge "$deadline" ] && break
+    sleep 2
+  done
+  echo "shared pod: $entries of $SHARED condition entries ($((SHARED - entries)) lost or not yet written, $(since "$started") s from start)"
+fi
+
+# --- SIGTERM
+terminated=$(now)
+kill -TERM "$pid"
+exited=
+for _ in $(seq 1 1200); do
+  kill -0 "$pid" 2>/dev/null || { exited=$(since "$terminated"); break; }
+  sleep 0.1
+done
+echo "SIGTERM: exited after ${exited:-more than 120 (killed)} s"
+[ -z "$exited" ] && kill -9 "$pid" 2>/dev/null
+pid=
+kill "$sampler" 2>/dev/null || true
+sampler=
+
+# --- the samples
+awk '
+  { if ($2 > fds) fds = $2; if ($3 > rss) rss = $3; if ($4 > api) api = $4
+    if ($5 != "-") { age = $1 - $5; if (age > max_age) max_age = age
+                     if (last != "" && $5 != last && $5 - last > gap) gap = $5 - last; last = $5 } }
+  END { printf "peak open fds %d; peak RSS %.0f MiB (apiserver %.0f MiB)\n", fds, rss / 1024, api / 1024
+        if (last == "") print "Lease: never held"
+        else printf "Lease: renewTime at most %.1f s old when sampled; largest gap between renewals %.1f s\n", max_age, gap }
+' "$work/samples"
+echo "log lines: $(wc -l < "$work/serve.log"); warnings/errors: $(grep -c '"level":"\(WARN\|ERROR\)"' "$work/serve.log" || true)"
