@@ -522,5 +522,12 @@ statefulset_controller() {
 }
 check "Advanced StatefulSet controller (scripts/e2e-statefulset.sh): the release note's set made in ordinal order with its claims, in place highest ordinal first, kubectl scale in and out, stale claims, the four retention combinations, v1alpha1" statefulset_controller
 
+daemonset_controller() {
+  BIN="$binary" "$here/scripts/e2e-daemonset.sh" > "$work/e2e-daemonset.log" 2>&1 \
+    || { tail -30 "$work/e2e-daemonset.log"; return 1; }
+  tail -1 "$work/e2e-daemonset.log"
+}
+check "Advanced DaemonSet controller (scripts/e2e-daemonset.sh): placement under nodeSelector, node affinity, NoSchedule/NoExecute taints and a cordoned node, the preDelete hook on eviction and on update, a surge and a partitioned rollout, status counters" daemonset_controller
+
 echo "e2e: $passed passed, $failed failed"
 [ "$failed" = 0 ]

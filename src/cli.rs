@@ -105,6 +105,9 @@ pub struct ControllerArgs {
     /// Do not run the Advanced StatefulSet controller.
     #[arg(long)]
     pub no_statefulsets: bool,
+    /// Do not run the Advanced DaemonSet controller.
+    #[arg(long)]
+    pub no_daemonsets: bool,
     #[command(flatten)]
     pub limits: ControllerLimitArgs,
 }

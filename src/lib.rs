@@ -13,6 +13,7 @@ pub mod cli;
 pub mod cloneset;
 pub mod controller;
 pub mod crds;
+pub mod daemonset;
 pub mod defaults;
 pub mod inject;
 pub mod inplace;

@@ -354,6 +354,15 @@ fn service_pdb_and_rbac() {
         "/persistentvolumeclaims create *",
         "/persistentvolumeclaims delete *",
         "/persistentvolumeclaims patch *",
+        "apps.kruise.io/daemonsets get *",
+        "apps.kruise.io/daemonsets list *",
+        "apps.kruise.io/daemonsets watch *",
+        "apps.kruise.io/daemonsets/status get *",
+        "apps.kruise.io/daemonsets/status patch *",
+        "apps.kruise.io/daemonsets/status update *",
+        "/nodes get *",
+        "/nodes list *",
+        "/nodes watch *",
     ]
     .into_iter()
     .map(String::from)

@@ -31,7 +31,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("workload core", &["workload"]),
     (
         "workload planners (each on the workload core alone), SidecarSet sources",
-        &["cloneset", "statefulset", "source"],
+        &["cloneset", "statefulset", "daemonset", "source"],
     ),
     ("request and node handlers", &["admission", "nodeagent"]),
     ("shells", &["controller", "server", "admin"]),

@@ -26,6 +26,7 @@ pub async fn controller(args: ControllerArgs) -> Result<(), CommandError> {
     controller_config.barriers = !args.no_barriers;
     controller_config.clonesets = !args.no_clonesets;
     controller_config.statefulsets = !args.no_statefulsets;
+    controller_config.daemonsets = !args.no_daemonsets;
     controller_config.limits = (&args.limits).into();
 
     let shutdown = CancellationToken::new();

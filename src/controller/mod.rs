@@ -1,6 +1,7 @@
 //! The I/O shell around the pure cores: a leader-elected process that rolls SidecarSets out to
 //! running pods ([`sidecarset`]), releases container launch barriers ([`barrier`]) and runs
-//! CloneSets ([`cloneset`]) and Advanced StatefulSets ([`statefulset`]).
+//! CloneSets ([`cloneset`]), Advanced StatefulSets ([`statefulset`]) and Advanced DaemonSets
+//! ([`daemonset`]).
 //!
 //! Every replica may run [`run`]; only the Lease holder ([`leader`]) reconciles. The reflectors
 //! and controllers live for one leadership term ([`runtime::Term`]): losing the lease tears them
@@ -11,6 +12,7 @@
 pub mod barrier;
 pub mod cloneset;
 pub mod command;
+pub mod daemonset;
 pub mod events;
 pub mod expectations;
 #[cfg(test)]
@@ -55,6 +57,8 @@ pub struct ControllerConfig {
     pub clonesets: bool,
     /// Run the Advanced StatefulSet controller.
     pub statefulsets: bool,
+    /// Run the Advanced DaemonSet controller.
+    pub daemonsets: bool,
     /// What the controllers together may ask of the apiserver, and how many reconciles each runs
     /// at once.
     pub limits: ApiLimits,
@@ -71,6 +75,7 @@ impl ControllerConfig {
             barriers: true,
             clonesets: true,
             statefulsets: true,
+            daemonsets: true,
             limits: ApiLimits::default(),
             metrics: Arc::new(Metrics::new()),
         }
@@ -169,9 +174,10 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
     // Subscribe before the watches run so no subscriber misses the initial list.
     let pods_for_sidecarsets = pod_events.subscribe(Deletions::Untold);
     let pods_for_barriers = pod_events.subscribe(Deletions::Untold);
-    // A CloneSet replaces the pods deleted behind its back.
+    // The workload controllers replace the pods deleted behind their backs.
     let pods_for_clonesets = pod_events.subscribe(Deletions::Told);
     let pods_for_statefulsets = pod_events.subscribe(Deletions::Told);
+    let pods_for_daemonsets = pod_events.subscribe(Deletions::Told);
     let namespace_events = namespace_writer
         .subscribe()
         .ok_or(ControllerError::Subscribe("namespace"))?;
@@ -207,6 +213,16 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
         recorder: term.recorder(statefulset::COMPONENT),
         expectations: std::sync::Mutex::new(expectations::Expectations::counting_timeouts(
             term.metrics().expectation_timeouts(statefulset::COMPONENT),
+        )),
+        metrics: config.metrics.clone(),
+    });
+    let daemonset_context = Arc::new(daemonset::Context {
+        client: client.clone(),
+        pods: pods.clone(),
+        summaries: summaries.clone(),
+        recorder: term.recorder(daemonset::COMPONENT),
+        expectations: std::sync::Mutex::new(expectations::Expectations::counting_timeouts(
+            term.metrics().expectation_timeouts(daemonset::COMPONENT),
         )),
         metrics: config.metrics.clone(),
     });
@@ -253,6 +269,16 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
             }
         }
     };
+    let daemonsets = async {
+        if config.daemonsets {
+            daemonset::run(daemonset_context, pods_for_daemonsets, &term).await;
+        } else {
+            tokio::select! {
+                () = end.cancelled() => {}
+                () = pods_for_daemonsets.for_each(|_| futures::future::ready(())) => {}
+            }
+        }
+    };
     let barriers = async {
         if config.barriers {
             barrier::run(pods_for_barriers, pods, &term).await;
@@ -264,7 +290,8 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
         }
     };
     // The controllers stop with the term; the reflectors are dropped with them.
-    let controllers = futures::future::join4(sidecarsets, barriers, clonesets, statefulsets);
+    let controllers =
+        futures::future::join5(sidecarsets, barriers, clonesets, statefulsets, daemonsets);
     tokio::select! {
         _ = controllers => {}
         () = pod_watch => {}

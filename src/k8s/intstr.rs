@@ -85,6 +85,34 @@ fn go_atoi_lenient(text: &str) -> i64 {
     }
 }
 
+/// apimachinery's `GetScaledValueFromIntOrPercent` (the Advanced DaemonSet's scaler): ints as they
+/// are; strings must end in one `%` before an integer (`"12.5%"` and `"5"` are errors), scaled
+/// against `total` and rounded up or down. Unset is an error, as in Go; callers that default it
+/// say so.
+pub fn scaled_value(
+    value: Option<&IntOrString>,
+    total: i32,
+    round_up: bool,
+) -> Result<i64, String> {
+    let text = match value {
+        None => return Err("nil value for IntOrString".to_string()),
+        Some(IntOrString::Int(n)) => return Ok(i64::from(*n)),
+        Some(IntOrString::String(text)) => text,
+    };
+    let Some(number) = text.strip_suffix('%') else {
+        return Err(
+            "invalid value for IntOrString: invalid type: string is not a percentage".to_string(),
+        );
+    };
+    let percent = go_atoi(number).map_err(|cause| {
+        format!(
+            "invalid value for IntOrString: invalid value {}: {cause}",
+            go_quote(text)
+        )
+    })?;
+    Ok(scale_percent(percent as f64, total, round_up))
+}
+
 /// apimachinery's deprecated `GetValueFromIntOrPercent`: every string is a percentage, its `%`
 /// signs removed (so `"5"` means 5%).
 pub fn legacy_scaled_value(value: &IntOrString, total: i32, round_up: bool) -> Result<i64, String> {
@@ -123,3 +151,6 @@ pub fn valid_percent(text: &str) -> Option<i64> {
     }
     Some(go_atoi_lenient(digits))
 }
+
+#[cfg(test)]
+mod tests;

@@ -10,24 +10,16 @@
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use crate::k8s::intstr::legacy_scaled_value;
+use crate::k8s::intstr::{legacy_scaled_value, scaled_value};
 pub use crate::rollout::budget::partition_count;
 
-/// Kubernetes' `GetScaledValueFromIntOrPercent`: `N%` with an integer N only.
+/// Kubernetes' `GetScaledValueFromIntOrPercent` ([`scaled_value`]): `N%` with an integer N
+/// only; unset, unreadable or negative values count 0.
 pub fn integer_percent(value: Option<&IntOrString>, total: i64, round_up: bool) -> i64 {
-    match value {
-        None => 0,
-        Some(IntOrString::Int(n)) => i64::from(*n).max(0),
-        Some(IntOrString::String(text)) => text
-            .strip_suffix('%')
-            .and_then(|n| n.parse::<i64>().ok())
-            .map_or(0, |percent| {
-                let scaled = percent.saturating_mul(total);
-                let floor = scaled.div_euclid(100);
-                let up = i64::from(round_up && scaled.rem_euclid(100) != 0);
-                (floor + up).max(0)
-            }),
-    }
+    let total = i32::try_from(total).unwrap_or(if total < 0 { i32::MIN } else { i32::MAX });
+    value
+        .and_then(|value| scaled_value(Some(value), total, round_up).ok())
+        .map_or(0, |n| n.max(0))
 }
 
 /// The Advanced StatefulSet's `maxUnavailable` (update and scale): `value` (unset: `default`)
