@@ -30,6 +30,7 @@ fn in_place<'a>(round: &'a Round<'_>, history: &'a [ControllerRevision]) -> InPl
         history,
         scheme: DaemonSet::REVISIONS,
         hooks: round.set.lifecycle(),
+        table: lifecycle::Table::CloneSet,
         grace_seconds: 0,
         ignore_volume_claim_templates_hash_diff: false,
         now: round.now,
