@@ -86,8 +86,13 @@ check "generated CRDs apply and become Established" crds_established
 # `nullable` field loses its type and properties): the field's type, and its description. Plain
 # `statefulsets` and `daemonsets` are apps/v1's: the group is named with --api-version.
 explained() { # resource.field type words-of-the-description [kubectl explain flags]
-  local out
-  out=$(kubectl explain "$1" "${@:4}" 2>&1) || { echo "     $out" | head -3; return 1; }
+  local out found=no
+  # The apiserver publishes a new CRD's OpenAPI a few seconds after it is Established.
+  for _ in $(seq 1 60); do
+    out=$(kubectl explain "$1" "${@:4}" 2>&1) && { found=yes; break; }
+    sleep 0.5
+  done
+  [ "$found" = yes ] || { echo "     $out" | head -3; return 1; }
   grep -qE "^(FIELD|RESOURCE): +${1##*.} +<$2>\$" <<<"$out" && grep -qF "$3" <<<"$out" \
     || { echo "     kubectl explain $1:"; sed -n '1,12s/^/       /p' <<<"$out"; return 1; }
 }
@@ -196,10 +201,17 @@ registered() {
 }
 check "webhook configurations from deploy/ registered by URL and called" registered
 
+# Whether the admin port's /metrics has this exact line. The page is read whole first: `curl |
+# grep -q` fails under pipefail when grep stops at an early match and curl cannot finish writing.
+metric_line() { # line
+  local page
+  page=$(curl -fsS "http://127.0.0.1:$admin_port/metrics") && grep -qxF "$1" <<<"$page"
+}
+
 # Waits for the webhook's catalogue to hold n SidecarSets (its watch is asynchronous).
 catalogue_has() { # n [tries, 0.2 s apart]
   for _ in $(seq 1 "${2:-50}"); do
-    curl -fsS "http://127.0.0.1:$admin_port/metrics" | grep -qx "kruise_webhook_sidecarsets_loaded $1" && return 0
+    metric_line "kruise_webhook_sidecarsets_loaded $1" && return 0
     sleep 0.2
   done
   echo "catalogue does not hold $1 SidecarSets"; return 1
@@ -208,7 +220,7 @@ check "catalogue synced from the cluster (the 2 examples)" catalogue_has 2
 invalid_skipped() {
   grep 'SidecarSet in the cluster skipped' "$work/webhook.log" | grep '"sidecarset":"e2e-stored-invalid"' \
     | grep -q 'spec.container.podInjectPolicy: Invalid value: \\"Middle\\": unsupported pod inject policy' \
-    && curl -fsS "http://127.0.0.1:$admin_port/metrics" | grep -qx 'kruise_webhook_sidecarset_load_errors_total 1'
+    && metric_line 'kruise_webhook_sidecarset_load_errors_total 1'
 }
 check "an invalid SidecarSet stored in the cluster is logged with its field and skipped" invalid_skipped
 
