@@ -38,53 +38,14 @@ set -euo pipefail
 # The webhook binaries started here stop at once: no endpoints drain them (see --shutdown-delay).
 export KRUISE_WEBHOOK_SHUTDOWN_DELAY=${KRUISE_WEBHOOK_SHUTDOWN_DELAY:-0}
 cd "$(dirname "$0")/.."
-here=$PWD
-BIN=${BIN:-target/debug/kruise-webhook}
-NS=${E2E_NAMESPACE:-e2e-cloneset-$$}
 # The controller's Lease lasts 15 s (src/controller/leader.rs): a successor of a killed leader
 # waits that long.
 LEASE_SECONDS=15
-[ -x "$BIN" ] || cargo build --locked --quiet
-tmp=$(mktemp -d)
-ctl_pid=""; ctl_runs=0; watch_pids=""; started_local=0; passed=0; failed=0
-
-if [ -z "${KUBECONFIG:-}" ]; then
-  shared=$HOME/.cache/kruise-webhook/kube-local
-  [ -x "$shared/bin/kube-apiserver" ] || { echo "no kube-apiserver in $shared/bin (scripts/e2e.sh builds it)"; exit 1; }
-  export KUBE_LOCAL=$tmp/kube-local KUBE_BIN=$shared/bin
-  export APISERVER_PORT=${APISERVER_PORT:-18443} ETCD_PORT=${ETCD_PORT:-18379} ETCD_PEER_PORT=${ETCD_PEER_PORT:-18380}
-  FRESH=1 WITH_KCM=0 scripts/kube-local/start.sh >/dev/null
-  started_local=1
-  export KUBECONFIG=$KUBE_LOCAL/kubeconfig
-fi
-export KUBECONFIG
-
-# On exit (the end of the last block, or a command that failed under `set -e`): the summary.
-finish() {
-  local code=$?
-  [ "$code" = 0 ] || { echo "FAIL script stopped early (exit $code)"; failed=$((failed + 1)); }
-  if [ "$failed" -gt 0 ]; then
-    for log in "$tmp"/ctl-*.log; do [ -f "$log" ] && { echo "--- $(basename "$log") (tail)"; tail -20 "$log"; }; done
-  fi
-  for p in $ctl_pid $watch_pids; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  if [ "$started_local" = 1 ]; then
-    "$here/scripts/kube-local/stop.sh" >/dev/null 2>&1 || true
-  else
-    kubectl delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1 || true
-  fi
-  # E2E_CLONESET_LOGS=DIR keeps the controllers' logs and the recorded pod watches.
-  [ -n "${E2E_CLONESET_LOGS:-}" ] && { mkdir -p "$E2E_CLONESET_LOGS"; cp "$tmp"/*.log "$tmp"/*.watch "$E2E_CLONESET_LOGS"/ 2>/dev/null || true; }
-  rm -rf "$tmp"
-  echo "e2e-cloneset: $passed passed, $failed failed (${SECONDS}s)"
-  [ "$failed" = 0 ] || exit 1
-}
-trap finish EXIT
-
-pass() { echo "ok   $*"; passed=$((passed + 1)); }
-fail() { echo "FAIL $*"; failed=$((failed + 1)); }
-# check DESCRIPTION COMMAND...: one check, passed when COMMAND succeeds.
-check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
+ctl_runs=0
+# shellcheck source=scripts/lib/controller-e2e.sh
+. scripts/lib/controller-e2e.sh
+NS=${E2E_NAMESPACE:-e2e-cloneset-$$}
+e2e_begin e2e-cloneset 18443 18379 18380 "${E2E_CLONESET_LOGS:-}"
 
 # start_controller IDENTITY: a controller process for the namespace (its log: $tmp/ctl-N.log).
 start_controller() {
@@ -92,65 +53,6 @@ start_controller() {
   RUST_LOG=${E2E_CLONESET_RUST_LOG:-info} "$BIN" controller --namespace "$NS" --identity "$1" --no-sidecarsets --no-barriers \
     > "$tmp/ctl-$ctl_runs.log" 2>&1 &
   ctl_pid=$!
-}
-
-# --- kubelet ----------------------------------------------------------------------------------
-# One pass: a terminating pod is removed (the kubelet's final delete, grace period 0); every pod
-# not yet bound is bound to node-1, and every pod whose status differs from what a kubelet would
-# report gets that status (one jq over the list; unchanged pods cost nothing). Pods labelled
-# e2e.kruise.io/kubelet=off are left alone (never started).
-kubelet_pass() {
-  local name action patch
-  kubectl get pods -n "$NS" -o json | jq -r '
-    .items[] | select(.metadata.labels["e2e.kruise.io/kubelet"] != "off")
-    | if .metadata.deletionTimestamp != null then [.metadata.name, "delete", ""] | @tsv else
-      (.status.containerStatuses // []) as $old
-    | [.spec.containers[] | .name as $n | .image as $i
-       | ([$old[] | select(.name == $n)][0]) as $o
-       | (if $o == null then 0 elif $o.image == $i then $o.restartCount else $o.restartCount + 1 end) as $restarts
-       | {name: $n, image: $i, imageID: ("docker-pullable://" + $i), ready: true, started: true,
-          restartCount: $restarts, containerID: ("containerd://" + $n + "-" + ($restarts | tostring)),
-          state: {running: {startedAt: "2024-01-01T00:00:00Z"}}}] as $cs
-    | [(.spec.readinessGates // [])[] | .conditionType] as $gates
-    | (.status.conditions // []) as $conds
-    | (if all($gates[]; . as $g | any($conds[]; .type == $g and .status == "True")) then "True" else "False" end) as $ready
-    | [{type: "PodScheduled", status: "True"}, {type: "Initialized", status: "True"},
-       {type: "ContainersReady", status: "True"}, {type: "Ready", status: $ready}] as $want
-    | def brief: map({name, image, imageID, ready, restartCount}) | sort_by(.name);
-      def kinds: map(select(.type | IN("PodScheduled", "Initialized", "ContainersReady", "Ready")) | {type, status}) | sort_by(.type);
-    ((.spec.nodeName // "") == "") as $unbound
-    | select($unbound or .status.phase != "Running" or ($old | brief) != ($cs | brief) or ($conds | kinds) != ($want | kinds))
-    | [.metadata.name, (if $unbound then "bind" else "status" end), ({status: {phase: "Running", containerStatuses: $cs, conditions: $want}} | tojson)]
-    | @tsv end' | while IFS=$'\t' read -r name action patch; do
-    if [ "$action" = delete ]; then
-      kubectl delete pod -n "$NS" "$name" --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
-      continue
-    fi
-    if [ "$action" = bind ]; then
-      jq -nc --arg p "$name" '{apiVersion: "v1", kind: "Binding", metadata: {name: $p}, target: {kind: "Node", name: "node-1"}}' \
-        | kubectl create --raw "/api/v1/namespaces/$NS/pods/$name/binding" -f - >/dev/null 2>&1 || true
-    fi
-    kubectl patch pod -n "$NS" "$name" --subresource=status --type=strategic -p "$patch" >/dev/null 2>&1 || true
-  done
-}
-# until_kubelet SECONDS DESCRIPTION COMMAND...: kubelet passes until COMMAND succeeds.
-until_kubelet() {
-  local deadline=$((SECONDS + $1)) what=$2; shift 2
-  until "$@" >/dev/null 2>&1; do
-    if [ $SECONDS -ge $deadline ]; then fail "$what (timed out)"; return 0; fi
-    kubelet_pass
-    sleep 0.3
-  done
-  pass "$what"
-}
-# wait_for SECONDS DESCRIPTION COMMAND...: polls COMMAND, no kubelet.
-wait_for() {
-  local deadline=$((SECONDS + $1)) what=$2; shift 2
-  until "$@" >/dev/null 2>&1; do
-    if [ $SECONDS -ge $deadline ]; then fail "$what (timed out)"; return 0; fi
-    sleep 0.3
-  done
-  pass "$what"
 }
 
 # --- observation ------------------------------------------------------------------------------
@@ -167,10 +69,6 @@ settled() { # NAME N: N pods, all ready and updated, status observed the latest 
     && [ "$(cloneset "$1" | jq '.status.observedGeneration == .metadata.generation')" = true ]
 }
 
-event_count() { # OBJECT REASON: occurrences (repeats aggregate into .series.count)
-  kubectl get events -n "$NS" -o json \
-    | jq --arg o "$1" --arg r "$2" '[.items[] | select(.involvedObject.name == $o and .reason == $r) | .series.count // .count // 1] | add // 0'
-}
 # watch_start APP: records every stored version of the pods labelled app=APP in $tmp/APP.watch
 # (`--output-watch-events`: {type, object}), from their state now on.
 watch_start() {
@@ -181,8 +79,6 @@ watch_start() {
   local deadline=$((SECONDS + 10))
   until [ "$(jq -s length "$tmp/$1.watch" 2>/dev/null || echo 0)" -ge "$n" ] || [ $SECONDS -ge $deadline ]; do sleep 0.1; done
 }
-# The recorded pod versions, in the order the apiserver stored them.
-watched() { jq -sc '[.[] | .type as $t | .object + {watchType: $t}]' "$tmp/$1.watch"; }
 # The status of condition TYPE in a pod (jq function).
 JQ_COND='def cond($t): ([.status.conditions[]? | select(.type == $t) | .status][0] // "");'
 

@@ -30,93 +30,13 @@
 set -euo pipefail
 export KRUISE_WEBHOOK_SHUTDOWN_DELAY=${KRUISE_WEBHOOK_SHUTDOWN_DELAY:-0}
 cd "$(dirname "$0")/.."
-here=$PWD
-BIN=${BIN:-target/debug/kruise-webhook}
-NS=${E2E_NAMESPACE:-e2e-ads-$$}
 RUN=e2e-ads-$$
-[ -x "$BIN" ] || cargo build --locked --quiet
-tmp=$(mktemp -d)
-ctl_pid=""; started_local=0; passed=0; failed=0
-
-if [ -z "${KUBECONFIG:-}" ]; then
-  shared=$HOME/.cache/kruise-webhook/kube-local
-  [ -x "$shared/bin/kube-apiserver" ] || { echo "no kube-apiserver in $shared/bin (scripts/e2e.sh builds it)"; exit 1; }
-  export KUBE_LOCAL=$tmp/kube-local KUBE_BIN=$shared/bin
-  export APISERVER_PORT=${APISERVER_PORT:-19443} ETCD_PORT=${ETCD_PORT:-19379} ETCD_PEER_PORT=${ETCD_PEER_PORT:-19380}
-  FRESH=1 WITH_KCM=0 scripts/kube-local/start.sh >/dev/null
-  started_local=1
-  export KUBECONFIG=$KUBE_LOCAL/kubeconfig
-fi
-export KUBECONFIG
-
-finish() {
-  local code=$?
-  [ "$code" = 0 ] || { echo "FAIL script stopped early (exit $code)"; failed=$((failed + 1)); }
-  if [ "$failed" -gt 0 ] && [ -f "$tmp/ctl.log" ]; then echo "--- controller log (tail)"; tail -30 "$tmp/ctl.log"; fi
-  [ -n "$ctl_pid" ] && kill "$ctl_pid" 2>/dev/null || true
-  wait 2>/dev/null || true
-  if [ "$started_local" = 1 ]; then
-    "$here/scripts/kube-local/stop.sh" >/dev/null 2>&1 || true
-  else
-    kubectl delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1 || true
-    kubectl delete nodes -l "e2e-ads-run=$RUN" --ignore-not-found --wait=false >/dev/null 2>&1 || true
-  fi
-  [ -n "${E2E_DAEMONSET_LOGS:-}" ] && { mkdir -p "$E2E_DAEMONSET_LOGS"; cp "$tmp"/*.log "$E2E_DAEMONSET_LOGS"/ 2>/dev/null || true; }
-  rm -rf "$tmp"
-  echo "e2e-daemonset: $passed passed, $failed failed (${SECONDS}s)"
-  [ "$failed" = 0 ] || exit 1
-}
-trap finish EXIT
-
-pass() { echo "ok   $*"; passed=$((passed + 1)); }
-fail() { echo "FAIL $*"; failed=$((failed + 1)); }
-check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
-
-# --- scheduler and kubelet --------------------------------------------------------------------
-# One pass: a terminating pod is removed; a pod not yet bound is bound to the node its node-name
-# affinity names; a pod whose status is not what a kubelet would report gets it.
-kubelet_pass() {
-  local name action node patch
-  kubectl get pods -n "$NS" -o json | jq -r '
-    .items[] | if .metadata.deletionTimestamp != null then [.metadata.name, "delete", "", ""] | @tsv else
-      ([.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[]?
-        | .matchFields[]? | select(.key == "metadata.name" and .operator == "In") | .values[0]][0] // "") as $target
-    | [.spec.containers[] | {name, image, imageID: ("docker-pullable://" + .image), ready: true, started: true,
-        restartCount: 0, state: {running: {startedAt: "2024-01-01T00:00:00Z"}}}] as $cs
-    | [(.spec.readinessGates // [])[] | .conditionType] as $gates
-    | (.status.conditions // []) as $conds
-    | (if all($gates[]; . as $g | any($conds[]; .type == $g and .status == "True")) then "True" else "False" end) as $ready
-    | [{type: "PodScheduled", status: "True"}, {type: "Initialized", status: "True"},
-       {type: "ContainersReady", status: "True"}, {type: "Ready", status: $ready}] as $want
-    | def kinds: map(select(.type | IN("PodScheduled", "Initialized", "ContainersReady", "Ready")) | {type, status}) | sort_by(.type);
-    ((.spec.nodeName // "") == "") as $unbound
-    | select($unbound or .status.phase != "Running" or ($conds | kinds) != ($want | kinds)
-        or ((.status.containerStatuses // []) | map(.image)) != ($cs | map(.image)))
-    | [.metadata.name, (if $unbound then "bind" else "status" end), $target,
-       ({status: {phase: "Running", containerStatuses: $cs, conditions: $want}} | tojson)]
-    | @tsv end' | while IFS=$'\t' read -r name action node patch; do
-    if [ "$action" = delete ]; then
-      kubectl delete pod -n "$NS" "$name" --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
-      continue
-    fi
-    if [ "$action" = bind ]; then
-      [ -n "$node" ] || continue
-      jq -nc --arg p "$name" --arg n "$node" '{apiVersion: "v1", kind: "Binding", metadata: {name: $p}, target: {kind: "Node", name: $n}}' \
-        | kubectl create --raw "/api/v1/namespaces/$NS/pods/$name/binding" -f - >/dev/null 2>&1 || true
-    fi
-    kubectl patch pod -n "$NS" "$name" --subresource=status --type=strategic -p "$patch" >/dev/null 2>&1 || true
-  done
-}
-# until_kubelet SECONDS DESCRIPTION COMMAND...: kubelet passes until COMMAND succeeds.
-until_kubelet() {
-  local deadline=$((SECONDS + $1)) what=$2; shift 2
-  until "$@" >/dev/null 2>&1; do
-    if [ $SECONDS -ge $deadline ]; then fail "$what (timed out)"; "$@" || true; return 0; fi
-    kubelet_pass
-    sleep 0.3
-  done
-  pass "$what"
-}
+# shellcheck source=scripts/lib/controller-e2e.sh
+. scripts/lib/controller-e2e.sh
+NS=${E2E_NAMESPACE:-e2e-ads-$$}
+# On a cluster this script did not start, its Node objects go with the namespace.
+e2e_cleanup() { kubectl delete nodes -l "e2e-ads-run=$RUN" --ignore-not-found --wait=false >/dev/null 2>&1 || true; }
+e2e_begin e2e-daemonset 19443 19379 19380 "${E2E_DAEMONSET_LOGS:-}"
 
 # --- observation ------------------------------------------------------------------------------
 ads() { kubectl get daemonsets.apps.kruise.io -n "$NS" "$1" -o json; }
@@ -134,10 +54,6 @@ hash_of() { ads "$1" | jq -r .status.daemonSetHash; }
 pod_hashes() { live "$1" | jq -r '[.[].metadata.labels["controller-revision-hash"]] | unique | join(" ")'; }
 lifecycle_of() { kubectl get pod -n "$NS" "$1" -o json | jq -r '.metadata.labels["lifecycle.apps.kruise.io/state"] // ""'; }
 pod_on() { live "$1" | jq -r --arg n "$RUN-$2" '[.[] | select(.spec.nodeName == $n) | .metadata.name][0] // ""'; }
-event_count() { # OBJECT REASON
-  kubectl get events -n "$NS" -o json \
-    | jq --arg o "$1" --arg r "$2" '[.items[] | select(.involvedObject.name == $o and .reason == $r) | .series.count // .count // 1] | add // 0'
-}
 export -f ads status_of observed pods_of live nodes_of settled hash_of pod_hashes lifecycle_of pod_on
 export NS RUN
 

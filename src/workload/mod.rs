@@ -97,32 +97,41 @@ pub trait Workload: Resource<DynamicType = ()> {
     }
 }
 
+/// The accessors every kind reads from the same fields (`spec.selector`, `spec.template`,
+/// `spec.lifecycle`, `spec.revisionHistoryLimit`, `status.collisionCount`); each kind adds the ones
+/// where it differs.
+macro_rules! common_accessors {
+    () => {
+        fn selector(&self) -> Option<&LabelSelector> {
+            self.spec.selector.as_ref()
+        }
+        fn template(&self) -> &PodTemplateSpec {
+            &self.spec.template
+        }
+        fn lifecycle(&self) -> Option<&Lifecycle> {
+            self.spec.lifecycle.as_ref()
+        }
+        fn revision_history_limit(&self) -> i32 {
+            self.spec.revision_history_limit.unwrap_or(10)
+        }
+        fn collision_count(&self) -> i32 {
+            self.status
+                .as_ref()
+                .and_then(|s| s.collision_count)
+                .unwrap_or(0)
+        }
+    };
+}
+
 impl Workload for CloneSet {
     const REVISIONS: RevisionScheme = RevisionScheme::CLONESET;
+    common_accessors!();
 
-    fn selector(&self) -> Option<&LabelSelector> {
-        self.spec.selector.as_ref()
-    }
-    fn template(&self) -> &PodTemplateSpec {
-        &self.spec.template
-    }
-    fn lifecycle(&self) -> Option<&Lifecycle> {
-        self.spec.lifecycle.as_ref()
-    }
     fn min_ready_seconds(&self) -> i32 {
         self.spec.min_ready_seconds.unwrap_or(0)
     }
-    fn revision_history_limit(&self) -> i32 {
-        self.spec.revision_history_limit.unwrap_or(10)
-    }
     fn volume_claim_templates(&self) -> &[PersistentVolumeClaim] {
         self.spec.volume_claim_templates.as_deref().unwrap_or(&[])
-    }
-    fn collision_count(&self) -> i32 {
-        self.status
-            .as_ref()
-            .and_then(|s| s.collision_count)
-            .unwrap_or(0)
     }
     fn current_revision(&self) -> Option<&str> {
         self.status.as_ref()?.current_revision.as_deref()
@@ -131,16 +140,9 @@ impl Workload for CloneSet {
 
 impl Workload for StatefulSet {
     const REVISIONS: RevisionScheme = RevisionScheme::STATEFULSET;
+    common_accessors!();
 
-    fn selector(&self) -> Option<&LabelSelector> {
-        self.spec.selector.as_ref()
-    }
-    fn template(&self) -> &PodTemplateSpec {
-        &self.spec.template
-    }
-    fn lifecycle(&self) -> Option<&Lifecycle> {
-        self.spec.lifecycle.as_ref()
-    }
+    /// The StatefulSet keeps it under `spec.updateStrategy.rollingUpdate`.
     fn min_ready_seconds(&self) -> i32 {
         self.spec
             .update_strategy
@@ -149,17 +151,8 @@ impl Workload for StatefulSet {
             .and_then(|r| r.min_ready_seconds)
             .unwrap_or(0)
     }
-    fn revision_history_limit(&self) -> i32 {
-        self.spec.revision_history_limit.unwrap_or(10)
-    }
     fn volume_claim_templates(&self) -> &[PersistentVolumeClaim] {
         self.spec.volume_claim_templates.as_deref().unwrap_or(&[])
-    }
-    fn collision_count(&self) -> i32 {
-        self.status
-            .as_ref()
-            .and_then(|s| s.collision_count)
-            .unwrap_or(0)
     }
     fn current_revision(&self) -> Option<&str> {
         self.status.as_ref()?.current_revision.as_deref()
@@ -168,30 +161,13 @@ impl Workload for StatefulSet {
 
 impl Workload for DaemonSet {
     const REVISIONS: RevisionScheme = RevisionScheme::DAEMONSET;
+    common_accessors!();
 
-    fn selector(&self) -> Option<&LabelSelector> {
-        self.spec.selector.as_ref()
-    }
-    fn template(&self) -> &PodTemplateSpec {
-        &self.spec.template
-    }
-    fn lifecycle(&self) -> Option<&Lifecycle> {
-        self.spec.lifecycle.as_ref()
-    }
     fn min_ready_seconds(&self) -> i32 {
         self.spec.min_ready_seconds.unwrap_or(0)
     }
-    fn revision_history_limit(&self) -> i32 {
-        self.spec.revision_history_limit.unwrap_or(10)
-    }
     fn volume_claim_templates(&self) -> &[PersistentVolumeClaim] {
         &[]
-    }
-    fn collision_count(&self) -> i32 {
-        self.status
-            .as_ref()
-            .and_then(|s| s.collision_count)
-            .unwrap_or(0)
     }
     fn current_revision(&self) -> Option<&str> {
         None
