@@ -22,61 +22,55 @@ pub fn all() -> Vec<CustomResourceDefinition> {
         DaemonSet::crd(),
     ]
     .into_iter()
-    .map(without_empty_defaults)
-    .map(without_nullable)
-    .map(with_int32_bounds)
+    .map(with_clean_schemas)
     .collect()
 }
+
+/// Rewrites, in every object of the CRD, what schemars emits and the apiserver or `kubectl
+/// explain` do not take as OpenKruise's CRDs have it: see the three edits below.
+fn with_clean_schemas(crd: CustomResourceDefinition) -> CustomResourceDefinition {
+    fn walk(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                drop_empty_default(map);
+                drop_nullable(map);
+                bound_int32(map);
+                map.values_mut().for_each(walk);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    let Ok(mut value) = serde_json::to_value(&crd) else {
+        return crd;
+    };
+    walk(&mut value);
+    serde_json::from_value(value).unwrap_or(crd)
+}
+
+type Object = serde_json::Map<String, serde_json::Value>;
 
 /// Drops `nullable: true`, which schemars gives every `Option` field. A v1.20 apiserver publishes
 /// a nullable field to OpenAPI v2 without its type and properties (`ToStructuralOpenAPIV2`), so
 /// `kubectl explain` shows `<>` and cannot descend into it; OpenKruise's CRDs have none. The
 /// apiserver drops a `null` sent for a field that is not nullable (`PruneNonNullableNullsWithoutDefaults`),
 /// which the types read as unset, as before.
-fn without_nullable(crd: CustomResourceDefinition) -> CustomResourceDefinition {
-    fn strip(value: &mut serde_json::Value) {
-        match value {
-            serde_json::Value::Object(map) => {
-                if map.get("nullable") == Some(&serde_json::Value::Bool(true)) {
-                    map.remove("nullable");
-                }
-                map.values_mut().for_each(strip);
-            }
-            serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
-            _ => {}
-        }
+fn drop_nullable(map: &mut Object) {
+    if map.get("nullable") == Some(&serde_json::Value::Bool(true)) {
+        map.remove("nullable");
     }
-    let Ok(mut value) = serde_json::to_value(&crd) else {
-        return crd;
-    };
-    strip(&mut value);
-    serde_json::from_value(value).unwrap_or(crd)
 }
 
 /// Adds the `int32` range as `minimum`/`maximum` to every `format: int32` integer that has none:
 /// the apiserver does not enforce the format, so without them it stores values such as
 /// `revisionHistoryLimit: 99999999999` that the Rust types (`i32`) cannot read.
-fn with_int32_bounds(crd: CustomResourceDefinition) -> CustomResourceDefinition {
-    fn bound(value: &mut serde_json::Value) {
-        match value {
-            serde_json::Value::Object(map) => {
-                let int32 = map.get("type").and_then(|t| t.as_str()) == Some("integer")
-                    && map.get("format").and_then(|f| f.as_str()) == Some("int32");
-                if int32 {
-                    map.entry("minimum").or_insert(i32::MIN.into());
-                    map.entry("maximum").or_insert(i32::MAX.into());
-                }
-                map.values_mut().for_each(bound);
-            }
-            serde_json::Value::Array(items) => items.iter_mut().for_each(bound),
-            _ => {}
-        }
+fn bound_int32(map: &mut Object) {
+    let int32 = map.get("type").and_then(|t| t.as_str()) == Some("integer")
+        && map.get("format").and_then(|f| f.as_str()) == Some("int32");
+    if int32 {
+        map.entry("minimum").or_insert(i32::MIN.into());
+        map.entry("maximum").or_insert(i32::MAX.into());
     }
-    let Ok(mut value) = serde_json::to_value(&crd) else {
-        return crd;
-    };
-    bound(&mut value);
-    serde_json::from_value(value).unwrap_or(crd)
 }
 
 /// Drops the empty defaults (`""`, `{}`, `[]`, `null`) schemars emits for `#[serde(default)]`
@@ -84,31 +78,17 @@ fn with_int32_bounds(crd: CustomResourceDefinition) -> CustomResourceDefinition 
 /// of type string"), and `{}` would make the apiserver store fields the user never wrote (say
 /// `scaleStrategy: {}`), which OpenKruise's CRDs do not do. The types decode a missing field the
 /// same way, and the webhooks' defaulting fills what matters.
-fn without_empty_defaults(crd: CustomResourceDefinition) -> CustomResourceDefinition {
-    fn strip(value: &mut serde_json::Value) {
-        match value {
-            serde_json::Value::Object(map) => {
-                let empty_default = map.get("default").is_some_and(|d| match d {
-                    serde_json::Value::Null => true,
-                    serde_json::Value::String(s) => s.is_empty(),
-                    serde_json::Value::Object(o) => o.is_empty(),
-                    serde_json::Value::Array(a) => a.is_empty(),
-                    _ => false,
-                });
-                if empty_default {
-                    map.remove("default");
-                }
-                map.values_mut().for_each(strip);
-            }
-            serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
-            _ => {}
-        }
+fn drop_empty_default(map: &mut Object) {
+    let empty_default = map.get("default").is_some_and(|d| match d {
+        serde_json::Value::Null => true,
+        serde_json::Value::String(s) => s.is_empty(),
+        serde_json::Value::Object(o) => o.is_empty(),
+        serde_json::Value::Array(a) => a.is_empty(),
+        _ => false,
+    });
+    if empty_default {
+        map.remove("default");
     }
-    let Ok(mut value) = serde_json::to_value(&crd) else {
-        return crd;
-    };
-    strip(&mut value);
-    serde_json::from_value(value).unwrap_or(crd)
 }
 
 /// File name of a CRD under `deploy/crds/`: `<plural>.<group>.yaml`.
