@@ -143,7 +143,7 @@ impl Amount {
             (false, true) => -1,
             (false, false) => 1,
         };
-        let by_sign = sign(&a).cmp(&sign(&b));
+        let by_sign = sign(a).cmp(&sign(b));
         if by_sign != Ordering::Equal || a.is_zero() {
             return by_sign;
         }
