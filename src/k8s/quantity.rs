@@ -137,26 +137,32 @@ impl Amount {
 
     fn cmp_value(&self, other: &Amount) -> std::cmp::Ordering {
         use std::cmp::Ordering;
-        let (a, b) = (self.normalized(), other.normalized());
+        let (a, b) = (self, other);
         let sign = |x: &Amount| match (x.is_zero(), x.negative) {
             (true, _) => 0,
             (false, true) => -1,
             (false, false) => 1,
         };
-        let by_sign = sign(&a).cmp(&sign(&b));
+        let by_sign = sign(a).cmp(&sign(b));
         if by_sign != Ordering::Equal || a.is_zero() {
             return by_sign;
         }
-        // Same sign, both non-zero: compare magnitudes by the place of the leading digit, then
-        // digit by digit.
-        let (digits_a, digits_b) = (a.mantissa.to_string(), b.mantissa.to_string());
-        let lead = |digits: &str, scale: i64| digits.len() as i64 + scale;
-        let magnitude = lead(&digits_a, a.scale)
-            .cmp(&lead(&digits_b, b.scale))
-            .then_with(|| {
-                let width = digits_a.len().max(digits_b.len());
-                format!("{digits_a:0<width$}").cmp(&format!("{digits_b:0<width$}"))
-            });
+        // Same sign, both non-zero: bring both mantissas to the smaller scale, in integers (no
+        // normalising needed). A side whose widened mantissa overflows `u128` is the larger: the
+        // other mantissa fits.
+        let magnitude = match a.scale.cmp(&b.scale) {
+            Ordering::Equal => a.mantissa.cmp(&b.mantissa),
+            Ordering::Greater => a
+                .scale
+                .checked_sub(b.scale)
+                .and_then(|shift| widened(a.mantissa, shift))
+                .map_or(Ordering::Greater, |widened| widened.cmp(&b.mantissa)),
+            Ordering::Less => b
+                .scale
+                .checked_sub(a.scale)
+                .and_then(|shift| widened(b.mantissa, shift))
+                .map_or(Ordering::Less, |widened| a.mantissa.cmp(&widened)),
+        };
         if a.negative {
             magnitude.reverse()
         } else {
@@ -180,6 +186,11 @@ impl Amount {
 
 fn sign(negative: bool) -> &'static str {
     if negative { "-" } else { "" }
+}
+
+/// `mantissa × 10^shift`, unless it overflows.
+fn widened(mantissa: u128, shift: i64) -> Option<u128> {
+    pow10(shift).and_then(|p| mantissa.checked_mul(p))
 }
 
 fn pow10(exponent: i64) -> Option<u128> {
@@ -207,6 +218,17 @@ pub struct Quantity {
 }
 
 impl Quantity {
+    /// Zero, as `"0"` parses (what a missing quantity counts as).
+    pub const ZERO: Quantity = Quantity {
+        amount: Amount {
+            negative: false,
+            mantissa: 0,
+            scale: 0,
+        },
+        format: Format::DecimalSI,
+        cached: None,
+    };
+
     /// Go's `resource.ParseQuantity` (no whitespace trimming; see [`canonicalize`] for that).
     pub fn parse(input: &str) -> Result<Quantity, QuantityError> {
         parse_quantity(input).map_err(|reason| QuantityError {

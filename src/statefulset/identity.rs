@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::ordinals::{Slot, Slots, is_canonical, parent_and_ordinal, pod_name};
+use super::ordinals::{Slot, Slots, is_canonical, is_ordinal_text, parent_and_ordinal, pod_name};
 use super::pod::PodFacts;
 use crate::api::keys;
 use crate::api::statefulset::{ROLLING_UPDATE, StatefulSet};
@@ -16,7 +16,7 @@ use crate::workload::Workload;
 use crate::workload::lifecycle::{
     self, LIFECYCLE_STATE, LIFECYCLE_TIMESTAMP, NORMAL, PREPARING_NORMAL,
 };
-use crate::workload::pvc::{claim_name, mount};
+use crate::workload::pvc::{claim_suffix, mount};
 
 fn set_name(set: &StatefulSet) -> &str {
     set.metadata.name.as_deref().unwrap_or("")
@@ -108,13 +108,12 @@ pub fn storage_matches<'a>(
     volumes: impl Iterator<Item = (&'a str, &'a str)> + Clone,
 ) -> bool {
     let name = set_name(set);
-    let suffix = ordinal.to_string();
     set.volume_claim_templates().iter().all(|template| {
         let template = template.metadata.name.as_deref().unwrap_or("");
-        let wanted = claim_name(template, name, &suffix);
-        volumes
-            .clone()
-            .any(|(volume, claim)| volume == template && claim == wanted)
+        volumes.clone().any(|(volume, claim)| {
+            volume == template
+                && claim_suffix(claim, template, name).is_some_and(|s| is_ordinal_text(s, ordinal))
+        })
     })
 }
 

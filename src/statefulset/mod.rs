@@ -24,6 +24,7 @@ pub mod ordinals;
 pub mod pod;
 pub mod retention;
 mod round;
+mod round_claims;
 pub mod scale;
 pub mod status;
 pub mod update;

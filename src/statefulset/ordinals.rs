@@ -43,6 +43,19 @@ pub fn is_canonical(name: &str) -> bool {
     digits.len() == 1 || !digits.starts_with('0')
 }
 
+/// Whether `text` is `ordinal.to_string()`, checked without writing it.
+pub fn is_ordinal_text(text: &str, ordinal: i64) -> bool {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, text),
+    };
+    !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits.len() == 1 || !digits.starts_with('0'))
+        && negative == (ordinal < 0)
+        && digits.parse::<u64>() == Ok(ordinal.unsigned_abs())
+}
+
 /// `<set>-<ordinal>`.
 pub fn pod_name(set_name: &str, ordinal: i64) -> String {
     format!("{set_name}-{ordinal}")

@@ -14,6 +14,7 @@ use super::identity::{self, identity_matches, storage_matches, with_identity};
 use super::ordinals::{ReplicaRange, Slot, Slots, pod_name};
 use super::pod::PodFacts;
 use super::retention::{self, Owner, Policy};
+use super::round_claims::RoundClaims;
 use super::scale::{self, Flow, Scale};
 use super::status::{self, Counts, FAILED_CREATE_POD, FAILED_UPDATE_POD, StatusInput};
 use super::update::{self, Rolling, Taken, Updated};
@@ -29,7 +30,7 @@ use crate::workload::inplace::{FOREIGN_UPDATE_REQUEUE, InPlace, InPlaceStart, Sp
 use crate::workload::lifecycle::{self, LifecycleState, PREPARING_DELETE, Table};
 use crate::workload::listed::WholePods;
 use crate::workload::pod::label;
-use crate::workload::pvc::{claim_name, claims_for};
+use crate::workload::pvc::{claims_for, templates};
 use crate::workload::{Workload, facts, revision};
 
 pub(super) fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
@@ -76,6 +77,12 @@ pub(super) fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
     for (index, at_current) in identity::new_pod_revisions(set, &slots, |p| facts[p]) {
         new_at_current[index] = Some(at_current);
     }
+    let templates: Vec<&str> = set
+        .volume_claim_templates()
+        .iter()
+        .filter_map(|t| t.metadata.name.as_deref())
+        .collect();
+    let claims = RoundClaims::of(snapshot.claims, set_name, &templates, &slots);
     let mut round = Round {
         snapshot,
         set,
@@ -83,11 +90,8 @@ pub(super) fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
         policy: Policy::of(set),
         current: (current_name, revision::template_of(current)?),
         update: (update_name, revision::template_of(update)?),
-        templates: set
-            .volume_claim_templates()
-            .iter()
-            .filter_map(|t| t.metadata.name.clone())
-            .collect(),
+        templates,
+        claims,
         now_text: super::rfc3339(snapshot.now),
         refreshed: vec![false; snapshot.pods.len()],
         written: vec![false; snapshot.pods.len()],
@@ -138,7 +142,9 @@ struct Round<'a> {
     current: (String, PodTemplateSpec),
     update: (String, PodTemplateSpec),
     /// The names of `volumeClaimTemplates`, in order.
-    templates: Vec<String>,
+    templates: Vec<&'a str>,
+    /// The cached claims of the round's ordinals, by template position and ordinal.
+    claims: RoundClaims,
     now_text: String,
     slots: Slots,
     /// By listed position.
@@ -155,8 +161,9 @@ struct Round<'a> {
     /// By listed position: refreshed this round (each pod once), and written by the refresh.
     refreshed: Vec<bool>,
     written: Vec<bool>,
-    /// Claims created or rewritten this round (the cache does not show it yet).
-    claims_done: BTreeSet<String>,
+    /// Claims created or rewritten this round (the cache does not show it yet), by template
+    /// name and ordinal (which name one claim: `<template>-<set>-<ordinal>`).
+    claims_done: BTreeSet<(&'a str, i64)>,
     /// A slot pod's refresh in the scale phase wrote something.
     refresh_wrote: bool,
     /// A lifecycle state was moved on this round.
@@ -363,14 +370,20 @@ impl Round<'_> {
     /// those being deleted.
     fn create_claims(&mut self, ordinal: i64, pod: &str, when: ClaimFix) -> Vec<String> {
         let mut errors = Vec::new();
-        for claim in claims_for(self.set, &ordinal.to_string(), &[], None) {
-            let name = claim.metadata.name.clone().unwrap_or_default();
-            if self.claims_done.contains(&name) {
+        let set = self.set;
+        let named = templates(set).map(|(name, _)| name);
+        for (template, claim) in named.zip(claims_for(set, &ordinal.to_string(), &[], None)) {
+            if self.claims_done.contains(&(template, ordinal)) {
                 continue;
             }
-            match self.snapshot.claims.get(&name) {
+            let cached = self
+                .templates
+                .iter()
+                .position(|t| *t == template)
+                .and_then(|t| self.claims.get(&self.slots, t, ordinal));
+            match cached {
                 None => {
-                    self.claims_done.insert(name);
+                    self.claims_done.insert((template, ordinal));
                     self.actions.push(Action::CreateClaim {
                         claim: Box::new(claim),
                         pod: pod.to_string(),
@@ -378,6 +391,7 @@ impl Round<'_> {
                     });
                 }
                 Some(cached) if cached.metadata.deletion_timestamp.is_some() => {
+                    let name = claim.metadata.name.as_deref().unwrap_or_default();
                     errors.push(format!("pvc {name} is to be deleted"));
                 }
                 Some(_) => {}
@@ -394,19 +408,18 @@ impl Round<'_> {
             name: self.set_name,
             uid: self.set.metadata.uid.as_deref().unwrap_or(""),
         };
-        for template in self.templates.clone() {
-            let name = claim_name(&template, self.set_name, &ordinal.to_string());
-            if self.claims_done.contains(&name) {
+        for (position, &template) in self.templates.iter().enumerate() {
+            if self.claims_done.contains(&(template, ordinal)) {
                 continue;
             }
-            let Some(claim) = self.snapshot.claims.get(&name) else {
+            let Some(claim) = self.claims.get(&self.slots, position, ordinal) else {
                 continue;
             };
             let refs = claim.metadata.owner_references.as_deref().unwrap_or(&[]);
             if let Some(owner_references) =
                 retention::wanted_refs(self.policy, refs, set, pod, scaled_down)
             {
-                self.claims_done.insert(name);
+                self.claims_done.insert((template, ordinal));
                 self.actions.push(Action::UpdateClaim {
                     before: claim.clone(),
                     owner_references,
@@ -421,15 +434,20 @@ impl Round<'_> {
     fn claims_match(&self, ordinal: i64, pod_uid: &str) -> bool {
         let set_uid = self.set.metadata.uid.as_deref().unwrap_or("");
         let scaled_down = !self.slots.range.holds(ordinal);
-        self.templates.iter().all(|template| {
-            let name = claim_name(template, self.set_name, &ordinal.to_string());
-            // A claim created or rewritten this round is as the policy wants it.
-            self.claims_done.contains(&name)
-                || self.snapshot.claims.get(&name).is_none_or(|claim| {
-                    let refs = claim.metadata.owner_references.as_deref().unwrap_or(&[]);
-                    retention::matches(self.policy, refs, set_uid, pod_uid, scaled_down)
-                })
-        })
+        self.templates
+            .iter()
+            .enumerate()
+            .all(|(position, &template)| {
+                // A claim created or rewritten this round is as the policy wants it.
+                self.claims_done.contains(&(template, ordinal))
+                    || self
+                        .claims
+                        .get(&self.slots, position, ordinal)
+                        .is_none_or(|claim| {
+                            let refs = claim.metadata.owner_references.as_deref().unwrap_or(&[]);
+                            retention::matches(self.policy, refs, set_uid, pod_uid, scaled_down)
+                        })
+            })
     }
 
     /// Records the condition of a failed pod write and the matching event; the round's error.
@@ -480,18 +498,12 @@ impl Round<'_> {
                     .map(|(i, _)| self.slots.ordinal_at(i)),
             );
         }
-        let claims: Vec<(usize, Arc<_>)> = ordinals
-            .iter()
-            .flat_map(|ordinal| {
-                self.templates.iter().enumerate().filter_map(|(i, t)| {
-                    self.snapshot
-                        .claims
-                        .get(&claim_name(t, self.set_name, &ordinal.to_string()))
-                        .map(|c| (i, c))
-                })
-            })
-            .collect();
-        let volume_claims = status::volume_claims(vcts, claims.iter().map(|(i, c)| (*i, &**c)));
+        let (round_claims, slots) = (&self.claims, &self.slots);
+        let claims = ordinals.iter().flat_map(|&ordinal| {
+            (0..self.templates.len())
+                .filter_map(move |t| round_claims.get(slots, t, ordinal).map(|c| (t, c.as_ref())))
+        });
+        let volume_claims = status::volume_claims(vcts, claims);
         let mut status = status::compute(StatusInput {
             generation: set.metadata.generation,
             counts,
@@ -527,22 +539,10 @@ impl scale::Hands for Round<'_> {
     fn creation_blocked(&mut self, index: usize) -> bool {
         let ordinal = self.slots.ordinal_at(index);
         let pod = pod_name(self.set_name, ordinal);
-        let claims: Vec<_> = self
-            .templates
-            .iter()
-            .filter_map(|t| {
-                self.snapshot
-                    .claims
-                    .get(&claim_name(t, self.set_name, &ordinal.to_string()))
-            })
-            .collect();
-        retention::blocks_creation(
-            self.set,
-            &pod,
-            claims
-                .iter()
-                .map(|c| c.metadata.owner_references.as_deref().unwrap_or(&[])),
-        )
+        let claims = (0..self.templates.len())
+            .filter_map(|t| self.claims.get(&self.slots, t, ordinal))
+            .map(|c| c.metadata.owner_references.as_deref().unwrap_or(&[]));
+        retention::blocks_creation(self.set, &pod, claims)
     }
 
     fn create(&mut self, index: usize) -> Result<(), RoundError> {
@@ -582,20 +582,16 @@ impl scale::Hands for Round<'_> {
         let Some(ordinal) = self.slots.ordinals[position] else {
             return Ok(());
         };
-        let name = self.pod(position).name().to_string();
-        let errors = self.create_claims(ordinal, &name, ClaimFix::Pending);
+        let listed = &self.snapshot.pods[position];
+        let errors = self.create_claims(ordinal, listed.name(), ClaimFix::Pending);
         if !errors.is_empty() {
             return Err(RoundError(aggregate(errors)));
         }
-        let uid = self.pod(position).uid().to_string();
-        self.fix_claims(
-            ordinal,
-            Owner {
-                name: &name,
-                uid: &uid,
-            },
-            ClaimFix::Pending,
-        );
+        let owner = Owner {
+            name: listed.name(),
+            uid: listed.uid(),
+        };
+        self.fix_claims(ordinal, owner, ClaimFix::Pending);
         Ok(())
     }
 
@@ -610,17 +606,17 @@ impl scale::Hands for Round<'_> {
         let Some(ordinal) = self.slots.ordinals[position] else {
             return Ok(());
         };
-        let listed = self.pod(position);
-        let name = listed.name().to_string();
-        let uid = listed.uid().to_string();
+        // Borrowed from the snapshot, not from the round the steps below change.
+        let listed = &self.snapshot.pods[position];
+        let (name, uid) = (listed.name(), listed.uid());
         let identity_ok = identity_matches(
             self.set,
             ordinal,
-            &name,
+            name,
             listed.namespace(),
             label(listed, keys::STATEFULSET_POD_NAME),
         );
-        let claims_ok = self.claims_match(ordinal, &uid);
+        let claims_ok = self.claims_match(ordinal, uid);
         let storage_ok = storage_matches(self.set, ordinal, listed.claim_volumes());
         // A pod the refresh wrote this round is fixed in the next (its cached version is gone).
         if (identity_ok && storage_ok && claims_ok) || self.written[position] {
@@ -631,16 +627,13 @@ impl scale::Hands for Round<'_> {
         };
         let after = with_identity(self.set, &p, ordinal, identity_ok, storage_ok);
         if !storage_ok {
-            let errors = self.create_claims(ordinal, &name, ClaimFix::Identity);
+            let errors = self.create_claims(ordinal, name, ClaimFix::Identity);
             if !errors.is_empty() {
-                return Err(self.fail(Verb::Update, &name, aggregate(errors)));
+                return Err(self.fail(Verb::Update, name, aggregate(errors)));
             }
         }
         if !claims_ok {
-            let owner = Owner {
-                name: &name,
-                uid: &uid,
-            };
+            let owner = Owner { name, uid };
             self.fix_claims(ordinal, owner, ClaimFix::Identity);
         }
         self.actions.push(Action::UpdatePod {
@@ -654,11 +647,10 @@ impl scale::Hands for Round<'_> {
         let Some(ordinal) = self.slots.ordinals[position] else {
             return Ok(());
         };
-        let listed = self.pod(position);
-        let (name, uid) = (listed.name().to_string(), listed.uid().to_string());
+        let listed = &self.snapshot.pods[position];
         let owner = Owner {
-            name: &name,
-            uid: &uid,
+            name: listed.name(),
+            uid: listed.uid(),
         };
         self.fix_claims(ordinal, owner, ClaimFix::Condemned);
         Ok(())

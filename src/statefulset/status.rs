@@ -161,34 +161,82 @@ pub fn claim_compatible_and_ready(
     claim: &PersistentVolumeClaim,
     template: &PersistentVolumeClaim,
 ) -> (bool, bool) {
-    let empty = PersistentVolumeClaimSpec::default();
-    let spec = claim.spec.as_ref().unwrap_or(&empty);
-    let wanted = template.spec.as_ref().unwrap_or(&empty);
-    if let (Some(a), Some(b)) = (&spec.storage_class_name, &wanted.storage_class_name)
-        && a != b
-    {
-        return (false, false);
-    }
-    let modes = |s: &PersistentVolumeClaimSpec| s.access_modes.as_deref().unwrap_or(&[]).to_vec();
-    if modes(spec) != modes(wanted) {
-        return (false, false);
-    }
-    let request = |s: &PersistentVolumeClaimSpec| {
-        storage(s.resources.as_ref().and_then(|r| r.requests.as_ref()))
-    };
-    let (requested, template_request) = (request(spec), request(wanted));
-    let compatible = requested.cmp_value(&template_request).is_ge();
-    let capacity = storage(claim.status.as_ref().and_then(|s| s.capacity.as_ref()));
-    (
-        compatible,
-        compatible && capacity.cmp_value(&requested).is_ge(),
-    )
+    ClaimTemplate::of(template).compatible_and_ready(claim)
 }
 
-fn storage(list: Option<&BTreeMap<String, WireQuantity>>) -> Quantity {
-    list.and_then(|l| l.get("storage"))
-        .and_then(|q| Quantity::parse(&q.0).ok())
-        .unwrap_or_else(|| Quantity::parse("0").expect("zero parses"))
+/// What [`claim_compatible_and_ready`] reads of a claim template, its storage request parsed
+/// once for all the claims compared with it.
+pub struct ClaimTemplate<'a> {
+    storage_class: Option<&'a str>,
+    access_modes: &'a [String],
+    request_text: Option<&'a str>,
+    request: Quantity,
+}
+
+impl<'a> ClaimTemplate<'a> {
+    pub fn of(template: &'a PersistentVolumeClaim) -> ClaimTemplate<'a> {
+        let spec = template.spec.as_ref();
+        let request_text = storage_text(requests(spec));
+        ClaimTemplate {
+            storage_class: spec.and_then(|s| s.storage_class_name.as_deref()),
+            access_modes: access_modes(spec),
+            request_text,
+            request: parsed(request_text),
+        }
+    }
+
+    /// `(compatible, ready)` of `claim` against this template.
+    pub fn compatible_and_ready(&self, claim: &PersistentVolumeClaim) -> (bool, bool) {
+        let spec = claim.spec.as_ref();
+        if let (Some(a), Some(b)) = (
+            spec.and_then(|s| s.storage_class_name.as_deref()),
+            self.storage_class,
+        ) && a != b
+        {
+            return (false, false);
+        }
+        if access_modes(spec) != self.access_modes {
+            return (false, false);
+        }
+        // A claim made from the template requests the same text: the same quantity, parsed
+        // already.
+        let requested_text = storage_text(requests(spec));
+        let claim_request;
+        let requested = if requested_text == self.request_text {
+            &self.request
+        } else {
+            claim_request = parsed(requested_text);
+            &claim_request
+        };
+        let compatible = requested.cmp_value(&self.request).is_ge();
+        let capacity = parsed(storage_text(
+            claim.status.as_ref().and_then(|s| s.capacity.as_ref()),
+        ));
+        (
+            compatible,
+            compatible && capacity.cmp_value(requested).is_ge(),
+        )
+    }
+}
+
+fn access_modes(spec: Option<&PersistentVolumeClaimSpec>) -> &[String] {
+    spec.and_then(|s| s.access_modes.as_deref()).unwrap_or(&[])
+}
+
+fn requests(spec: Option<&PersistentVolumeClaimSpec>) -> Option<&BTreeMap<String, WireQuantity>> {
+    spec.and_then(|s| s.resources.as_ref())
+        .and_then(|r| r.requests.as_ref())
+}
+
+/// The `storage` entry of a resource list, as written.
+fn storage_text(list: Option<&BTreeMap<String, WireQuantity>>) -> Option<&str> {
+    list.and_then(|l| l.get("storage")).map(|q| q.0.as_str())
+}
+
+/// A missing or unparsable quantity is zero.
+fn parsed(text: Option<&str>) -> Quantity {
+    text.and_then(|t| Quantity::parse(t).ok())
+        .unwrap_or(Quantity::ZERO)
 }
 
 /// `volumeClaims`: one entry per claim template, in template order, counting `claims` — the
@@ -198,6 +246,7 @@ pub fn volume_claims<'a>(
     templates: &[PersistentVolumeClaim],
     claims: impl IntoIterator<Item = (usize, &'a PersistentVolumeClaim)>,
 ) -> Vec<VolumeClaimStatus> {
+    let compared: Vec<ClaimTemplate> = templates.iter().map(ClaimTemplate::of).collect();
     let mut out: Vec<VolumeClaimStatus> = templates
         .iter()
         .map(|t| VolumeClaimStatus {
@@ -206,13 +255,13 @@ pub fn volume_claims<'a>(
         })
         .collect();
     for (index, claim) in claims {
-        let (Some(template), Some(entry)) = (templates.get(index), out.get_mut(index)) else {
+        let (Some(template), Some(entry)) = (compared.get(index), out.get_mut(index)) else {
             continue;
         };
         if claim.metadata.deletion_timestamp.is_some() {
             continue;
         }
-        let (compatible, ready) = claim_compatible_and_ready(claim, template);
+        let (compatible, ready) = template.compatible_and_ready(claim);
         entry.compatible_replicas += i32::from(compatible);
         entry.compatible_ready_replicas += i32::from(ready);
     }

@@ -24,6 +24,15 @@ pub fn claim_name(template: &str, workload: &str, suffix: &str) -> String {
     format!("{template}-{workload}-{suffix}")
 }
 
+/// The suffix of a name built by [`claim_name`] from `template` and `workload`, read without
+/// building one: `Some("2")` for `data-web-2` of `data` and `web`.
+pub fn claim_suffix<'a>(name: &'a str, template: &str, workload: &str) -> Option<&'a str> {
+    name.strip_prefix(template)?
+        .strip_prefix('-')?
+        .strip_prefix(workload)?
+        .strip_prefix('-')
+}
+
 /// The PVCs of the pod with `suffix`, one per template, as they are created: a copy of the
 /// template named [`claim_name`], in the workload's namespace, labelled with the selector's
 /// `matchLabels` and `labels`, with `owner` (if any) among its ownerReferences.
@@ -93,6 +102,19 @@ pub fn mount<W: Workload>(set: &W, spec: &mut PodSpec, suffix: &str) {
 mod tests {
     use super::*;
     use crate::api::StatefulSetBuilder;
+
+    #[test]
+    fn a_claim_name_gives_back_its_suffix() {
+        assert_eq!(claim_suffix("data-web-2", "data", "web"), Some("2"));
+        assert_eq!(claim_suffix("data-web-", "data", "web"), Some(""));
+        assert_eq!(claim_suffix("data-web2-2", "data", "web"), None);
+        assert_eq!(claim_suffix("logs-web-2", "data", "web"), None);
+        assert_eq!(claim_suffix("data-web", "data", "web"), None);
+        for (template, workload, suffix) in [("a", "b-c", "1"), ("a-b", "c", "x-1"), ("", "", "")] {
+            let name = claim_name(template, workload, suffix);
+            assert_eq!(claim_suffix(&name, template, workload), Some(suffix));
+        }
+    }
 
     #[test]
     fn a_statefulset_ordinal_names_and_mounts_its_claims() {

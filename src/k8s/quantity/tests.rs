@@ -239,3 +239,89 @@ fn quantities_compare_by_value() {
     assert_eq!(cmp("10", "9.99"), Greater);
     assert_eq!(cmp("123", "1.24e2"), Less);
 }
+
+/// The comparison as it was first written, by the decimal digits of the normalised mantissas
+/// (the place of the leading digit, then the digits padded to one width): the reference the
+/// integer comparison is checked against.
+fn cmp_by_digits(a: &Amount, b: &Amount) -> Ordering {
+    let (a, b) = (a.normalized(), b.normalized());
+    let sign = |x: &Amount| match (x.is_zero(), x.negative) {
+        (true, _) => 0,
+        (false, true) => -1,
+        (false, false) => 1,
+    };
+    let by_sign = sign(&a).cmp(&sign(&b));
+    if by_sign != Ordering::Equal || a.is_zero() {
+        return by_sign;
+    }
+    let (digits_a, digits_b) = (a.mantissa.to_string(), b.mantissa.to_string());
+    let lead = |digits: &str, scale: i64| digits.len() as i64 + scale;
+    let magnitude = lead(&digits_a, a.scale)
+        .cmp(&lead(&digits_b, b.scale))
+        .then_with(|| {
+            let width = digits_a.len().max(digits_b.len());
+            format!("{digits_a:0<width$}").cmp(&format!("{digits_b:0<width$}"))
+        });
+    if a.negative {
+        magnitude.reverse()
+    } else {
+        magnitude
+    }
+}
+
+/// Amounts over the whole mantissa range: small ones, ones with many trailing zeros, any `u128`,
+/// at scales from far below to far above the mantissa's digits (and at the ends of `i32`).
+fn amount() -> impl Strategy<Value = Amount> {
+    let mantissa = prop_oneof![
+        0u128..2_000,
+        (1u128..100_000, 0u32..39).prop_map(|(m, zeros)| m.saturating_mul(10u128.pow(zeros))),
+        any::<u128>(),
+        (0u128..1_000).prop_map(|below| u128::MAX - below),
+    ];
+    let scale = prop_oneof![
+        -12i64..12,
+        -80i64..80,
+        prop::sample::select(vec![i64::from(i32::MIN), i64::from(i32::MAX)]),
+    ];
+    (any::<bool>(), mantissa, scale).prop_map(|(negative, m, s)| Amount::new(negative, m, s))
+}
+
+/// `amount` and the same value written with `shift` more zeros in the mantissa, when that fits.
+fn same_value_pair() -> impl Strategy<Value = (Amount, Amount)> {
+    (amount(), 0u32..39).prop_map(|(a, shift)| {
+        let b = a.mantissa.checked_mul(10u128.pow(shift)).map_or(a, |m| {
+            Amount::new(a.negative, m, a.scale - i64::from(shift))
+        });
+        (a, b)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+    #[test]
+    fn integer_comparison_agrees_with_the_digit_comparison(a in amount(), b in amount()) {
+        prop_assert_eq!(a.cmp_value(&b), cmp_by_digits(&a, &b), "{:?} {:?}", a, b);
+        prop_assert_eq!(b.cmp_value(&a), cmp_by_digits(&b, &a), "{:?} {:?}", b, a);
+    }
+
+    #[test]
+    fn one_value_in_two_spellings_compares_equal((a, b) in same_value_pair()) {
+        prop_assert_eq!(a.cmp_value(&b), Ordering::Equal, "{:?} {:?}", a, b);
+        prop_assert_eq!(cmp_by_digits(&a, &b), Ordering::Equal);
+    }
+
+    #[test]
+    fn parsed_quantities_compare_as_before(a in quantity_string(), b in quantity_string()) {
+        let (a, b) = (Quantity::parse(&a).unwrap(), Quantity::parse(&b).unwrap());
+        prop_assert_eq!(a.cmp_value(&b), cmp_by_digits(&a.amount, &b.amount));
+    }
+}
+
+#[test]
+fn zero_is_what_0_parses_to() {
+    let parsed = Quantity::parse("0").unwrap();
+    assert_eq!(Quantity::ZERO.amount, parsed.amount);
+    assert_eq!(Quantity::ZERO.format(), parsed.format());
+    assert_eq!(Quantity::ZERO.canonical(), parsed.canonical());
+}

@@ -144,3 +144,44 @@ fn canonical_names_have_no_leading_zero() {
     assert!(!is_canonical("web-01"));
     assert!(!is_canonical("web-00"));
 }
+
+#[test]
+fn ordinal_text_is_exactly_the_written_ordinal() {
+    for (text, ordinal, expected) in [
+        ("0", 0, true),
+        ("7", 7, true),
+        ("12", 12, true),
+        ("012", 12, false),
+        ("00", 0, false),
+        ("-0", 0, false),
+        ("+3", 3, false),
+        ("-3", -3, true),
+        ("3", -3, false),
+        ("", 0, false),
+        ("1a", 1, false),
+        ("9223372036854775807", i64::MAX, true),
+        ("-9223372036854775808", i64::MIN, true),
+        ("18446744073709551616", 0, false),
+    ] {
+        assert_eq!(
+            is_ordinal_text(text, ordinal),
+            expected,
+            "{text:?} {ordinal}"
+        );
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn ordinal_text_agrees_with_to_string(
+        ordinal in proptest::prelude::any::<i64>(),
+        other in proptest::prelude::any::<i64>(),
+        text in "-?[0-9]{0,4}",
+    ) {
+        proptest::prop_assert!(is_ordinal_text(&ordinal.to_string(), ordinal));
+        proptest::prop_assert_eq!(is_ordinal_text(&other.to_string(), ordinal), other == ordinal);
+        proptest::prop_assert_eq!(is_ordinal_text(&text, ordinal), text == ordinal.to_string());
+        let small = ordinal % 10_000;
+        proptest::prop_assert_eq!(is_ordinal_text(&text, small), text == small.to_string());
+    }
+}
