@@ -5,7 +5,9 @@
 //!
 //! Every replica may run [`run`]; only the Lease holder ([`leader`]) reconciles. The reflectors
 //! and controllers live for one leadership term ([`runtime::Term`]): losing the lease tears them
-//! down, winning it again starts them afresh from the apiserver's state. Every controller runs
+//! down, winning it again starts them afresh from the apiserver's state. The SidecarSet store is
+//! the exception: fed by the catalogue's watch ([`sidecarset::feed`]), it lives as long as the
+//! process and stays current across terms. Every controller runs
 //! through [`runtime`]: bounded reconciles, one client-side rate limit for all, its own event
 //! component.
 
