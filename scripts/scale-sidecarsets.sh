@@ -11,16 +11,19 @@
 #   keep-alive connection, curl's time_total - time_pretransfer);
 # - one pod that SHARED (100) further SidecarSets select, each injecting its own container: the
 #   entries of its SidecarSetUpgradable condition (one per set; lost = SHARED - entries);
-# - SIGTERM: seconds until the process exits (with its default --shutdown-delay).
+# - SIGTERM: seconds until the process exits (with its default --shutdown-delay);
+# - a restart: time to ready again, and the SidecarSet reconciles and controller requests of its
+#   first RESTART_SECS (statuses already current: no writes);
+# - CPU seconds of the webhook and the apiserver while the first process ran.
 # Run by hand, holding the machine-wide lock (it starts etcd and the apiserver on fixed ports):
 #   flock /tmp/kruise-e2e.lock scripts/scale-sidecarsets.sh
 # Env: N (50000), SHARED (100), BINARY (target/release/kruise-webhook; build it first), CONVERGE_SECS (300; 0
 #      skips the wait, e.g. with SERVE_ARGS=--no-controller),
-#      REQUESTS (2000), PARALLEL (4 curl processes creating the SidecarSets), SERVE_ARGS (extra
+#      RESTART_SECS (30; 0 skips the restart), REQUESTS (2000), PARALLEL (4 curl processes creating the SidecarSets), SERVE_ARGS (extra
 #      flags for serve), KEEP=1 leaves the work directory (logs, samples) in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-N=${N:-50000} SHARED=${SHARED:-100} CONVERGE_SECS=${CONVERGE_SECS:-300} REQUESTS=${REQUESTS:-2000} PARALLEL=${PARALLEL:-4}
+N=${N:-50000} SHARED=${SHARED:-100} CONVERGE_SECS=${CONVERGE_SECS:-300} RESTART_SECS=${RESTART_SECS:-30} REQUESTS=${REQUESTS:-2000} PARALLEL=${PARALLEL:-4}
 export KUBE_LOCAL=${KUBE_LOCAL:-$HOME/.cache/kruise-webhook/kube-local}
 export APISERVER_PORT=${APISERVER_PORT:-16443} ETCD_PORT=${ETCD_PORT:-12379} ETCD_PEER_PORT=${ETCD_PEER_PORT:-12380}
 webhook_port=${E2E_WEBHOOK_PORT:-19443} admin_port=${E2E_ADMIN_PORT:-19090}
@@ -103,6 +106,11 @@ while :; do
   continue_token=$(jq -rn --arg t "$page" '$t | @uri')
 done
 echo "the apiserver's paged list alone: $pages pages in $(since "$listed_in") s"
+# --- and the same from its watch cache (resourceVersion=0: one answer, no paging on 1.20), as
+# the webhook lists.
+listed_in=$(now)
+bytes=$(api "$API/apis/apps.kruise.io/v1alpha1/sidecarsets?resourceVersion=0" | wc -c)
+echo "the apiserver's list from its watch cache alone: $bytes bytes in $(since "$listed_in") s"
 
 # --- the webhook with its controllers; samples of fds, RSS and the Lease every second.
 started=$(now)
@@ -119,7 +127,10 @@ apiserver_pid=$(cat "$KUBE_LOCAL/run/kube-apiserver.pid")
     renew=$(api "$API/apis/coordination.k8s.io/v1/namespaces/$NS/leases/kruise-webhook-controller" 2>/dev/null \
       | jq -r '.spec.renewTime // ""' 2>/dev/null || true)
     renew_s=$([ -n "$renew" ] && date -d "$renew" +%s.%N 2>/dev/null || echo "")
-    echo "$(now) $fds $rss $api_rss ${renew_s:--}"
+    # CPU seconds so far (user + system) of the webhook and of the apiserver.
+    cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14 + $15) / hz}' "/proc/$pid/stat" 2>/dev/null || echo 0)
+    api_cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14 + $15) / hz}' "/proc/$apiserver_pid/stat" 2>/dev/null || echo 0)
+    echo "$(now) $fds $rss $api_rss ${renew_s:--} $cpu $api_cpu"
     sleep 1
   done
 ) > "$work/samples" &
@@ -201,12 +212,41 @@ pid=
 kill "$sampler" 2>/dev/null || true
 sampler=
 
+# --- a restart: every status written above is current (if the convergence was reached), so the
+# second process should list, reconcile every set and write nothing. Time to ready again, and
+# what the controllers asked of the apiserver in RESTART_SECS.
+if [ "$RESTART_SECS" -gt 0 ]; then
+  started=$(now)
+  "$binary" serve --kubeconfig "$KUBECONFIG" --cert-dir "$work/certs" --service-namespace "$NS" \
+    --listen "127.0.0.1:$webhook_port" --admin-listen "127.0.0.1:$admin_port" --log-format json \
+    ${SERVE_ARGS:-} > "$work/serve-restart.log" 2>&1 &
+  pid=$!
+  ready=
+  for _ in $(seq 1 6000); do
+    if curl -fsS "http://127.0.0.1:$admin_port/readyz" >/dev/null 2>&1; then ready=$(since "$started"); break; fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  sleep "$RESTART_SECS"
+  metrics=$(curl -fsS "http://127.0.0.1:$admin_port/metrics" 2>/dev/null || true)
+  metric() { awk -v m="$1" '$1 == m {print $2; f = 1} END {if (!f) print 0}' <<<"$metrics"; }
+  echo "restart: ready after ${ready:-never} s; in the first $RESTART_SECS s after ready:" \
+    "$(metric 'kruise_webhook_controller_reconciles_total{controller="sidecarset-controller"}') SidecarSet reconciles," \
+    "$(metric kruise_webhook_controller_api_wait_seconds_count) controller requests to the apiserver"
+  kill -TERM "$pid"
+  for _ in $(seq 1 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+  pid=
+fi
+
 # --- the samples
 awk '
   { if ($2 > fds) fds = $2; if ($3 > rss) rss = $3; if ($4 > api) api = $4
     if ($5 != "-") { age = $1 - $5; if (age > max_age) max_age = age
-                     if (last != "" && $5 != last && $5 - last > gap) gap = $5 - last; last = $5 } }
+                     if (last != "" && $5 != last && $5 - last > gap) gap = $5 - last; last = $5 }
+    if ($6 > cpu) cpu = $6; if (first_api == "") first_api = $7; if ($7 > api_cpu) api_cpu = $7 }
   END { printf "peak open fds %d; peak RSS %.0f MiB (apiserver %.0f MiB)\n", fds, rss / 1024, api / 1024
+        printf "CPU while serve ran: webhook %.1f s, apiserver %.1f s\n", cpu, api_cpu - first_api
         if (last == "") print "Lease: never held"
         else printf "Lease: renewTime at most %.1f s old when sampled; largest gap between renewals %.1f s\n", max_age, gap }
 ' "$work/samples"

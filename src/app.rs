@@ -205,16 +205,23 @@ fn sidecarset_source(
 ) -> (SharedCatalogue, Option<JoinHandle<()>>) {
     match source {
         StartSource::Cluster(config, client) => {
+            if args.no_controller {
+                return (cluster_catalogue(client, None, process), None);
+            }
+            // One list and watch of the SidecarSets for the catalogue and the controller.
+            let mut controller_config = controller_config(args, process.metrics.clone());
+            let reporter = crate::controller::sidecarset_reporter(&client, &controller_config);
+            let (feed, mut writer) = crate::controller::sidecarset::feed::feed(reporter);
+            controller_config.sidecarset_feed = Some(feed);
+            let tap: watch::SidecarSetTap = Box::new(move |event| writer.apply(event));
+            let catalogue = cluster_catalogue(client, Some(tap), process);
             // A child token: a failing controller stops itself, never the webhooks.
-            let controllers = (!args.no_controller).then(|| {
-                spawn_controller(
-                    *config,
-                    args,
-                    process.metrics.clone(),
-                    process.terminating.child_token(),
-                )
-            });
-            (cluster_catalogue(client, process), controllers)
+            let controllers = spawn_controller(
+                *config,
+                controller_config,
+                process.terminating.child_token(),
+            );
+            (catalogue, Some(controllers))
         }
         StartSource::Dir { directory, files } => (
             directory_catalogue(directory, files, args.reload_interval, process),
@@ -231,7 +238,11 @@ fn sidecarset_source(
 
 /// The catalogue kept current by watching SidecarSets and Namespaces. Empty until both watches
 /// have listed; /readyz says so meanwhile.
-fn cluster_catalogue(client: kube::Client, process: &Process) -> SharedCatalogue {
+fn cluster_catalogue(
+    client: kube::Client,
+    tap: Option<watch::SidecarSetTap>,
+    process: &Process,
+) -> SharedCatalogue {
     let catalogue = source::shared(Catalogue::default());
     let metrics = process.metrics.clone();
     let readiness = process.readiness.clone();
@@ -250,6 +261,7 @@ fn cluster_catalogue(client: kube::Client, process: &Process) -> SharedCatalogue
             }
             readiness.set_catalogue_loaded(true);
         },
+        tap,
         process.shutdown.clone(),
     );
     tracing::info!("watching SidecarSets and Namespaces in the cluster");
@@ -289,6 +301,8 @@ fn directory_catalogue(
 struct Servers {
     https: JoinHandle<std::io::Result<()>>,
     admin: JoinHandle<std::io::Result<()>>,
+    /// Where `https` runs (see [`admission_runtime`]); shut down once it has drained.
+    admission: tokio::runtime::Runtime,
 }
 
 /// Binds both ports (a port in use stops the start) and serves them. The webhook port stops on
@@ -305,8 +319,8 @@ async fn start_servers(
         metrics: process.metrics.clone(),
         sort_sidecars_by_name: args.sort_sidecars_by_name,
     };
-    let https = TcpListener::bind(args.listen)
-        .await
+    let https = std::net::TcpListener::bind(args.listen)
+        .and_then(|listener| listener.set_nonblocking(true).map(|()| listener))
         .map_err(|e| format!("binding {}: {e}", args.listen))?;
     let admin = TcpListener::bind(args.admin_listen)
         .await
@@ -321,19 +335,41 @@ async fn start_servers(
         ..ServeOptions::new(args.max_connections)
     };
     warn_if_open_files_below(options.max_connections + ADMIN_MAX_CONNECTIONS);
-    let https = tokio::spawn(crate::server::serve_https(
-        https,
+    let admission = admission_runtime().map_err(|e| format!("admission runtime: {e}"))?;
+    let (tls, routes, terminating) = (
         server_config(certificate),
         router(state, args.baseline_route),
         process.terminating.clone(),
-        options,
-    ));
+    );
+    let https = admission.spawn(async move {
+        // Registered with this runtime's reactor, so its connections are polled here.
+        let listener = TcpListener::from_std(https)?;
+        crate::server::serve_https(listener, tls, routes, terminating, options).await
+    });
     let admin = tokio::spawn(crate::server::serve_http(
         admin,
         admin_router(process.metrics.clone(), process.readiness.clone()),
         process.shutdown.clone(),
     ));
-    Ok(Servers { https, admin })
+    Ok(Servers {
+        https,
+        admin,
+        admission,
+    })
+}
+
+/// Worker threads of the admission runtime.
+const ADMISSION_THREADS: usize = 2;
+
+/// The runtime the webhook port runs on, apart from the one of the controllers and watches: an
+/// admission request never waits in a queue behind a reconcile, a list page being decoded or a
+/// burst of watch events; only the operating system shares the cores between them.
+fn admission_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(ADMISSION_THREADS)
+        .thread_name("admission")
+        .enable_all()
+        .build()
 }
 
 /// Warns when the open-files limit (already raised to the hard limit) cannot hold the connection
@@ -366,6 +402,8 @@ async fn shut_down(
     process.readiness.set_draining();
     process.terminating.cancel();
     let https_outcome = server_outcome(servers.https.await);
+    // Nothing runs there any more; dropping a runtime inside another one must not block.
+    servers.admission.shutdown_background();
     // The admin port answers (not ready) until the webhook port is done.
     process.shutdown.cancel();
     let admin_outcome = server_outcome(servers.admin.await);
@@ -435,19 +473,27 @@ fn embedded_files() -> Vec<(String, String)> {
 /// keep serving.
 fn spawn_controller(
     kube_config: kube::Config,
-    args: &ServeArgs,
-    metrics: Arc<Metrics>,
+    config: crate::controller::ControllerConfig,
     shutdown: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
-    let identity = crate::controller::leader::default_identity();
-    let mut config = crate::controller::ControllerConfig::new(&args.service_namespace, identity);
-    config.metrics = metrics;
-    config.limits = (&args.controller_limits).into();
     tokio::spawn(async move {
         if let Err(error) = crate::controller::run(kube_config, config, shutdown).await {
             tracing::error!(%error, "controllers stopped");
         }
     })
+}
+
+/// The controllers' configuration for `serve`: the Lease in the service namespace, the flags'
+/// limits, the process's metrics.
+fn controller_config(
+    args: &ServeArgs,
+    metrics: Arc<Metrics>,
+) -> crate::controller::ControllerConfig {
+    let identity = crate::controller::leader::default_identity();
+    let mut config = crate::controller::ControllerConfig::new(&args.service_namespace, identity);
+    config.metrics = metrics;
+    config.limits = (&args.controller_limits).into();
+    config
 }
 
 fn report_load(metrics: &Metrics, catalogue: &Catalogue, errors: &[LoadError]) {

@@ -5,7 +5,9 @@
 //!
 //! Every replica may run [`run`]; only the Lease holder ([`leader`]) reconciles. The reflectors
 //! and controllers live for one leadership term ([`runtime::Term`]): losing the lease tears them
-//! down, winning it again starts them afresh from the apiserver's state. Every controller runs
+//! down, winning it again starts them afresh from the apiserver's state. The SidecarSet store is
+//! the exception: fed by the catalogue's watch ([`sidecarset::feed`]), it lives as long as the
+//! process and stays current across terms. Every controller runs
 //! through [`runtime`]: bounded reconciles, one client-side rate limit for all, its own event
 //! component.
 
@@ -40,6 +42,7 @@ use crate::metrics::Metrics;
 use leader::LeaseConfig;
 use pod_events::{Deletions, PodEvents, PodStores};
 use runtime::{ApiBudget, ApiLimits, Term};
+use sidecarset::SidecarSetFeed;
 
 /// Name of the Lease.
 pub const CONTROLLER_NAME: &str = "kruise-webhook-controller";
@@ -64,6 +67,9 @@ pub struct ControllerConfig {
     pub limits: ApiLimits,
     /// Where the controllers count what they do and skip (the serving process shares its registry).
     pub metrics: Arc<Metrics>,
+    /// The SidecarSets as the catalogue's watch delivers them (`serve`); without, the SidecarSet
+    /// controller lists and watches them itself.
+    pub sidecarset_feed: Option<SidecarSetFeed>,
 }
 
 impl ControllerConfig {
@@ -78,6 +84,7 @@ impl ControllerConfig {
             daemonsets: true,
             limits: ApiLimits::default(),
             metrics: Arc::new(Metrics::new()),
+            sidecarset_feed: None,
         }
     }
 }
@@ -105,6 +112,13 @@ pub async fn run(
         move || kube::Client::try_from(lease_client_config).map_err(|e| e.to_string()),
         config.lease.clone(),
     )?;
+    let mut config = config;
+    if config.sidecarsets && config.sidecarset_feed.is_none() {
+        let client = kube::Client::try_from(kube_config.clone())?;
+        let reporter = sidecarset_reporter(&client, &config);
+        let feed = sidecarset::spawn_own_feed(client, reporter, shutdown.clone());
+        config.sidecarset_feed = Some(feed);
+    }
     let mut leading = election.leading.clone();
     let metrics = config.metrics.controllers.clone();
     let budget = ApiBudget::new(&config.limits, metrics.clone());
@@ -162,6 +176,23 @@ pub async fn run(
     // The controllers are stopped; the election releases the lease on its way out.
     election.stop().await;
     outcome
+}
+
+/// Reports the SidecarSets the types refuse for the SidecarSet feed: as the controller's
+/// component, on `client` (the feed's, outside the controllers' budget: it lives across terms).
+pub fn sidecarset_reporter(
+    client: &kube::Client,
+    config: &ControllerConfig,
+) -> guarded_watch::UndecodableReporter {
+    let reporter = kube::runtime::events::Reporter {
+        controller: sidecarset::COMPONENT.to_string(),
+        instance: Some(config.lease.identity.clone()),
+    };
+    let recorder = kube::runtime::events::Recorder::new(client.clone(), reporter);
+    guarded_watch::UndecodableReporter::new::<crate::api::SidecarSet>(
+        config.metrics.clone(),
+        recorder,
+    )
 }
 
 /// One leadership term: shared pod and namespace reflectors feeding the controllers, all on the
@@ -237,8 +268,8 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
     });
     let end = term.end().clone();
     let sidecarsets = async {
-        if config.sidecarsets {
-            sidecarset::run(context, pods_for_sidecarsets, namespace_events, &term).await;
+        if let (true, Some(feed)) = (config.sidecarsets, &config.sidecarset_feed) {
+            sidecarset::run(context, feed, pods_for_sidecarsets, namespace_events, &term).await;
         } else {
             // Unused subscriptions must still be drained or the shared reflector stalls.
             let drain_pods = pods_for_sidecarsets.for_each(|_| futures::future::ready(()));

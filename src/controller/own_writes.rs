@@ -77,8 +77,10 @@ impl OwnWrites {
         let written = *self.by_key.get(key)?;
         let observed = parse(observed);
         let elapsed = now.saturating_duration_since(written.at);
-        if observed.is_none_or(|v| v >= written.version) || elapsed >= TIMEOUT {
-            if elapsed >= TIMEOUT {
+        let caught_up = observed.is_none_or(|v| v >= written.version);
+        if caught_up || elapsed >= TIMEOUT {
+            // A write whose own event started no reconcile is found caught up much later.
+            if !caught_up {
                 tracing::warn!(
                     object = key,
                     written = written.version,

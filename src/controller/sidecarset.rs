@@ -19,12 +19,11 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, Recorder};
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use serde_json::json;
 
 use super::events;
-use super::guarded_watch::{self, UndecodableReporter};
+use super::guarded_watch::UndecodableReporter;
 use super::own_writes::OwnWrites;
 use super::runtime::Term;
 use super::workload::ApiError;
@@ -36,6 +35,10 @@ use crate::k8s::selector;
 use crate::podmarks::{EngineOwner, PodSummary, PodView};
 use crate::rollout::round::{self, FAILED_REQUEUE, IN_FLIGHT_REQUEUE, NOT_SYNCED_REQUEUE};
 use crate::rollout::{self, PlannedEvent, Subject, UpgradeRoute};
+
+pub mod feed;
+
+pub use feed::SidecarSetFeed;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SidecarSetError {
@@ -112,25 +115,20 @@ impl Context {
 /// The component this controller's events carry, as Kruise names it.
 pub const COMPONENT: &str = "sidecarset-controller";
 
-/// Runs until the term ends. `pod_events` / `namespace_events` are subscriptions to the shared
-/// reflectors whose stores are in `context`.
+/// Runs until the term ends. `sidecarsets` is the process's one SidecarSet store (fed by the
+/// catalogue's watch, or by [`spawn_own_feed`]); `pod_events` / `namespace_events` are
+/// subscriptions to the shared reflectors whose stores are in `context`.
 pub async fn run(
     context: Arc<Context>,
+    sidecarsets: &SidecarSetFeed,
     pod_events: impl futures::Stream<Item = Arc<Pod>> + Send + 'static,
     namespace_events: impl futures::Stream<Item = Arc<Namespace>> + Send + 'static,
     term: &Term,
 ) {
-    // A stored SidecarSet the types refuse is reported and skipped, not fatal to the list.
-    let reporter =
-        UndecodableReporter::new::<SidecarSet>(context.metrics.clone(), context.recorder.clone());
-    let (store, sets) = guarded_watch::watch::<SidecarSet>(
-        context.client.clone(),
-        watcher::Config::default().any_semantic(),
-        reporter,
-    );
+    let store = sidecarsets.store();
     let for_pods = store.clone();
     let for_namespaces = store.clone();
-    let controller = Controller::for_stream(sets, store)
+    let controller = Controller::for_shared_stream(sidecarsets.triggers(), store)
         .watches_shared_stream(pod_events, move |pod| {
             sidecarsets_for_pod(&pod, &for_pods.state())
                 .into_iter()
@@ -146,6 +144,18 @@ pub async fn run(
         });
     term.run(COMPONENT, controller, reconcile, error_policy, context)
         .await;
+}
+
+/// The SidecarSet feed of a process without the catalogue's watch (`kruise-webhook controller`):
+/// a list and watch of its own on `client` until `shutdown`, decoded on a thread of its own.
+pub fn spawn_own_feed(
+    client: kube::Client,
+    reporter: UndecodableReporter,
+    shutdown: tokio_util::sync::CancellationToken,
+) -> SidecarSetFeed {
+    let (feed, mut writer) = feed::feed(reporter);
+    crate::source::watch::spawn_sidecarsets(client, move |event| writer.apply(event), shutdown);
+    feed
 }
 
 fn error_policy(set: Arc<SidecarSet>, error: &SidecarSetError, _context: Arc<Context>) -> Action {
