@@ -138,10 +138,12 @@ pub async fn run(
     );
     let node_reporter =
         UndecodableReporter::new::<Node>(context.metrics.clone(), context.recorder.clone());
-    let (nodes, node_stream) = guarded_watch::watch::<Node>(
+    // The cache keeps of each Node what placement reads: a kubelet's Node is kilobytes of status.
+    let (nodes, node_stream) = guarded_watch::watch_pruned::<Node>(
         client,
         watcher::Config::default().any_semantic(),
         node_reporter,
+        planner::node::prune,
     );
     let shell = Arc::new(DaemonShell::new(context.clone(), nodes));
     let (node_shell, sets_for_nodes) = (shell.clone(), sets.clone());
