@@ -24,7 +24,7 @@ export KUBE_LOCAL=$work/kube-local KUBE_BIN=$shared/bin
 export APISERVER_PORT=${APISERVER_PORT:-36443} ETCD_PORT=${ETCD_PORT:-32379} ETCD_PEER_PORT=${ETCD_PEER_PORT:-32380}
 pid=""
 cleanup() {
-  [ -z "$pid" ] || { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; }
+  [ -z "$pid" ] || { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
   scripts/kube-local/stop.sh >/dev/null 2>&1 || true
   if [ "${KEEP:-0}" = 1 ]; then echo "work directory: $work"; else rm -rf "$work"; fi
 }
@@ -55,14 +55,14 @@ EOF
 
 # the DaemonSet controller only; prints "VmHWM VmRSS" (KiB) once the status counts `desired` nodes
 measure() { # label desired
-  local log=$work/serve-$1.log deadline
+  local log=$work/controller-${1// /-}.log deadline
   "$binary" controller --kubeconfig "$KUBECONFIG" --log-format json \
     --no-sidecarsets --no-barriers --no-clonesets --no-statefulsets > "$log" 2>&1 &
   pid=$!
   deadline=$((SECONDS + 300))
   until [ "$(kubectl get daemonsets.apps.kruise.io -n bench agent -o json 2>/dev/null \
       | jq -c '[.status.desiredNumberScheduled, .status.observedGeneration == .metadata.generation]')" = "[$2,true]" ]; do
-    kill -0 "$pid" 2>/dev/null || { echo "serve exited; log tail:" >&2; tail -20 "$log" >&2; exit 1; }
+    kill -0 "$pid" 2>/dev/null || { echo "the controller exited; log tail:" >&2; tail -20 "$log" >&2; exit 1; }
     [ $SECONDS -lt $deadline ] || { echo "status not at $2 nodes after 300 s" >&2; tail -20 "$log" >&2; exit 1; }
     sleep 0.5
   done

@@ -153,6 +153,7 @@ fn a_pruned_node_keeps_its_summary_identity_and_version_only() {
     assert_eq!(
         serde_json::to_value(&whole).unwrap(),
         serde_json::json!({
+            "apiVersion": "v1", "kind": "Node",
             "metadata": {
                 "name": "n1", "uid": "u1", "resourceVersion": "7",
                 "labels": {"role": "agent", "topology.kubernetes.io/zone": "a"}
