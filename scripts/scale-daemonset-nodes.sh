@@ -133,9 +133,10 @@ with open(os.path.join(out, "curl.conf"), "w") as conf:
                    f'write-out = "%{{http_code}}\\n"\ndata-binary = "@{body}"\n')
 EOF
 t0=$SECONDS
-curl -sS --parallel --parallel-max 16 --http2 -K "$work/nodes/curl.conf" > "$work/nodes/codes" 2>&1 || true
+# the status codes alone on stdout: curl's parallel progress meter goes to stderr, even with -s
+curl -sS --parallel --parallel-max 16 --http2 -K "$work/nodes/curl.conf" > "$work/nodes/codes" 2> "$work/nodes/curl.err" || true
 created=$(grep -c '^201$' "$work/nodes/codes" || true)
 size=$(curl -fsS --cacert "$P/ca.crt" --cert "$P/admin.crt" --key "$P/admin.key" "$API/api/v1/nodes/node-1" | wc -c)
 echo "created $created of $N Nodes in $((SECONDS - t0)) s; one as stored: $size bytes of JSON (managedFields included)"
-[ "$created" = "$N" ] || { sort "$work/nodes/codes" | uniq -c | head -5; exit 1; }
+[ "$created" = "$N" ] || { sort "$work/nodes/codes" | uniq -c | head -5; tail -c 300 "$work/nodes/curl.err"; exit 1; }
 measure "$N Nodes" 1
