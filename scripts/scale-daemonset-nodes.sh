@@ -10,11 +10,13 @@
 # podCIDR and providerID, capacity and allocatable, 5 conditions with heartbeats and messages, 3 addresses, nodeInfo,
 # 20 images with digests and tags (about 6 KB of JSON, managedFields added by the apiserver). Each run waits until
 # the DaemonSet's status is observed at its generation with desiredNumberScheduled 0 (no Nodes) or 1, lets it settle
-# 3 s, and prints the process's VmHWM (peak RSS) and VmRSS. BINARY (target/release/kruise-webhook) picks the binary;
+# SETTLE_SECS (30; the allocator returns the list's pages over seconds), and prints the process's VmHWM (peak RSS)
+# and VmRSS. BINARY (target/release/kruise-webhook) picks the binary;
 # KEEP=1 keeps the logs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-5000}
+SETTLE_SECS=${SETTLE_SECS:-30}
 binary=${BINARY:-target/release/kruise-webhook}
 [ -x "$binary" ] || { echo "no $binary: cargo build --release first (or set BINARY)" >&2; exit 1; }
 shared=$HOME/.cache/kruise-webhook/kube-local
@@ -66,7 +68,7 @@ measure() { # label desired
     [ $SECONDS -lt $deadline ] || { echo "status not at $2 nodes after 300 s" >&2; tail -20 "$log" >&2; exit 1; }
     sleep 0.5
   done
-  sleep 3
+  sleep "$SETTLE_SECS"
   awk '/^VmHWM/ {hwm = $2} /^VmRSS/ {rss = $2} END {printf "%s: VmHWM %.1f MiB, VmRSS %.1f MiB\n", label, hwm / 1024, rss / 1024}' \
     label="$1" "/proc/$pid/status"
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
