@@ -18,13 +18,17 @@
 #   g. Advanced StatefulSets with real PVCs: pre-created hostPath PersistentVolumes bound by the controller-manager's
 #      PV binder; a file the pod writes into its volume survives an in-place update and a deleted-and-recreated pod;
 #      scaling in deletes the scaled-in claims (whenScaled Delete, the garbage collector) or keeps them (Retain);
-#      deleting the set deletes every claim (whenDeleted Delete) or keeps them (Retain).
-# a-c, f and g run the release binary on the host (`serve --kubeconfig`, webhooks registered by URL as scripts/e2e.sh does);
+#      deleting the set deletes every claim (whenDeleted Delete) or keeps them (Retain);
+#   h. the Advanced DaemonSet (the v1.1 release note's, preDelete labelsHandler example.io/block-deleting): its pod
+#      runs on the node, Ready, the status counting it; an image change with InPlaceIfPossible restarts only that
+#      container (same pod, new containerID and imageID); a recreate update (Standard, an env change) leaves the pod
+#      PreparingDelete while it carries the hook's label, and once the label is removed the pod is replaced.
+# a-c, f, g and h run the release binary on the host (`serve --kubeconfig`, webhooks registered by URL as scripts/e2e.sh does);
 # d-e run it as pods, from a local image with the Dockerfile's runtime layout (scripts/kube-node/mkimage.sh).
 #
 # Needs root and cgroups (else it fails with one line saying what is missing). Builds once (cached under
 # ~/.cache/kruise-webhook/kube-local and kube-node), starts the node, stops it by PID on exit and puts back the host
-# settings it changed. Each phase prints its duration. E2E_NODE_PHASES=abcdefg selects phases (e needs d);
+# settings it changed. Each phase prints its duration. E2E_NODE_PHASES=abcdefgh selects phases (e needs d);
 # E2E_NODE_LOAD_RATE (pods/s, default 4) sets the creation rate of d and e; E2E_NODE_BIN=path uses that release
 # binary instead of `cargo build --release`; E2E_NODE_KEEP_LOGS=dir keeps the webhook and load logs of a failed run.
 set -euo pipefail
@@ -37,7 +41,7 @@ export APISERVER_PORT=${E2E_NODE_APISERVER_PORT:-26443} ETCD_PORT=${E2E_NODE_ETC
 export ETCD_PEER_PORT=${E2E_NODE_ETCD_PEER_PORT:-22380}
 webhook_port=${E2E_NODE_WEBHOOK_PORT:-29443}
 admin_port=${E2E_NODE_ADMIN_PORT:-29090}
-phases=${E2E_NODE_PHASES:-abcdefg}
+phases=${E2E_NODE_PHASES:-abcdefgh}
 load_rate=${E2E_NODE_LOAD_RATE:-4}
 V1=localhost/kube-node/app:v1
 V2=localhost/kube-node/app:v2
@@ -547,6 +551,104 @@ phase_g() {
 }
 
 # ---------------------------------------------------------------------------------------------------------------
+# h. The Advanced DaemonSet on the real node: the release note's DaemonSet (preDelete labelsHandler) runs its pod, an
+# image change with InPlaceIfPossible restarts only that container, and a recreate update waits in PreparingDelete
+# while the pod carries the hook's label.
+ADS_NS=e2e-node-ads
+HOOK_LABEL=example.io/block-deleting
+ads_json() { # image rollingUpdateType APP_INTERVAL
+  jq -n --arg ns $ADS_NS --arg type "$2" --arg hook $HOOK_LABEL \
+    --argjson main "$(app_container main "$1" | jq --arg interval "$3" '.env[0].value = $interval')" '{
+      apiVersion: "apps.kruise.io/v1alpha1", kind: "DaemonSet", metadata: {name: "agent", namespace: $ns},
+      spec: {selector: {matchLabels: {app: "agent"}},
+        lifecycle: {preDelete: {labelsHandler: {($hook): "true"}}},
+        updateStrategy: {type: "RollingUpdate", rollingUpdate: {rollingUpdateType: $type, maxUnavailable: 1}},
+        template: {metadata: {labels: {app: "agent", ($hook): "true"}},
+          spec: {terminationGracePeriodSeconds: 2, containers: [$main]}}}}'
+}
+# [desired, current, ready, available, updated, misscheduled, unavailable]
+ADS_COUNTERS='[.desiredNumberScheduled, .currentNumberScheduled, .numberReady, .numberAvailable, .updatedNumberScheduled,
+  .numberMisscheduled, (.numberUnavailable // 0)]'
+ads_status() { kubectl get daemonsets.apps.kruise.io -n $ADS_NS agent -o json | jq -c ".status | $ADS_COUNTERS"; }
+# The one pod Running, Ready, not being deleted, at the status's daemonSetHash; the status counting it at the
+# DaemonSet's generation.
+ads_settled() {
+  local set pods
+  set=$(kubectl get daemonsets.apps.kruise.io -n $ADS_NS agent -o json) || return 1
+  pods=$(kubectl get pods -n $ADS_NS -l app=agent -o json) || return 1
+  [ "$(jq -c ".status | $ADS_COUNTERS" <<<"$set")" = '[1,1,1,1,1,0,0]' ] \
+    && jq -e '.metadata.generation == .status.observedGeneration' <<<"$set" >/dev/null \
+    && jq -e --arg hash "$(jq -r .status.daemonSetHash <<<"$set")" '.items | length == 1 and all(
+      .metadata.deletionTimestamp == null and .status.phase == "Running"
+      and .metadata.labels["controller-revision-hash"] == $hash
+      and (.status.conditions // [] | any(.type == "Ready" and .status == "True")))' <<<"$pods" >/dev/null
+}
+ads_pod() { # per pod: uid, node, lifecycle state, hook label, deletion, APP_INTERVAL and the main container's facts
+  kubectl get pods -n $ADS_NS -l app=agent -o json | jq -c --arg hook $HOOK_LABEL '[.items[] | {name: .metadata.name,
+    uid: .metadata.uid, node: .spec.nodeName, state: .metadata.labels["lifecycle.apps.kruise.io/state"],
+    hook: .metadata.labels[$hook],
+    deleting: (.metadata.deletionTimestamp != null), interval: .spec.containers[0].env[0].value,
+    main: ([.status.containerStatuses[]? | select(.name == "main") | {id: .containerID, imageID, image,
+      restarts: .restartCount, ready}][0])}]'
+}
+ads_main_runs() { # image: settled, and main runs that image, ready
+  ads_settled && [ "$(ads_pod | jq -r '.[0].main | .image + " " + (.ready | tostring)')" = "$1 true" ]
+}
+ads_interval_is() { ads_settled && [ "$(ads_pod | jq -r '.[0].interval')" = "$1" ]; }
+ads_runs() {
+  new_namespace $ADS_NS || return 1
+  ads_json $V1 InPlaceIfPossible 30 | kubectl apply -f - >/dev/null || return 1
+  until_true 90 ads_settled || { ads_status; kubectl get pods -n $ADS_NS -o wide; return 1; }
+  echo "     $(ads_pod | jq -c '.[0] | {name, node, main}'); status $(ads_status)"
+  ads_pod | jq -e '.[0].node == "kube-node" and .[0].main.restarts == 0' >/dev/null
+}
+ads_in_place() {
+  local before after t0=$SECONDS
+  before=$(ads_pod)
+  kubectl patch daemonsets.apps.kruise.io -n $ADS_NS agent --type=json \
+    -p "[{\"op\": \"replace\", \"path\": \"/spec/template/spec/containers/0/image\", \"value\": \"$V2\"}]" >/dev/null || return 1
+  until_true 90 ads_main_runs "$V2" || { ads_status; ads_pod; return 1; }
+  after=$(ads_pod)
+  echo "     in place in $((SECONDS - t0)) s: $(jq -c '.[0] | {uid, main}' <<<"$after")"
+  jq -n -e --argjson b "$before" --argjson a "$after" --arg v2 "${V2%:*}@sha256:" '($a | length) == 1
+    and $a[0].uid == $b[0].uid and $a[0].main.restarts == $b[0].main.restarts + 1
+    and $a[0].main.id != $b[0].main.id and $a[0].main.imageID != $b[0].main.imageID
+    and ($a[0].main.imageID | startswith($v2))' >/dev/null
+}
+ads_held() { # uid: the pod is there, not being deleted, PreparingDelete, the hook label on
+  ads_pod | jq -e --arg uid "$1" 'any(.[]; .uid == $uid and .state == "PreparingDelete" and (.deleting | not)
+    and .hook == "true")' >/dev/null
+}
+ads_pre_delete() {
+  local before uid t0=$SECONDS held_since n=0
+  before=$(ads_pod); uid=$(jq -r '.[0].uid' <<<"$before")
+  # Standard and an env change: no in-place update, the pod is deleted and created again
+  ads_json $V2 Standard 31 | kubectl apply -f - >/dev/null || return 1
+  until_true 60 ads_held "$uid" || { ads_pod; return 1; }
+  held_since=$SECONDS
+  echo "     $(jq -r '.[0].name' <<<"$before") PreparingDelete $((SECONDS - t0)) s after the update"
+  # held while the label is there: every poll over 3 s finds it
+  while [ $((SECONDS - held_since)) -lt 3 ]; do
+    ads_held "$uid" || { echo "     not held after $((SECONDS - held_since)) s: $(ads_pod)"; return 1; }
+    n=$((n + 1)); sleep 0.3
+  done
+  echo "     still PreparingDelete, not deleted, over $n polls in 3 s; status $(ads_status)"
+  t0=$SECONDS
+  kubectl label pod -n $ADS_NS "$(jq -r '.[0].name' <<<"$before")" $HOOK_LABEL- >/dev/null || return 1
+  until_true 90 ads_interval_is 31 || { ads_status; ads_pod; return 1; }
+  echo "     label removed: replaced in $((SECONDS - t0)) s by $(ads_pod | jq -c '.[0] | {name, uid, interval, state, main: .main | {image, ready}}'); status $(ads_status)"
+  ads_pod | jq -e --arg uid "$uid" '.[0].uid != $uid and .[0].interval == "31"' >/dev/null
+}
+phase_h() {
+  check "h. the release note's Advanced DaemonSet (preDelete labelsHandler $HOOK_LABEL) runs a pod on the node: Running, Ready, status [1,1,1,1,1,0,0]" \
+    ads_runs
+  check "h. image v1 -> v2, InPlaceIfPossible: same pod, main restarted once with a new containerID and imageID" ads_in_place
+  check "h. recreate update with the hook label on: PreparingDelete and kept; label removed: deleted and replaced, Running and Ready at the new revision" \
+    ads_pre_delete
+  kubectl delete daemonsets.apps.kruise.io -n $ADS_NS agent --wait=false >/dev/null 2>&1 || true
+}
+
+# ---------------------------------------------------------------------------------------------------------------
 # f. The node agent: env values read from pod metadata change in place.
 host_agent() { # [log file, default $work/agent.log]
   local log=${1:-$work/agent.log}
@@ -791,7 +893,7 @@ rolling_restart() {
   load_stop
 }
 
-if [[ $phases == *a* || $phases == *b* || $phases == *c* || $phases == *f* || $phases == *g* ]]; then
+if [[ $phases == *a* || $phases == *b* || $phases == *c* || $phases == *f* || $phases == *g* || $phases == *h* ]]; then
   phase "host webhook (release binary, serve --kubeconfig, registered by URL)"
   check "release binary serving on the host, webhooks registered by URL" host_webhook
 fi
@@ -815,6 +917,7 @@ if [[ $phases == *f* ]]; then
   fi
 fi
 if [[ $phases == *g* ]]; then phase "g. Advanced StatefulSet with real PVCs"; phase_g || { echo "FAIL g. set-up"; failed=$((failed + 1)); }; fi
+if [[ $phases == *h* ]]; then phase "h. Advanced DaemonSet"; phase_h; fi
 if [[ $phases == *d* ]]; then phase "d. install from deploy/"; phase_d; fi
 if [[ $phases == *e* ]]; then
   phase "e. rolling restart under load"

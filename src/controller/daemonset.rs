@@ -10,8 +10,8 @@
 //!
 //! A round is the CloneSet's: wait until the cache shows earlier writes (expectations), claim the
 //! pods, read the ControllerRevisions and make sure the current one exists, plan over the node
-//! summaries and the pods (reading whole the pods the plan acts on), send, then write the status,
-//! delete old revisions and advance the failed-pod backoff.
+//! summaries and the pods ([`Round::plan_whole`]: reading whole the pods the plan acts on), send,
+//! then write the status, delete old revisions and advance the failed-pod backoff.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -39,9 +39,6 @@ pub use super::workload::Context;
 
 /// The component this controller's events carry, as Kruise names it.
 pub const COMPONENT: &str = "daemonset-controller";
-
-/// Plans a round makes at most, reading whole the pods each asked for (as the workload shell).
-const MAX_PLANS: usize = 3;
 
 impl From<planner::PlanError> for WorkloadError {
     fn from(error: planner::PlanError) -> Self {
@@ -141,10 +138,12 @@ pub async fn run(
     );
     let node_reporter =
         UndecodableReporter::new::<Node>(context.metrics.clone(), context.recorder.clone());
-    let (nodes, node_stream) = guarded_watch::watch::<Node>(
+    // The cache keeps of each Node what placement reads: a kubelet's Node is kilobytes of status.
+    let (nodes, node_stream) = guarded_watch::watch_pruned::<Node>(
         client,
         watcher::Config::default().any_semantic(),
         node_reporter,
+        planner::node::prune,
     );
     let shell = Arc::new(DaemonShell::new(context.clone(), nodes));
     let (node_shell, sets_for_nodes) = (shell.clone(), sets.clone());
@@ -171,88 +170,86 @@ fn error_policy(set: Arc<DaemonSet>, error: &WorkloadError, _shell: Arc<DaemonSh
     Requeue::requeue(Duration::from_secs(5))
 }
 
-/// The pods as the planner takes them: each with the node it is meant for. A pod not yet bound
-/// names its node only in its affinity, which the summary does not keep: such pods are read
-/// whole first.
-async fn daemon_pods(
+/// Reads whole the pods not yet bound: such a pod names its node only in its affinity, which the
+/// summary does not keep.
+async fn read_unbound(
     round: &Round<'_, DaemonSet>,
-    mut pods: Vec<ListedPod>,
-) -> Result<Vec<DaemonPod>, WorkloadError> {
+    pods: &mut Vec<ListedPod>,
+) -> Result<(), WorkloadError> {
     let unbound: Vec<String> = pods
         .iter()
         .filter(|p| p.whole.is_none() && pod::node(&*p.summary).is_empty())
         .map(|p| p.name().to_string())
         .collect();
     if !unbound.is_empty() {
-        round.read_whole(&unbound, &mut pods, |_| true).await?;
+        round.read_whole(&unbound, pods, |_| true).await?;
     }
-    Ok(pods
-        .into_iter()
+    Ok(())
+}
+
+/// The pods as the planner takes them: each with the node it is meant for (a pod the round
+/// holds whole names it in its affinity until bound).
+fn daemon_pods(pods: &[ListedPod]) -> Vec<DaemonPod> {
+    pods.iter()
         .map(|listed| {
             let node = match &listed.whole {
                 Some(whole) => target_node(whole).map(Into::into),
                 None => Some(pod::node(&*listed.summary).into()),
             };
-            DaemonPod { listed, node }
+            DaemonPod {
+                listed: listed.clone(),
+                node,
+            }
         })
-        .collect())
+        .collect()
 }
 
 /// One round: observe → plan → send → settle.
 async fn reconcile(set: Arc<DaemonSet>, shell: Arc<DaemonShell>) -> Result<Requeue, WorkloadError> {
     let round = Round::new(&shell.shell.context, &*set);
-    tracing::debug!(daemonset = %round.key, "round starts");
     if shell.nodes.wait_until_ready().now_or_never().is_none() {
-        tracing::debug!(daemonset = %round.key, "node cache not ready");
         return Ok(requeue(Outcome::CachesNotReady));
     }
     let mut observed = match round.observe(&shell.shell).await? {
         Ok(observed) => observed,
-        Err(outcome) => {
-            tracing::debug!(daemonset = %round.key, ?outcome, "round ends before planning");
-            return Ok(requeue(outcome));
-        }
+        Err(outcome) => return Ok(requeue(outcome)),
     };
     let nodes = shell.summaries.of_store(&shell.nodes);
-    tracing::debug!(daemonset = %round.key, nodes = nodes.len(), pods = observed.pods.len(), "observed");
+    tracing::trace!(
+        daemonset = %round.key,
+        nodes = nodes.len(),
+        pods = observed.pods.len(),
+        "planning"
+    );
     let (history, current, now) = (
         &observed.history,
         observed.update_revision.as_str(),
         observed.now,
     );
     let backoff = shell.backoff.lock().expect("backoff lock").clone();
-    let mut pods = daemon_pods(&round, std::mem::take(&mut observed.pods)).await?;
-    let mut plans = 0;
-    let plan = loop {
-        let plan = planner::plan(&planner::Snapshot {
-            set: &set,
-            nodes: &nodes,
-            pods: &pods,
-            history,
-            current,
-            backoff: &backoff,
-            settled: true,
-            now,
-        })?;
-        plans += 1;
-        if plan.needs_whole.is_empty() {
-            break plan;
-        }
-        if plans == MAX_PLANS {
-            // The pods keep changing under the round: the next one starts afresh.
-            return Ok(requeue(Outcome::Conflict));
-        }
-        // The plan acts on pods it has as summaries: read them and plan again.
-        let mut listed: Vec<ListedPod> = pods.into_iter().map(|p| p.listed).collect();
-        let uid = set.metadata.uid.as_deref();
-        round
-            .read_whole(&plan.needs_whole, &mut listed, |p| {
-                !pod::is_active(p) || p.controller_uid() == uid
-            })
-            .await?;
-        pods = daemon_pods(&round, listed).await?;
+    read_unbound(&round, &mut observed.pods).await?;
+    let planned = round
+        .plan_whole(
+            &mut observed.pods,
+            |pods| {
+                Ok(planner::plan(&planner::Snapshot {
+                    set: &set,
+                    nodes: &nodes,
+                    pods: &daemon_pods(pods),
+                    history,
+                    current,
+                    backoff: &backoff,
+                    settled: true,
+                    now,
+                })?)
+            },
+            |plan: &Plan| &plan.needs_whole,
+        )
+        .await?;
+    let mut plan = match planned {
+        Ok(plan) => plan,
+        Err(outcome) => return Ok(requeue(outcome)),
     };
-    let mut plan = plan;
     name_creations(&mut plan.actions, &mut fastrand::Rng::new());
     let executed = round.send(&plan.actions, no_pvcs()).await?;
     {

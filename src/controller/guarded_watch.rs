@@ -318,6 +318,24 @@ where
     K: Resource + DeserializeOwned + Clone + Debug + Send + Sync + 'static,
     K::DynamicType: Default + Eq + Hash + Clone,
 {
+    watch_pruned(client, config, reporter, |_: &mut K| {})
+}
+
+/// [`watch`], each object pruned by `prune` before the store keeps it and the stream hands it on:
+/// for kinds whose objects carry much that the controller never reads (a Node's status).
+pub fn watch_pruned<K>(
+    client: Client,
+    config: watcher::Config,
+    reporter: UndecodableReporter,
+    prune: fn(&mut K),
+) -> (
+    Store<K>,
+    impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
+)
+where
+    K: Resource + DeserializeOwned + Clone + Debug + Send + Sync + 'static,
+    K::DynamicType: Default + Eq + Hash + Clone,
+{
     let resource = ApiResource::erase::<K>(&Default::default());
     let untyped =
         watcher(Api::<DynamicObject>::all_with(client, &resource), config).default_backoff();
@@ -325,6 +343,7 @@ where
     let objects = guard_events(untyped, store.clone(), move |refused| {
         reporter.report(refused)
     })
+    .map(move |event| event.map(|event| event.modify(prune)))
     .reflect(writer)
     .applied_objects();
     (store, objects)

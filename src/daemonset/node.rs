@@ -5,7 +5,8 @@
 //! upstream's filter of heartbeat-only updates, and more: a changed image list or allocatable
 //! cannot change placement either).
 
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Node, NodeSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::k8s::selector::Labels;
 
@@ -76,6 +77,26 @@ impl NodeSummary {
     pub fn name(&self) -> &str {
         &self.name
     }
+}
+
+/// Drops from `node` everything [`NodeSummary::of`] does not read, keeping its identity and
+/// version: what the controller's Node cache holds. A kubelet's Node is mostly status (images,
+/// conditions, addresses, capacity) and managed fields, kilobytes per node that placement never
+/// reads.
+pub fn prune(node: &mut Node) {
+    let metadata = std::mem::take(&mut node.metadata);
+    node.metadata = ObjectMeta {
+        name: metadata.name,
+        uid: metadata.uid,
+        resource_version: metadata.resource_version,
+        labels: metadata.labels,
+        ..Default::default()
+    };
+    node.spec = node.spec.take().map(|spec| NodeSpec {
+        taints: spec.taints,
+        ..Default::default()
+    });
+    node.status = None;
 }
 
 #[cfg(test)]

@@ -125,3 +125,40 @@ fn heartbeats_and_status_leave_the_summary_alone_labels_and_taints_do_not() {
         });
     assert_eq!(NodeSummary::of(&old), NodeSummary::of(&soft));
 }
+
+#[test]
+fn a_pruned_node_keeps_its_summary_identity_and_version_only() {
+    let mut whole: Node = serde_json::from_value(serde_json::json!({
+        "metadata": {
+            "name": "n1", "uid": "u1", "resourceVersion": "7",
+            "labels": {"role": "agent", "topology.kubernetes.io/zone": "a"},
+            "annotations": {"node.alpha.kubernetes.io/ttl": "0"},
+            "managedFields": [{"manager": "kubelet", "operation": "Update", "apiVersion": "v1"}]
+        },
+        "spec": {
+            "podCIDR": "10.0.1.0/24", "providerID": "aws:///a/i-1", "unschedulable": true,
+            "taints": [{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]
+        },
+        "status": {
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "capacity": {"cpu": "8"},
+            "addresses": [{"type": "InternalIP", "address": "172.20.0.1"}],
+            "images": [{"names": ["registry.example.com/app@sha256:00", "registry.example.com/app:v1"], "sizeBytes": 1}]
+        }
+    }))
+    .unwrap();
+    let summary = NodeSummary::of(&whole);
+    prune(&mut whole);
+    assert_eq!(NodeSummary::of(&whole), summary);
+    assert_eq!(
+        serde_json::to_value(&whole).unwrap(),
+        serde_json::json!({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {
+                "name": "n1", "uid": "u1", "resourceVersion": "7",
+                "labels": {"role": "agent", "topology.kubernetes.io/zone": "a"}
+            },
+            "spec": {"taints": [{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]}
+        })
+    );
+}
