@@ -15,12 +15,11 @@ use crate::controller::expectations::Expectations;
 use crate::controller::expectations::Seen;
 use crate::controller::fake_apiserver::{
     self, JSON, JSON_PATCH, MERGE_PATCH, Scenario, conflict, created, includes, list, patched,
-    revision_list, store_of, test_recorder,
+    revision_list, store_of, workload_context,
 };
 use crate::controller::pod_cache;
 use crate::controller::workload::PvcMeta as ClaimMeta;
 use crate::controller::workload::reconcile::{CONFLICT_REQUEUE, IN_FLIGHT_REQUEUE};
-use crate::metrics::Metrics;
 use crate::podmarks::PodSummary;
 use crate::workload::revision;
 use jiff::Timestamp;
@@ -57,22 +56,7 @@ pub(super) fn name_of(revision: &ControllerRevision) -> String {
 /// The context of a cache that holds every pod of `pods` whole, with their summaries.
 pub(super) fn context(client: kube::Client, pods: Store<Pod>) -> Arc<Context> {
     let (summaries, _writer) = store_of(pods.state().iter().map(|p| pod_cache::summary(p)));
-    context_with(client, pods, summaries)
-}
-
-pub(super) fn context_with(
-    client: kube::Client,
-    pods: Store<Pod>,
-    summaries: Store<PodSummary>,
-) -> Arc<Context> {
-    Arc::new(Context {
-        client: client.clone(),
-        pods,
-        summaries,
-        recorder: test_recorder(client),
-        expectations: Default::default(),
-        metrics: Arc::new(Metrics::new()),
-    })
+    workload_context(client, pods, summaries)
 }
 
 /// The shell around `context`, with no PVCs cached (these CloneSets have no volumeClaimTemplates).
@@ -113,7 +97,7 @@ pub(super) async fn reconcile_on(
     scenario: Scenario,
 ) -> (Result<Requeue, CloneSetError>, Expectations) {
     let (client, server) = scenario.start();
-    let context = context_with(client, pods, summaries);
+    let context = workload_context(client, pods, summaries);
     let (claims, _writer) = store_of::<ClaimMeta>(claims);
     let shell = Arc::new(Shell {
         context,
@@ -295,7 +279,7 @@ async fn pod_events_release_the_expectations_the_cache_cannot() {
     let (client, server) = Scenario::new().start();
     let (pods, _writer) = store_of([going.clone(), stays.clone()]);
     let (summaries, mut writer) = store_of([&going, &stays].map(pod_cache::summary));
-    let context = context_with(client, pods, summaries);
+    let context = workload_context(client, pods, summaries);
     {
         let mut expectations = context.lock_expectations();
         expectations.expect_create(key, "web-flash");

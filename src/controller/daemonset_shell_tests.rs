@@ -10,11 +10,10 @@ use serde_json::{Value, json};
 use super::*;
 use crate::api::DaemonSetBuilder;
 use crate::controller::fake_apiserver::{
-    JSON, MERGE_PATCH, Scenario, created, list, patched, store_of, test_recorder,
+    JSON, MERGE_PATCH, Scenario, created, list, patched, store_of, workload_context,
 };
 use crate::controller::pod_cache;
 use crate::controller::workload::reconcile::IN_FLIGHT_REQUEUE;
-use crate::metrics::Metrics;
 use crate::workload::revision;
 
 const DAEMONSET: &str = "/apis/apps.kruise.io/v1alpha1/namespaces/default/daemonsets/agent";
@@ -42,14 +41,7 @@ async fn reconcile_once(
     let (client, server) = scenario.start();
     let (pods, _pod_writer) = store_of::<Pod>([]);
     let (summaries, _summary_writer) = store_of(pods.state().iter().map(|p| pod_cache::summary(p)));
-    let context = Arc::new(Context {
-        client: client.clone(),
-        pods,
-        summaries,
-        recorder: test_recorder(client),
-        expectations: Default::default(),
-        metrics: Arc::new(Metrics::new()),
-    });
+    let context = workload_context(client, pods, summaries);
     let (nodes, _node_writer) = store_of(nodes);
     let shell = Arc::new(DaemonShell::new(context, nodes));
     let result = reconcile(Arc::new(set.clone()), shell.clone()).await;

@@ -558,6 +558,23 @@ pub fn expect_status(
         .reply_with(patched(stored, resource_version));
 }
 
+/// The context of a workload controller (CloneSet, Advanced StatefulSet, Advanced DaemonSet)
+/// under test: `pods` and their `summaries` cached, no expectations yet.
+pub fn workload_context(
+    client: kube::Client,
+    pods: Store<k8s_openapi::api::core::v1::Pod>,
+    summaries: Store<crate::podmarks::PodSummary>,
+) -> std::sync::Arc<crate::controller::workload::Context> {
+    std::sync::Arc::new(crate::controller::workload::Context {
+        client: client.clone(),
+        pods,
+        summaries,
+        recorder: test_recorder(client),
+        expectations: Default::default(),
+        metrics: std::sync::Arc::new(crate::metrics::Metrics::new()),
+    })
+}
+
 /// The event recorder of a controller under test (instance `test`).
 pub fn test_recorder(client: kube::Client) -> Recorder {
     let reporter = Reporter {

@@ -410,7 +410,7 @@ async fn a_round_on_a_cloneset_older_than_its_own_status_write_sends_nothing() {
     let (client, server) = scenario.start();
     let (pods, _writer) = store_of::<Pod>([]);
     let (summaries, _writer) = store_of([]);
-    let context = super::shell_tests::context_with(client, pods, summaries);
+    let context = crate::controller::fake_apiserver::workload_context(client, pods, summaries);
     let (claims, _writer) = store_of::<ClaimMeta>([]);
     let shell = Arc::new(Shell {
         context,

@@ -10,10 +10,9 @@ use serde_json::{Value, json};
 use super::*;
 use crate::controller::expectations::{Expectations, Seen};
 use crate::controller::fake_apiserver::{
-    JSON, Scenario, created, failure, ok, revision_list, store_of, test_recorder,
+    JSON, Scenario, created, failure, ok, revision_list, store_of, workload_context,
 };
 use crate::controller::pod_cache;
-use crate::metrics::Metrics;
 use crate::workload::revision;
 
 const SET: &str = "/apis/apps.kruise.io/v1beta1/namespaces/db/statefulsets/web";
@@ -90,14 +89,7 @@ async fn reconcile_once(
     let (summaries, _summaries) = store_of(pods.iter().map(pod_cache::summary));
     let (pods, _pods) = store_of(pods);
     let (claims, _claims) = store_of(claims);
-    let context = Arc::new(Context {
-        client: client.clone(),
-        pods,
-        summaries,
-        recorder: test_recorder(client),
-        expectations: Default::default(),
-        metrics: Arc::new(Metrics::new()),
-    });
+    let context = workload_context(client, pods, summaries);
     let shell = Arc::new(Shell { context, claims });
     let result = reconcile(Arc::new(set.clone()), shell.clone()).await;
     let shell = Arc::into_inner(shell).expect("the reconcile kept no shell");
@@ -327,14 +319,7 @@ async fn a_reconcile_before_the_cache_shows_its_writes_sends_nothing() {
     let (pods, _pods) = store_of::<Pod>([]);
     let (summaries, _summaries) = store_of::<crate::podmarks::PodSummary>([]);
     let (claims, _claims) = store_of::<PersistentVolumeClaim>([]);
-    let context = Arc::new(Context {
-        client: client.clone(),
-        pods,
-        summaries,
-        recorder: test_recorder(client),
-        expectations: Default::default(),
-        metrics: Arc::new(Metrics::new()),
-    });
+    let context = workload_context(client, pods, summaries);
     context
         .lock_expectations()
         .expect_create("db/web", &pvc_key("data-web-0"));
