@@ -23,13 +23,12 @@ use k8s_openapi::api::core::v1::Pod;
 use kruise_webhook::api::cloneset::CloneSet;
 use kruise_webhook::api::keys;
 use kruise_webhook::cloneset::{Action, ListedPod, Purpose, Snapshot, plan};
-use kruise_webhook::controller::pod_cache;
-use kruise_webhook::podmarks::{PodSummary, PodView};
+use kruise_webhook::podmarks::PodView;
 use kruise_webhook::workload::revision::{self, UpdateRevision};
 use serde_json::json;
 
 mod support;
-use support::{rss_kib, running};
+use support::{CachedPods, running};
 
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
@@ -159,32 +158,9 @@ fn run(replicas: usize, runs: usize) {
     // pod itself only where a controller reads it whole every round (`held`). Nothing is freed
     // from here until both are measured (the planner's creations included): memory freed in
     // between would be reused by the copies and hide them.
-    let rss_before = rss_kib();
-    let summaries: Vec<Arc<PodSummary>> = pods
-        .iter()
-        .map(|pod| Arc::new(pod_cache::summary(pod)))
-        .collect();
-    let rss_summaries = rss_kib();
-    let held: Vec<Option<Arc<Pod>>> = pods
-        .iter()
-        .zip(&summaries)
-        .map(|(pod, summary)| {
-            let mut pruned = pod.clone();
-            pod_cache::prune(&mut pruned);
-            pod_cache::held(&pruned, summary).then(|| Arc::new(pruned))
-        })
-        .collect();
-    let rss_pods = rss_kib();
+    let cache = CachedPods::of(&pods);
     drop(created);
-    let held_count = held.iter().flatten().count();
-    let listed: Vec<ListedPod> = summaries
-        .iter()
-        .zip(held)
-        .map(|(summary, whole)| ListedPod {
-            summary: summary.clone(),
-            whole,
-        })
-        .collect();
+    let listed = cache.listed();
     // What the shell reads from the apiserver when a round asks for a pod whole.
     let by_name: HashMap<String, Arc<Pod>> = pods
         .into_iter()
@@ -244,13 +220,7 @@ fn run(replicas: usize, runs: usize) {
     let (with_writes, _) =
         median(&mut || timed_plan_and_writes(black_box(&snapshot), &by_name, &mut rng.clone()));
     println!("  with every write's pod built: median {with_writes:.2} ms");
-    let mib = |kib: u64| kib as f64 / 1024.0;
-    println!(
-        "  {replicas} pods in the cache: {:.1} MiB of process RSS ({:.1} MiB the {held_count} pruned pods held whole, {:.1} MiB the summaries)",
-        mib(rss_pods.saturating_sub(rss_before)),
-        mib(rss_pods.saturating_sub(rss_summaries)),
-        mib(rss_summaries.saturating_sub(rss_before)),
-    );
+    println!("{}", cache.report());
 }
 
 /// The measured call, a function of its own so that

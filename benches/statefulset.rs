@@ -17,16 +17,14 @@ use std::time::Instant;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kruise_webhook::api::statefulset::StatefulSet;
-use kruise_webhook::controller::pod_cache;
-use kruise_webhook::podmarks::PodSummary;
-use kruise_webhook::statefulset::{Action, ListedPod, Plan, Snapshot, plan};
+use kruise_webhook::statefulset::{Action, Plan, Snapshot, plan};
 use kruise_webhook::workload::revision::{self, UpdateRevision};
 use serde_json::json;
 
 mod support;
-use support::{rss_kib, running};
+use support::{CachedPods, rss_kib, running};
 
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
@@ -117,22 +115,7 @@ fn run(replicas: usize, runs: usize) {
 
     // What the controller's pod cache keeps of each pod (as benches/cloneset.rs measures it):
     // a summary for every pod, and the pruned pod only where a round reads it whole.
-    let rss_before = rss_kib();
-    let summaries: Vec<Arc<PodSummary>> = pods
-        .iter()
-        .map(|pod| Arc::new(pod_cache::summary(pod)))
-        .collect();
-    let rss_summaries = rss_kib();
-    let held: Vec<Option<Arc<Pod>>> = pods
-        .iter()
-        .zip(&summaries)
-        .map(|(pod, summary)| {
-            let mut pruned = pod.clone();
-            pod_cache::prune(&mut pruned);
-            pod_cache::held(&pruned, summary).then(|| Arc::new(pruned))
-        })
-        .collect();
-    let rss_pods = rss_kib();
+    let cache = CachedPods::of(&pods);
     // The PVC cache holds every claim whole (without managedFields, which these have not).
     let claims: BTreeMap<String, Arc<PersistentVolumeClaim>> = stored_claims
         .iter()
@@ -143,15 +126,7 @@ fn run(replicas: usize, runs: usize) {
         .collect();
     let rss_claims = rss_kib();
     drop(created);
-    let held_count = held.iter().flatten().count();
-    let listed: Vec<ListedPod> = summaries
-        .iter()
-        .zip(held)
-        .map(|(summary, whole)| ListedPod {
-            summary: summary.clone(),
-            whole,
-        })
-        .collect();
+    let listed = cache.listed();
 
     // The status of these pods, as the controller wrote it in an earlier round.
     let settled = timed_plan(&Snapshot {
@@ -197,15 +172,10 @@ fn run(replicas: usize, runs: usize) {
         times.last().copied().unwrap_or(0.0),
     );
     let mib = |kib: u64| kib as f64 / 1024.0;
-    println!(
-        "  {replicas} pods in the cache: {:.1} MiB of process RSS ({:.1} MiB the {held_count} pruned pods held whole, {:.1} MiB the summaries)",
-        mib(rss_pods.saturating_sub(rss_before)),
-        mib(rss_pods.saturating_sub(rss_summaries)),
-        mib(rss_summaries.saturating_sub(rss_before)),
-    );
+    println!("{}", cache.report());
     println!(
         "  their {replicas} claims in the PVC cache: {:.1} MiB of process RSS",
-        mib(rss_claims.saturating_sub(rss_pods)),
+        mib(rss_claims.saturating_sub(cache.rss_pods)),
     );
 }
 
