@@ -513,33 +513,17 @@ certs_lifecycle() {
 }
 check "certificate lifecycle (scripts/e2e-certs.sh): rotation job, caBundle, CA rotation under load" certs_lifecycle
 
-controller_rollout() {
-  BIN="$binary" "$here/scripts/e2e-controller.sh" > "$work/e2e-controller.log" 2>&1 \
-    || { tail -30 "$work/e2e-controller.log"; return 1; }
-  tail -1 "$work/e2e-controller.log"
+# controller_script NAME: scripts/NAME.sh against this apiserver (its own namespace); its summary
+# line, or the tail of its output when it fails.
+controller_script() {
+  BIN="$binary" "$here/scripts/$1.sh" > "$work/$1.log" 2>&1 \
+    || { tail -30 "$work/$1.log"; return 1; }
+  tail -1 "$work/$1.log"
 }
-check "controllers (scripts/e2e-controller.sh): barriers, one-at-a-time rollout over 5 pods in batches, partition, Lease hand-over and leader crash" controller_rollout
-
-cloneset_controller() {
-  BIN="$binary" "$here/scripts/e2e-cloneset.sh" > "$work/e2e-cloneset.log" 2>&1 \
-    || { tail -30 "$work/e2e-cloneset.log"; return 1; }
-  tail -1 "$work/e2e-cloneset.log"
-}
-check "CloneSet controller (scripts/e2e-cloneset.sh): kubectl scale 0→3→5→2, InPlaceOnly refusal, W1 in place sidecar first, partition 2 of 5 with maxUnavailable 1, leader killed mid-update, ReCreate with maxSurge" cloneset_controller
-
-statefulset_controller() {
-  BIN="$binary" "$here/scripts/e2e-statefulset.sh" > "$work/e2e-statefulset.log" 2>&1 \
-    || { tail -30 "$work/e2e-statefulset.log"; return 1; }
-  tail -1 "$work/e2e-statefulset.log"
-}
-check "Advanced StatefulSet controller (scripts/e2e-statefulset.sh): the release note's set made in ordinal order with its claims, in place highest ordinal first, kubectl scale in and out, stale claims, the four retention combinations, v1alpha1" statefulset_controller
-
-daemonset_controller() {
-  BIN="$binary" "$here/scripts/e2e-daemonset.sh" > "$work/e2e-daemonset.log" 2>&1 \
-    || { tail -30 "$work/e2e-daemonset.log"; return 1; }
-  tail -1 "$work/e2e-daemonset.log"
-}
-check "Advanced DaemonSet controller (scripts/e2e-daemonset.sh): placement under nodeSelector, node affinity, NoSchedule/NoExecute taints and a cordoned node, the preDelete hook on eviction and on update, a surge and a partitioned rollout, status counters" daemonset_controller
+check "controllers (scripts/e2e-controller.sh): barriers, one-at-a-time rollout over 5 pods in batches, partition, Lease hand-over and leader crash" controller_script e2e-controller
+check "CloneSet controller (scripts/e2e-cloneset.sh): kubectl scale 0→3→5→2, InPlaceOnly refusal, W1 in place sidecar first, partition 2 of 5 with maxUnavailable 1, leader killed mid-update, ReCreate with maxSurge" controller_script e2e-cloneset
+check "Advanced StatefulSet controller (scripts/e2e-statefulset.sh): the release note's set made in ordinal order with its claims, in place highest ordinal first, kubectl scale in and out, stale claims, the four retention combinations, v1alpha1" controller_script e2e-statefulset
+check "Advanced DaemonSet controller (scripts/e2e-daemonset.sh): placement under nodeSelector, node affinity, NoSchedule/NoExecute taints and a cordoned node, the preDelete hook on eviction and on update, a surge and a partitioned rollout, status counters" controller_script e2e-daemonset
 
 echo "e2e: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -8,7 +8,12 @@ const IDLE: Duration = Duration::from_millis(1500);
 /// Slack for timers and scheduling on a loaded machine.
 const SLACK: Duration = Duration::from_millis(500);
 
-async fn start_with_short_deadlines(resolver: Arc<ReloadableCert>) -> TestServer {
+/// A server with the short deadlines above, its CA's PEM, and the directory of its certificate
+/// (kept until the test ends).
+async fn start_with_short_deadlines() -> (TestServer, Vec<u8>, tempfile::TempDir) {
+    install_ring();
+    let temp = tempfile::tempdir().unwrap();
+    let (ca_pem, resolver) = generated_cert(temp.path(), "webhook.test");
     let options = ServeOptions {
         deadlines: ConnectionDeadlines {
             request_head: HEAD,
@@ -17,7 +22,7 @@ async fn start_with_short_deadlines(resolver: Arc<ReloadableCert>) -> TestServer
         },
         ..ServeOptions::new(TEST_MAX_CONNECTIONS)
     };
-    start_https_with(resolver, options).await
+    (start_https_with(resolver, options).await, ca_pem, temp)
 }
 
 /// Waits up to `limit` for the server to close the connection; `false` if it is still open.
@@ -44,10 +49,7 @@ async fn stop(server: TestServer) {
 
 #[tokio::test]
 async fn an_idle_http1_connection_outlives_the_head_deadline_and_closes_after_the_idle_time() {
-    install_ring();
-    let temp = tempfile::tempdir().unwrap();
-    let (ca_pem, resolver) = generated_cert(temp.path(), "webhook.test");
-    let server = start_with_short_deadlines(resolver).await;
+    let (server, ca_pem, _temp) = start_with_short_deadlines().await;
     let mut connection = raw_tls_client(server.addr, &ca_pem, &[b"http/1.1"]).await;
     assert!(
         get_over(&mut connection, "/hello")
@@ -73,10 +75,7 @@ async fn an_idle_http1_connection_outlives_the_head_deadline_and_closes_after_th
 
 #[tokio::test]
 async fn a_request_head_is_due_a_deadline_after_its_first_byte() {
-    install_ring();
-    let temp = tempfile::tempdir().unwrap();
-    let (ca_pem, resolver) = generated_cert(temp.path(), "webhook.test");
-    let server = start_with_short_deadlines(resolver).await;
+    let (server, ca_pem, _temp) = start_with_short_deadlines().await;
     let mut connection = raw_tls_client(server.addr, &ca_pem, &[b"http/1.1"]).await;
     assert!(
         get_over(&mut connection, "/hello")
@@ -98,10 +97,7 @@ async fn a_request_head_is_due_a_deadline_after_its_first_byte() {
 
 #[tokio::test]
 async fn http2_without_its_preface_is_closed_at_the_deadline() {
-    install_ring();
-    let temp = tempfile::tempdir().unwrap();
-    let (ca_pem, resolver) = generated_cert(temp.path(), "webhook.test");
-    let server = start_with_short_deadlines(resolver).await;
+    let (server, ca_pem, _temp) = start_with_short_deadlines().await;
 
     let mut silent = raw_tls_client(server.addr, &ca_pem, &[b"h2"]).await;
     let opened = tokio::time::Instant::now();
@@ -144,10 +140,7 @@ async fn wait_for_goaway<S: AsyncRead + Unpin>(
 
 #[tokio::test]
 async fn an_idle_http2_connection_gets_a_goaway_and_its_client_moves_on() {
-    install_ring();
-    let temp = tempfile::tempdir().unwrap();
-    let (ca_pem, resolver) = generated_cert(temp.path(), "webhook.test");
-    let server = start_with_short_deadlines(resolver).await;
+    let (server, ca_pem, _temp) = start_with_short_deadlines().await;
 
     let mut connection = raw_tls_client(server.addr, &ca_pem, &[b"h2"]).await;
     connection.write_all(HTTP2_CLIENT_START).await.unwrap();
