@@ -409,6 +409,18 @@ pub struct SidecarSetStatus {
 }
 
 impl SidecarSet {
+    /// Whether `other` differs from this reading in nothing but its status, resourceVersion and
+    /// managedFields: what a controller's own status write changes.
+    pub fn same_beyond_status(&self, other: &SidecarSet) -> bool {
+        let without_volatile = |set: &SidecarSet| {
+            let mut metadata = set.metadata.clone();
+            metadata.resource_version = None;
+            metadata.managed_fields = None;
+            metadata
+        };
+        self.spec == other.spec && without_volatile(self) == without_volatile(other)
+    }
+
     pub fn name(&self) -> &str {
         self.metadata.name.as_deref().unwrap_or("")
     }

@@ -270,14 +270,10 @@ impl ClusterState {
 fn same_for_catalogue(before: Option<&Decoded>, after: Option<&Decoded>) -> bool {
     match (before, after) {
         (Some(Ok(a)), Some(Ok(b))) => {
-            let volatile = |set: &SidecarSet| {
-                let mut metadata = set.metadata.clone();
-                metadata.resource_version = None;
-                metadata.managed_fields = None;
-                let revision = set.status.as_ref().and_then(|s| s.latest_revision.clone());
-                (metadata, revision)
-            };
-            a.spec == b.spec && volatile(a) == volatile(b)
+            fn revision(set: &SidecarSet) -> Option<&str> {
+                set.status.as_ref()?.latest_revision.as_deref()
+            }
+            a.same_beyond_status(b) && revision(a) == revision(b)
         }
         (Some(Err(a)), Some(Err(b))) => a == b,
         (None, None) => true,

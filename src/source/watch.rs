@@ -57,9 +57,6 @@ const QUEUE: usize = 1024;
 /// event on the catalogue thread, before the catalogue applies it.
 pub type SidecarSetTap = Box<dyn FnMut(&Event<DynamicObject>) + Send>;
 
-/// The annotation `kubectl apply` keeps a whole copy of the object in.
-const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
-
 /// The one list and watch of every SidecarSet. Lists are served from the apiserver's watch
 /// cache (`resourceVersion=0`), as controllers list: a paged list from etcd took 72 s for
 /// 50,000 SidecarSets where the cache answers in seconds (docs/performance.md). Neither the
@@ -76,7 +73,7 @@ fn sidecarset_watch(
     .modify(|object| {
         object.metadata.managed_fields = None;
         if let Some(annotations) = &mut object.metadata.annotations {
-            annotations.remove(LAST_APPLIED);
+            annotations.remove(crate::api::keys::LAST_APPLIED_CONFIGURATION);
         }
     })
     .default_backoff()

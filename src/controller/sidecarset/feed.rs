@@ -114,16 +114,7 @@ impl FeedWriter {
 /// Whether `after` differs from `before` in more than its status, resourceVersion and
 /// managedFields (what the controller's own status writes change).
 pub fn changed_beyond_status(before: Option<&SidecarSet>, after: &SidecarSet) -> bool {
-    let Some(before) = before else {
-        return true;
-    };
-    let without_volatile = |set: &SidecarSet| {
-        let mut metadata = set.metadata.clone();
-        metadata.resource_version = None;
-        metadata.managed_fields = None;
-        metadata
-    };
-    before.spec != after.spec || without_volatile(before) != without_volatile(after)
+    before.is_none_or(|before| !before.same_beyond_status(after))
 }
 
 impl SidecarSetFeed {
