@@ -11,6 +11,7 @@ use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 
 use super::Claims;
 use super::ordinals::Slots;
+use crate::workload::pvc::claim_name;
 
 type Claim = Option<Arc<PersistentVolumeClaim>>;
 
@@ -48,7 +49,8 @@ impl RoundClaims {
         let mut name = String::new();
         for (t, template) in templates.iter().enumerate() {
             name.clear();
-            let _ = write!(name, "{template}-{set_name}-");
+            // The name of the empty suffix is the prefix every ordinal's name shares.
+            name.push_str(&claim_name(template, set_name, ""));
             let prefix = name.len();
             let mut look_up = |ordinal: i64| {
                 name.truncate(prefix);
