@@ -1,11 +1,13 @@
-//! Injection work that depends only on a SidecarSet, done once when a catalogue snapshot is built
-//! instead of on every request: the SidecarSet's entries of the hash annotations and the JSON of
-//! its volumes. A request completes the entries with its admission time and hands the texts it
+//! Injection work that depends only on a SidecarSet, done once per SidecarSet instead of on every
+//! request: the SidecarSet's entries of the hash annotations and the JSON of its volumes. It is
+//! done the first time a pod the SidecarSet is injected into is admitted, not for every
+//! SidecarSet of a snapshot: with 50,000 SidecarSets most have no pod being created at any one
+//! time, and the work of all of them would cost about 75 MB. A request completes the entries with its admission time and hands the texts it
 //! used to the patch ([`KnownJson`]), which copies them instead of serializing the values again.
 //! The patched pod is the one the typed path produces, byte for byte (see the tests).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use k8s_openapi::api::core::v1::Volume;
 
@@ -17,8 +19,8 @@ use crate::podmarks::sidecarset::{PreparedUpgradeSpec, UpgradeSpec};
 #[derive(Debug, Default)]
 pub struct PreparedSidecarSets {
     /// By the address of the SidecarSet, which the `Arc` beside keeps alive (so no other
-    /// SidecarSet can have that address while the entry exists).
-    sets: HashMap<usize, (Arc<SidecarSet>, Arc<PreparedSidecarSet>)>,
+    /// SidecarSet can have that address while the entry exists); the work once done.
+    sets: HashMap<usize, (Arc<SidecarSet>, OnceLock<Arc<PreparedSidecarSet>>)>,
 }
 
 /// What one SidecarSet contributes to every pod it is injected into.
@@ -37,26 +39,33 @@ fn address(set: &SidecarSet) -> usize {
 }
 
 impl PreparedSidecarSets {
-    /// The work for `sets`, taken from `previous` for the SidecarSets it holds as well.
+    /// The work for `sets`, taken from `previous` for the SidecarSets it holds and had done.
     pub fn new(sets: &[Arc<SidecarSet>], previous: Option<&PreparedSidecarSets>) -> Self {
         let sets = sets
             .iter()
             .map(|set| {
-                let reused = previous.and_then(|p| p.sets.get(&address(set)));
-                let prepared = match reused {
-                    Some((_, prepared)) => prepared.clone(),
-                    None => Arc::new(PreparedSidecarSet::new(set)),
-                };
+                let reused = previous
+                    .and_then(|p| p.sets.get(&address(set)))
+                    .and_then(|(_, prepared)| prepared.get().cloned());
+                let prepared = reused.map(OnceLock::from).unwrap_or_default();
                 (address(set), (Arc::clone(set), prepared))
             })
             .collect();
         PreparedSidecarSets { sets }
     }
 
+    /// The work for `set`, done now if not yet; `None` for a SidecarSet of another snapshot.
     pub fn get(&self, set: &SidecarSet) -> Option<&PreparedSidecarSet> {
+        let (set, prepared) = self.sets.get(&address(set))?;
+        Some(prepared.get_or_init(|| Arc::new(PreparedSidecarSet::new(set))))
+    }
+
+    /// How many SidecarSets' work is done.
+    pub fn done(&self) -> usize {
         self.sets
-            .get(&address(set))
-            .map(|(_, prepared)| prepared.as_ref())
+            .values()
+            .filter(|(_, p)| p.get().is_some())
+            .count()
     }
 }
 
@@ -145,3 +154,7 @@ impl<'a> KnownJson<'a> {
             .extend(volumes.map(|(volume, json)| (volume, json.as_str())));
     }
 }
+
+#[cfg(test)]
+#[path = "prepared_tests.rs"]
+mod tests;
