@@ -3,13 +3,12 @@
 //! The apiserver stores what the CRD schema lets through, and a schema says less than a Rust type
 //! (an `int32` field holding `99999999999`, a string outside an enum). kube-runtime's typed
 //! watcher fails the whole list on one such object, which stalls a controller for every object
-//! of the kind. Here the objects are listed and watched untyped and decoded one by one: an object
-//! that fails is reported once per resourceVersion (log, metric, Warning event on the object)
+//! of the kind. Here the objects are decoded one by one as the answer is read
+//! ([`Lenient`]): an object that fails is reported once per resourceVersion (log, metric, Warning event on the object)
 //! and left out; the others flow on. A stored object that stops decoding leaves the store, as if
 //! deleted, so a controller never acts on a version that is no longer the object's.
 //!
-//! [`DecodeGuard`] decides (no I/O); [`guard_events`] applies it to a stream of untyped watch
-//! events; [`watch`] is the shell a controller starts from:
+//! [`DecodeGuard`] decides (no I/O); [`guard_events`] applies it to a stream of watch events; [`watch`] is the shell a controller starts from:
 //!
 //! ```ignore
 //! let (store, objects) = guarded_watch::watch::<CloneSet>(client, config, reporter);
@@ -23,7 +22,7 @@ use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta};
+use kube::api::{Api, ObjectMeta};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::events::{Event as KubeEvent, EventType, Recorder};
 use kube::runtime::reflector::{self, ObjectRef, Store};
@@ -32,6 +31,7 @@ use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
 use super::events;
+use crate::k8s::lenient::{Lenient, Refusal};
 use crate::metrics::Metrics;
 
 /// Event reason of the Warning published on an object its controller cannot decode.
@@ -51,25 +51,26 @@ pub struct Undecodable {
     pub reference: ObjectReference,
 }
 
-/// Decodes `object` into `K`, naming the field that refused on failure.
-pub fn decode<K>(object: &DynamicObject) -> Result<K, Box<Undecodable>>
-where
-    K: Resource + DeserializeOwned,
-    K::DynamicType: Default,
-{
-    let refused = |path: String, message: String| {
-        Box::new(Undecodable {
-            key: key_of(&object.metadata),
-            resource_version: object.metadata.resource_version.clone(),
+impl Undecodable {
+    /// The report of `refusal`, an object of kind `K`.
+    fn of<K>(refusal: Box<Refusal>) -> Box<Self>
+    where
+        K: Resource,
+        K::DynamicType: Default,
+    {
+        let Refusal {
+            metadata,
             path,
             message,
-            reference: reference::<K>(&object.metadata),
+        } = *refusal;
+        Box::new(Undecodable {
+            key: key_of(&metadata),
+            resource_version: metadata.resource_version.clone(),
+            path,
+            message,
+            reference: reference::<K>(&metadata),
         })
-    };
-    let value = serde_json::to_value(object)
-        .map_err(|e| refused(".".into(), format!("re-encoding: {e}")))?;
-    serde_path_to_error::deserialize(value)
-        .map_err(|e| refused(e.path().to_string(), e.inner().to_string()))
+    }
 }
 
 fn key_of(meta: &ObjectMeta) -> String {
@@ -109,7 +110,7 @@ where
     }
 }
 
-/// What one untyped event becomes.
+/// What one event of lenient objects becomes.
 #[derive(Debug)]
 pub struct Admitted<K> {
     /// The typed event to pass on, if any.
@@ -118,7 +119,7 @@ pub struct Admitted<K> {
     pub newly_undecodable: Option<Box<Undecodable>>,
 }
 
-/// Decodes untyped watch events into typed ones, leaving out what does not decode and
+/// Turns watch events of lenient objects into typed ones, leaving out what did not decode and
 /// remembering what it reported so each (object, resourceVersion) is reported once.
 #[derive(Debug)]
 pub struct DecodeGuard<K> {
@@ -146,11 +147,12 @@ where
     K: Resource + DeserializeOwned + Clone,
     K::DynamicType: Default,
 {
-    /// Turns one untyped event into a typed one. `known` looks up the version the consumer holds
-    /// (the store the typed events feed): an object that stops decoding is deleted from it.
+    /// Turns one event of objects decoded or refused into a typed one. `known` looks up the
+    /// version the consumer holds (the store the typed events feed): an object that stops
+    /// decoding is deleted from it.
     pub fn admit(
         &mut self,
-        event: Event<DynamicObject>,
+        event: Event<Lenient<K>>,
         known: impl Fn(&ObjectRef<K>) -> Option<Arc<K>>,
     ) -> Admitted<K> {
         let pass = |event| Admitted {
@@ -166,34 +168,37 @@ where
                 self.before_relist.clear();
                 pass(Event::InitDone)
             }
-            Event::InitApply(object) => match decode::<K>(&object) {
+            Event::InitApply(object) => match object.into_result() {
                 Ok(decoded) => {
-                    self.reported.remove(&key_of(&object.metadata));
+                    self.reported.remove(&key_of(decoded.meta()));
                     pass(Event::InitApply(decoded))
                 }
                 // The relist replaces the consumer's contents at `InitDone`: leaving the object
                 // out of the list is enough to drop a version held before.
-                Err(refused) => Admitted {
+                Err(refusal) => Admitted {
                     event: None,
-                    newly_undecodable: self.first_report(refused),
+                    newly_undecodable: self.first_report(Undecodable::of::<K>(refusal)),
                 },
             },
-            Event::Apply(object) => match decode::<K>(&object) {
+            Event::Apply(object) => match object.into_result() {
                 Ok(decoded) => {
-                    self.reported.remove(&key_of(&object.metadata));
+                    self.reported.remove(&key_of(decoded.meta()));
                     pass(Event::Apply(decoded))
                 }
-                Err(refused) => Admitted {
-                    event: known(&object_ref(&object.metadata))
+                Err(refusal) => Admitted {
+                    event: known(&object_ref(&refusal.metadata))
                         .map(|held| Event::Delete(held.as_ref().clone())),
-                    newly_undecodable: self.first_report(refused),
+                    newly_undecodable: self.first_report(Undecodable::of::<K>(refusal)),
                 },
             },
             Event::Delete(object) => {
-                self.reported.remove(&key_of(&object.metadata));
-                let gone = decode::<K>(&object).ok().or_else(|| {
-                    known(&object_ref(&object.metadata)).map(|held| held.as_ref().clone())
-                });
+                self.reported.remove(&key_of(object.meta()));
+                let gone = match object.into_result() {
+                    Ok(decoded) => Some(decoded),
+                    Err(refusal) => {
+                        known(&object_ref(&refusal.metadata)).map(|held| held.as_ref().clone())
+                    }
+                };
                 Admitted {
                     event: gone.map(Event::Delete),
                     newly_undecodable: None,
@@ -211,7 +216,7 @@ where
     }
 }
 
-/// Applies a [`DecodeGuard`] to a stream of untyped watch events; `report` hears of each newly
+/// Applies a [`DecodeGuard`] to a stream of watch events of lenient objects; `report` hears of each newly
 /// refused version. Errors of the watch pass through.
 pub fn guard_events<K, S>(
     events: S,
@@ -221,7 +226,7 @@ pub fn guard_events<K, S>(
 where
     K: Resource + DeserializeOwned + Clone + Send + Sync + 'static,
     K::DynamicType: Default + Eq + Hash + Clone,
-    S: Stream<Item = Result<Event<DynamicObject>, watcher::Error>> + Send,
+    S: Stream<Item = Result<Event<Lenient<K>>, watcher::Error>> + Send,
 {
     let mut guard = DecodeGuard::<K>::default();
     events.filter_map(move |item| {
@@ -336,11 +341,13 @@ where
     K: Resource + DeserializeOwned + Clone + Debug + Send + Sync + 'static,
     K::DynamicType: Default + Eq + Hash + Clone,
 {
-    let resource = ApiResource::erase::<K>(&Default::default());
-    let untyped =
-        watcher(Api::<DynamicObject>::all_with(client, &resource), config).default_backoff();
+    let lenient = watcher(
+        Api::<Lenient<K>>::all_with(client, &Default::default()),
+        config,
+    )
+    .default_backoff();
     let (store, writer) = reflector::store::<K>();
-    let objects = guard_events(untyped, store.clone(), move |refused| {
+    let objects = guard_events(lenient, store.clone(), move |refused| {
         reporter.report(refused)
     })
     .map(move |event| event.map(|event| event.modify(prune)))

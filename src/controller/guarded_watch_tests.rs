@@ -10,7 +10,7 @@ use serde_json::json;
 use super::*;
 use crate::api::SidecarSet;
 
-fn sidecarset(name: &str, version: &str, revision_history_limit: i64) -> DynamicObject {
+fn sidecarset(name: &str, version: &str, revision_history_limit: i64) -> Lenient<SidecarSet> {
     serde_json::from_value(json!({
         "apiVersion": "apps.kruise.io/v1alpha1",
         "kind": "SidecarSet",
@@ -23,17 +23,22 @@ fn sidecarset(name: &str, version: &str, revision_history_limit: i64) -> Dynamic
     .unwrap()
 }
 
-fn good(name: &str, version: &str) -> DynamicObject {
+/// What the guard reports of a refused object.
+fn refused(object: Lenient<SidecarSet>) -> Box<Undecodable> {
+    Undecodable::of::<SidecarSet>(object.into_result().unwrap_err())
+}
+
+fn good(name: &str, version: &str) -> Lenient<SidecarSet> {
     sidecarset(name, version, 10)
 }
 
-fn bad(name: &str, version: &str) -> DynamicObject {
+fn bad(name: &str, version: &str) -> Lenient<SidecarSet> {
     sidecarset(name, version, 99_999_999_999)
 }
 
-type Events = Vec<Result<Event<DynamicObject>, watcher::Error>>;
+type Events = Vec<Result<Event<Lenient<SidecarSet>>, watcher::Error>>;
 
-fn list(objects: impl IntoIterator<Item = DynamicObject>) -> Events {
+fn list(objects: impl IntoIterator<Item = Lenient<SidecarSet>>) -> Events {
     let mut events = vec![Ok(Event::Init)];
     events.extend(objects.into_iter().map(|o| Ok(Event::InitApply(o))));
     events.push(Ok(Event::InitDone));
@@ -64,8 +69,8 @@ fn names(store: &Store<SidecarSet>) -> Vec<String> {
 }
 
 #[test]
-fn decode_names_the_refused_field() {
-    let refused = decode::<SidecarSet>(&bad("mesh", "7")).unwrap_err();
+fn a_refusal_is_reported_with_the_refused_field() {
+    let refused = refused(bad("mesh", "7"));
     assert_eq!(refused.key, "mesh");
     assert_eq!(refused.resource_version.as_deref(), Some("7"));
     assert_eq!(refused.path, "spec.revisionHistoryLimit");
@@ -80,15 +85,15 @@ fn decode_names_the_refused_field() {
         Some("apps.kruise.io/v1alpha1")
     );
     assert_eq!(refused.reference.uid.as_deref(), Some("uid-mesh"));
-    let set = decode::<SidecarSet>(&good("mesh", "7")).unwrap();
+    let set = good("mesh", "7").into_result().unwrap();
     assert_eq!(set.spec.revision_history_limit, Some(10));
 }
 
 #[test]
 fn a_namespaced_object_is_keyed_by_namespace_and_name() {
     let mut object = bad("web", "3");
-    object.metadata.namespace = Some("shop".into());
-    assert_eq!(decode::<SidecarSet>(&object).unwrap_err().key, "shop/web");
+    object.meta_mut().namespace = Some("shop".into());
+    assert_eq!(refused(object).key, "shop/web");
 }
 
 #[tokio::test]
@@ -221,7 +226,7 @@ async fn a_report_logs_counts_by_kind_and_sends_a_warning_event() {
             },
         ),
     );
-    let refused = decode::<SidecarSet>(&bad("b", "2")).unwrap_err();
+    let refused = refused(bad("b", "2"));
     reporter.report(&refused);
     assert!(
         metrics
@@ -246,7 +251,7 @@ async fn a_report_logs_counts_by_kind_and_sends_a_warning_event() {
 
 #[test]
 fn a_long_message_is_cut_to_what_an_event_note_holds() {
-    let mut refused = decode::<SidecarSet>(&bad("b", "2")).unwrap_err();
+    let mut refused = refused(bad("b", "2"));
     refused.message = "é".repeat(2000);
     let note = undecodable_note(&refused);
     assert!(note.len() <= 1024);

@@ -32,6 +32,7 @@ use crate::api::{SidecarSet, keys};
 use crate::inplace::{self, SIDECARSET_ENGINE as ENGINE, Step, Write};
 use crate::k8s::retry::{Attempt, again_on_conflict, is_conflict, retry_on_conflict};
 use crate::k8s::selector;
+use crate::k8s::shared::Shared;
 use crate::podmarks::{EngineOwner, PodSummary, PodView};
 use crate::rollout::round::{self, FAILED_REQUEUE, IN_FLIGHT_REQUEUE, NOT_SYNCED_REQUEUE};
 use crate::rollout::{self, PlannedEvent, Subject, UpgradeRoute};
@@ -70,7 +71,7 @@ const CONFLICT_BACKOFF: std::time::Duration = std::time::Duration::from_millis(2
 
 /// The SidecarSets a pod event concerns: those named in its injected list, and those whose
 /// selector matches its labels (a new pod, or one whose labels moved it in or out).
-pub fn sidecarsets_for_pod(pod: &Pod, sets: &[Arc<SidecarSet>]) -> BTreeSet<String> {
+pub fn sidecarsets_for_pod(pod: &Pod, sets: &[Arc<Shared<SidecarSet>>]) -> BTreeSet<String> {
     let mut names: BTreeSet<String> = pod
         .metadata
         .annotations
@@ -158,7 +159,11 @@ pub fn spawn_own_feed(
     feed
 }
 
-fn error_policy(set: Arc<SidecarSet>, error: &SidecarSetError, _context: Arc<Context>) -> Action {
+fn error_policy(
+    set: Arc<Shared<SidecarSet>>,
+    error: &SidecarSetError,
+    _context: Arc<Context>,
+) -> Action {
     tracing::warn!(sidecarset = set.name(), %error, "reconcile failed");
     Action::requeue(FAILED_REQUEUE)
 }
@@ -171,7 +176,10 @@ fn rfc3339(now: Timestamp) -> String {
     now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-async fn reconcile(set: Arc<SidecarSet>, context: Arc<Context>) -> Result<Action, SidecarSetError> {
+async fn reconcile(
+    set: Arc<Shared<SidecarSet>>,
+    context: Arc<Context>,
+) -> Result<Action, SidecarSetError> {
     // Before the first full list a store looks empty, which would write matchedPods 0.
     let synced = context.pods.wait_until_ready().now_or_never().is_some()
         && context

@@ -197,7 +197,7 @@ async fn one_reconcile_writes_the_status_and_upgrades_the_pod_in_place() {
 
     let (client, server) = scenario.start();
     let context = context(client, &pod);
-    let result = reconcile(Arc::new(set), context.clone()).await;
+    let result = reconcile(Arc::new(set.into()), context.clone()).await;
     drop(context);
     server.finish().await;
     assert_eq!(result.unwrap(), Action::requeue(IN_FLIGHT_REQUEUE));
@@ -214,7 +214,7 @@ async fn a_settled_rollout_sends_nothing_and_waits_for_a_change() {
 
     let (client, server) = Scenario::new().start();
     let context = context(client, &pod);
-    let result = reconcile(Arc::new(set), context.clone()).await;
+    let result = reconcile(Arc::new(set.into()), context.clone()).await;
     drop(context);
     server.finish().await;
     assert_eq!(result.unwrap(), Action::await_change());
@@ -243,7 +243,7 @@ async fn a_paused_rollout_writes_the_status_alone() {
         .reply_with(patched(serde_json::to_value(&set).unwrap(), "4"));
     let (client, server) = scenario.start();
     let context = context(client, &pod);
-    let result = reconcile(Arc::new(set), context.clone()).await;
+    let result = reconcile(Arc::new(set.into()), context.clone()).await;
     drop(context);
     server.finish().await;
     assert_eq!(result.unwrap(), Action::await_change());
@@ -271,17 +271,17 @@ async fn a_round_on_a_sidecarset_older_than_its_own_status_write_sends_nothing()
         .reply_with(patched(serde_json::to_value(&set).unwrap(), "4"));
     let (client, server) = scenario.start();
     let context = context(client, &pod);
-    let first = reconcile(Arc::new(set.clone()), context.clone()).await;
+    let first = reconcile(Arc::new(set.clone().into()), context.clone()).await;
     assert_eq!(first.unwrap(), Action::await_change());
     // The set as the cache still holds it (version 3): nothing is sent.
-    let stale = reconcile(Arc::new(set.clone()), context.clone()).await;
+    let stale = reconcile(Arc::new(set.clone().into()), context.clone()).await;
     assert_eq!(stale.unwrap(), Action::requeue(IN_FLIGHT_REQUEUE));
     // The cache shows the write (version 4, the status written): the round goes on, and has
     // nothing to send.
     let summaries = [Arc::new(PodSummary::of(&pod))];
     set.status = Some(rollout::plan_round(&set, &summaries).status);
     set.metadata.resource_version = Some("4".into());
-    let caught_up = reconcile(Arc::new(set), context.clone()).await;
+    let caught_up = reconcile(Arc::new(set.into()), context.clone()).await;
     assert_eq!(caught_up.unwrap(), Action::await_change());
     drop(context);
     server.finish().await;
@@ -333,7 +333,7 @@ async fn a_pod_not_upgradable_is_marked_from_a_read_then_left_alone() {
         .reply_with(crate::controller::fake_apiserver::created("1"));
     let (client, server) = scenario.start();
     let first = context(client, &pod);
-    let result = reconcile(Arc::new(set.clone()), first.clone()).await;
+    let result = reconcile(Arc::new(set.clone().into()), first.clone()).await;
     drop(first);
     server.finish().await;
     result.unwrap();
@@ -348,7 +348,7 @@ async fn a_pod_not_upgradable_is_marked_from_a_read_then_left_alone() {
     set.status = Some(rollout::plan_round(&set, &[Arc::new(PodSummary::of(&marked))]).status);
     let (client, server) = Scenario::new().start();
     let second = context(client, &marked);
-    let result = reconcile(Arc::new(set), second.clone()).await;
+    let result = reconcile(Arc::new(set.into()), second.clone()).await;
     drop(second);
     server.finish().await;
     result.unwrap();

@@ -5,7 +5,9 @@
 pub mod go_text;
 pub mod gojson;
 pub mod intstr;
+pub mod lenient;
 pub mod names;
 pub mod quantity;
 pub mod retry;
 pub mod selector;
+pub mod shared;

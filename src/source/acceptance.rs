@@ -99,6 +99,19 @@ impl<K: Ord + Clone + Hash, O: fmt::Display> Acceptance<K, O> {
         self.forget(key);
     }
 
+    /// Holds `set` under `key` instead of the SidecarSet it held, keeping the verdict: for a
+    /// newer reading that differs in nothing judged (a status write). `false` if `key` holds
+    /// nothing.
+    pub fn replace_reading(&mut self, key: &K, set: Arc<SidecarSet>) -> bool {
+        match self.entries.get_mut(key) {
+            Some(entry) => {
+                entry.set = set;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Takes the entry of `key` out of every index; if it was accepted, the SidecarSets it may
     /// have refused are judged again.
     fn forget(&mut self, key: &K) {

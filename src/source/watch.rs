@@ -2,14 +2,14 @@
 //! publishes a new catalogue snapshot after each change. All decisions are in [`super::cluster`],
 //! applied on a thread of their own.
 //!
-//! SidecarSets are watched as untyped objects and decoded one by one, so a malformed one is
+//! SidecarSets are decoded one by one as the answer is read ([`Lenient`]), so a malformed one is
 //! reported and left out instead of failing the whole list or stalling the watch. Namespaces are
 //! watched metadata-only (labels are all injection needs). A lost connection keeps the last
 //! snapshot in service while the watchers reconnect with backoff.
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, ApiResource, DynamicObject};
+use kube::api::Api;
 use kube::core::PartialObjectMeta;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event, watcher};
@@ -17,8 +17,9 @@ use kube::{Client, Config};
 use tokio_util::sync::CancellationToken;
 
 use super::SharedCatalogue;
-use super::cluster::{ClusterState, Snapshot};
+use super::cluster::{ClusterState, Snapshot, WatchedSidecarSet, as_admitted};
 use crate::api::SidecarSet;
+use crate::k8s::lenient::Lenient;
 
 /// A client for `kubeconfig`, or, without one, the standard inference: `KUBECONFIG`,
 /// `~/.kube/config`, then the in-cluster service account.
@@ -46,36 +47,42 @@ pub async fn config(kubeconfig: Option<&std::path::Path>) -> Result<Config, Stri
 
 /// One event of either watch, on its way to the catalogue thread.
 enum Delivered {
-    SidecarSet(Event<DynamicObject>),
-    Namespace(Event<PartialObjectMeta<Namespace>>),
+    SidecarSet(Event<Lenient<SidecarSet>>),
+    // Boxed: a Namespace's metadata is 400 bytes, a SidecarSet event's a pointer.
+    Namespace(Box<Event<PartialObjectMeta<Namespace>>>),
 }
 
 /// Events waiting for the catalogue thread; the watch waits (and buffers nothing more) beyond.
 const QUEUE: usize = 1024;
 
 /// Another user of the SidecarSet watch (the SidecarSet controller's store): called with every
-/// event on the catalogue thread, before the catalogue applies it.
-pub type SidecarSetTap = Box<dyn FnMut(&Event<DynamicObject>) + Send>;
+/// event on the catalogue thread, before the catalogue applies it. The SidecarSets are the ones
+/// the catalogue holds ([`as_admitted`]), shared, not copies.
+pub type SidecarSetTap = Box<dyn FnMut(&Event<WatchedSidecarSet>) + Send>;
+
+/// `event` with `f` applied to its object, if it has one.
+fn map_event<A, B>(event: Event<A>, f: impl FnOnce(A) -> B) -> Event<B> {
+    match event {
+        Event::Init => Event::Init,
+        Event::InitApply(object) => Event::InitApply(f(object)),
+        Event::InitDone => Event::InitDone,
+        Event::Apply(object) => Event::Apply(f(object)),
+        Event::Delete(object) => Event::Delete(f(object)),
+    }
+}
 
 /// The one list and watch of every SidecarSet. Lists are served from the apiserver's watch
 /// cache (`resourceVersion=0`), as controllers list: a paged list from etcd took 72 s for
-/// 50,000 SidecarSets where the cache answers in seconds (docs/performance.md). Neither the
-/// catalogue nor the controller reads managedFields or the last-applied copy: they are dropped
-/// as each object arrives, so no store holds them.
+/// 50,000 SidecarSets where the cache answers in seconds (docs/performance.md). Each object is
+/// decoded as the answer is read, without the managedFields and last-applied copy that neither
+/// the catalogue nor the controller reads.
 fn sidecarset_watch(
     client: Client,
-) -> impl futures::Stream<Item = Result<Event<DynamicObject>, watcher::Error>> + Send {
-    let resource = ApiResource::erase::<SidecarSet>(&());
+) -> impl futures::Stream<Item = Result<Event<Lenient<SidecarSet>>, watcher::Error>> + Send {
     watcher(
-        Api::<DynamicObject>::all_with(client, &resource),
+        Api::<Lenient<SidecarSet>>::all(client),
         watcher::Config::default().any_semantic(),
     )
-    .modify(|object| {
-        object.metadata.managed_fields = None;
-        if let Some(annotations) = &mut object.metadata.annotations {
-            annotations.remove(crate::api::keys::LAST_APPLIED_CONFIGURATION);
-        }
-    })
     .default_backoff()
 }
 
@@ -83,15 +90,15 @@ fn sidecarset_watch(
 /// without the catalogue: `kruise-webhook controller`).
 pub fn spawn_sidecarsets(
     client: Client,
-    mut tap: impl FnMut(&Event<DynamicObject>) + Send + 'static,
+    mut tap: impl FnMut(&Event<WatchedSidecarSet>) + Send + 'static,
     shutdown: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
-    let (events, mut queue) = tokio::sync::mpsc::channel::<Event<DynamicObject>>(QUEUE);
+    let (events, mut queue) = tokio::sync::mpsc::channel::<Event<Lenient<SidecarSet>>>(QUEUE);
     let thread = std::thread::Builder::new()
         .name("sidecarset-watch".into())
         .spawn(move || {
             while let Some(event) = queue.blocking_recv() {
-                tap(&event);
+                tap(&map_event(event, as_admitted));
             }
         });
     if let Err(error) = thread {
@@ -159,7 +166,7 @@ pub fn spawn(
                     None => return,
                 },
                 event = namespaces.next() => match event {
-                    Some(Ok(event)) => Delivered::Namespace(event),
+                    Some(Ok(event)) => Delivered::Namespace(Box::new(event)),
                     Some(Err(error)) => {
                         tracing::warn!(%error, "Namespace watch failed; serving the last snapshot, retrying with backoff");
                         continue;
@@ -186,12 +193,13 @@ fn apply_events(
     let mut state = ClusterState::default();
     let mut apply = |state: &mut ClusterState, delivered| match delivered {
         Delivered::SidecarSet(event) => {
+            let event = map_event(event, as_admitted);
             if let Some(tap) = &mut tap {
                 tap(&event);
             }
             state.sidecarset_event(event)
         }
-        Delivered::Namespace(event) => state.namespace_event(event),
+        Delivered::Namespace(event) => state.namespace_event(*event),
     };
     while let Some(delivered) = queue.blocking_recv() {
         let mut due = apply(&mut state, delivered);

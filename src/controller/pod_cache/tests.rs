@@ -138,9 +138,13 @@ fn assert_same_decisions(full: &Pod, catalogue: &Catalogue) {
     };
     assert_eq!(step(full), step(&small));
     let sets = catalogue.sidecarsets();
+    let shared: Vec<_> = sets
+        .iter()
+        .map(|set| Arc::new(set.clone().into()))
+        .collect();
     assert_eq!(
-        sidecarset::sidecarsets_for_pod(full, sets),
-        sidecarset::sidecarsets_for_pod(&small, sets)
+        sidecarset::sidecarsets_for_pod(full, &shared),
+        sidecarset::sidecarsets_for_pod(&small, &shared)
     );
     let now = Time(jiff::Timestamp::UNIX_EPOCH);
     for set in sets {

@@ -2,7 +2,8 @@
 //!
 //! At 50,000 SidecarSets a second list and watch of the same objects doubles what the apiserver
 //! serves at start (a list of every set, every status write sent twice) and what the process
-//! holds. Here one watch serves both: the catalogue's thread hands each SidecarSet event to a
+//! holds. Here one watch serves both, and one copy of each SidecarSet ([`Shared`]: as the
+//! SidecarSet webhook would have stored it, [`crate::source::cluster::as_admitted`]): the catalogue's thread hands each SidecarSet event to a
 //! [`FeedWriter`] ([`crate::source::watch::SidecarSetTap`]), which decodes it as the controllers'
 //! guarded watches do ([`super::super::guarded_watch`]) into one store, and tells the controller
 //! of the terms that lead which sets changed ([`SidecarSetFeed::triggers`]).
@@ -14,13 +15,14 @@
 use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
-use kube::api::DynamicObject;
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher::Event;
 use tokio::sync::broadcast;
 
 use crate::api::SidecarSet;
 use crate::controller::guarded_watch::{DecodeGuard, UndecodableReporter};
+use crate::k8s::shared::Shared;
+use crate::source::cluster::WatchedSidecarSet;
 
 /// Changes a term's controller may lag behind before it reconciles every set again.
 const CHANGES_BUFFER: usize = 4096;
@@ -29,7 +31,7 @@ const CHANGES_BUFFER: usize = 4096;
 #[derive(Clone, Debug)]
 enum Change {
     /// A set was created or changed beyond its status.
-    Applied(Arc<SidecarSet>),
+    Applied(Arc<Shared<SidecarSet>>),
     /// A (re)list completed: any set may have changed.
     Relisted,
 }
@@ -37,7 +39,7 @@ enum Change {
 /// The reading side: the store and the changes, for the controller of each term.
 #[derive(Clone)]
 pub struct SidecarSetFeed {
-    store: Store<SidecarSet>,
+    store: Store<Shared<SidecarSet>>,
     changes: broadcast::Sender<Change>,
 }
 
@@ -51,8 +53,8 @@ impl std::fmt::Debug for SidecarSetFeed {
 
 /// The writing side, called with every SidecarSet watch event (off the async runtime).
 pub struct FeedWriter {
-    writer: Writer<SidecarSet>,
-    guard: DecodeGuard<SidecarSet>,
+    writer: Writer<Shared<SidecarSet>>,
+    guard: DecodeGuard<Shared<SidecarSet>>,
     reporter: UndecodableReporter,
     changes: broadcast::Sender<Change>,
     /// The runtime the reporter's events are sent on.
@@ -79,7 +81,7 @@ pub fn feed(reporter: UndecodableReporter) -> (SidecarSetFeed, FeedWriter) {
 
 impl FeedWriter {
     /// Applies one watch event to the store and tells the controllers what it changed.
-    pub fn apply(&mut self, event: &Event<DynamicObject>) {
+    pub fn apply(&mut self, event: &Event<WatchedSidecarSet>) {
         let store = self.writer.as_reader();
         let admitted = self.guard.admit(event.clone(), |key| store.get(key));
         if let Some(refused) = &admitted.newly_undecodable {
@@ -97,7 +99,7 @@ impl FeedWriter {
         self.writer.apply_watcher_event(&event);
         // No receiver (no term leads) is no error: a term reads the whole store when it starts.
         match event {
-            Event::Apply(set) if changed_beyond_status(before.as_deref(), &set) => {
+            Event::Apply(set) if changed_beyond_status(before.as_deref().map(|b| &**b), &set) => {
                 let stored = store.get(&ObjectRef::from_obj(&set));
                 let _ = self
                     .changes
@@ -119,14 +121,14 @@ pub fn changed_beyond_status(before: Option<&SidecarSet>, after: &SidecarSet) ->
 
 impl SidecarSetFeed {
     /// The SidecarSets as stored (those the types accept), current as the watch delivers them.
-    pub fn store(&self) -> Store<SidecarSet> {
+    pub fn store(&self) -> Store<Shared<SidecarSet>> {
         self.store.clone()
     }
 
     /// What a term's controller reconciles: every set held now, then each set that changes
     /// beyond its status; every set again after a relist, or when the controller fell more
     /// than [`CHANGES_BUFFER`] changes behind.
-    pub fn triggers(&self) -> impl Stream<Item = Arc<SidecarSet>> + Send + 'static {
+    pub fn triggers(&self) -> impl Stream<Item = Arc<Shared<SidecarSet>>> + Send + 'static {
         // Subscribed before the store is read: a change in between is seen twice, never missed.
         let changes = self.changes.subscribe();
         let store = self.store.clone();

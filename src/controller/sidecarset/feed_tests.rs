@@ -8,7 +8,7 @@ use serde_json::json;
 use super::*;
 use crate::metrics::Metrics;
 
-fn object(name: &str, version: &str, image: &str, observed: Option<i64>) -> DynamicObject {
+fn object(name: &str, version: &str, image: &str, observed: Option<i64>) -> WatchedSidecarSet {
     let mut object = json!({
         "apiVersion": "apps.kruise.io/v1alpha1",
         "kind": "SidecarSet",
@@ -21,7 +21,7 @@ fn object(name: &str, version: &str, image: &str, observed: Option<i64>) -> Dyna
     serde_json::from_value(object).unwrap()
 }
 
-fn undecodable(name: &str, version: &str) -> DynamicObject {
+fn undecodable(name: &str, version: &str) -> WatchedSidecarSet {
     serde_json::from_value(json!({
         "apiVersion": "apps.kruise.io/v1alpha1",
         "kind": "SidecarSet",
@@ -54,7 +54,7 @@ fn test_feed() -> (SidecarSetFeed, FeedWriter, Arc<Metrics>) {
     (feed, writer, metrics)
 }
 
-fn list(writer: &mut FeedWriter, objects: Vec<DynamicObject>) {
+fn list(writer: &mut FeedWriter, objects: Vec<WatchedSidecarSet>) {
     writer.apply(&Event::Init);
     for object in objects {
         writer.apply(&Event::InitApply(object));
@@ -64,7 +64,9 @@ fn list(writer: &mut FeedWriter, objects: Vec<DynamicObject>) {
 
 /// The names the trigger stream has delivered so far, without waiting for more, sorted (a
 /// store has no order).
-fn ready_names(triggers: &mut (impl Stream<Item = Arc<SidecarSet>> + Unpin)) -> Vec<String> {
+fn ready_names(
+    triggers: &mut (impl Stream<Item = Arc<Shared<SidecarSet>>> + Unpin),
+) -> Vec<String> {
     let mut names = Vec::new();
     while let Some(Some(set)) = triggers.next().now_or_never() {
         names.push(set.name_any());
@@ -157,9 +159,7 @@ async fn a_set_the_types_refuse_is_reported_and_left_out() {
 
 #[test]
 fn only_changes_beyond_the_status_count() {
-    let decode = |object: DynamicObject| -> SidecarSet {
-        serde_json::from_value(serde_json::to_value(object).unwrap()).unwrap()
-    };
+    let decode = |object: WatchedSidecarSet| object.into_result().unwrap().arc().as_ref().clone();
     let before = decode(object("a", "1", "v1", None));
     let status_written = decode(object("a", "2", "v1", Some(1)));
     let spec_changed = decode(object("a", "3", "v2", None));

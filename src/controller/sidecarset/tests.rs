@@ -1,10 +1,11 @@
 use super::*;
+use crate::k8s::shared::Shared;
 use crate::rollout::engine::tests::{images, two_priority_upgrade};
 use crate::rollout::engine::{between_batches, engine_base, engine_in_flight, engine_target};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::ObjectMeta;
 
-fn set(name: &str, match_labels: Option<&[(&str, &str)]>) -> Arc<SidecarSet> {
+fn set(name: &str, match_labels: Option<&[(&str, &str)]>) -> Arc<Shared<SidecarSet>> {
     let mut set = SidecarSet::new(name, Default::default());
     set.spec.selector = match_labels.map(|labels| LabelSelector {
         match_labels: Some(
@@ -15,7 +16,7 @@ fn set(name: &str, match_labels: Option<&[(&str, &str)]>) -> Arc<SidecarSet> {
         ),
         ..Default::default()
     });
-    Arc::new(set)
+    Arc::new(set.into())
 }
 
 #[test]
@@ -43,7 +44,7 @@ fn namespaces_of_old_apiservers_get_their_name_label() {
     assert_eq!(labels["shop"]["team"], "a");
     assert_eq!(labels["other"].len(), 1);
     // a SidecarSet pinned to `shop` by spec.namespace selects it, and only it
-    let mut pinned = (*set("mesh", Some(&[("app", "web")]))).clone();
+    let mut pinned = set("mesh", Some(&[("app", "web")])).arc().as_ref().clone();
     pinned.spec.namespace = Some("shop".into());
     let matches =
         |ns: &str| crate::inject::sidecar::namespace_matches(&pinned, ns, labels.get(ns)).unwrap();

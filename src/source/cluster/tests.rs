@@ -3,23 +3,26 @@ use crate::api::{SidecarSetBuilder, keys};
 use kube::core::ObjectMeta;
 use kube::core::PartialObjectMetaExt;
 
-fn sidecarset(name: &str, container: &str, app: &str) -> DynamicObject {
+/// A SidecarSet as the watch delivers it to the catalogue.
+fn sidecarset(name: &str, container: &str, app: &str) -> WatchedSidecarSet {
     let set = SidecarSetBuilder::new(name)
         .resource_version("1")
         .selector(&[("app", app)])
         .container(container, "busybox:1")
         .build();
-    serde_json::from_value(serde_json::to_value(set).unwrap()).unwrap()
+    as_admitted(serde_json::from_value(serde_json::to_value(set).unwrap()).unwrap())
 }
 
-fn malformed(name: &str) -> DynamicObject {
-    serde_json::from_value(serde_json::json!({
-        "apiVersion": "apps.kruise.io/v1alpha1",
-        "kind": "SidecarSet",
-        "metadata": {"name": name},
-        "spec": {"selector": {"matchLabels": {"app": "x"}}, "containers": "not-a-list"}
-    }))
-    .unwrap()
+fn malformed(name: &str) -> WatchedSidecarSet {
+    as_admitted(
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "apps.kruise.io/v1alpha1",
+            "kind": "SidecarSet",
+            "metadata": {"name": name},
+            "spec": {"selector": {"matchLabels": {"app": "x"}}, "containers": "not-a-list"}
+        }))
+        .unwrap(),
+    )
 }
 
 fn namespace(name: &str, labels: &[(&str, &str)]) -> PartialObjectMeta<Namespace> {
@@ -46,7 +49,10 @@ fn names(snapshot: &Snapshot) -> Vec<&str> {
 }
 
 /// Lists `sets` and `namespaces` as the initial sync of both watches.
-fn synced(sets: Vec<DynamicObject>, namespaces: Vec<PartialObjectMeta<Namespace>>) -> ClusterState {
+fn synced(
+    sets: Vec<WatchedSidecarSet>,
+    namespaces: Vec<PartialObjectMeta<Namespace>>,
+) -> ClusterState {
     let mut state = ClusterState::default();
     state.sidecarset_event(Event::Init);
     for set in sets {
@@ -210,4 +216,49 @@ fn namespace_only_changes_reuse_the_accepted_sidecarsets() {
         &first.catalogue.sidecarsets()[0],
         &second.catalogue.sidecarsets()[0]
     ));
+}
+
+/// `set` as the controller's status write leaves it: a new resourceVersion and a status.
+fn status_written(set: &WatchedSidecarSet, version: &str) -> WatchedSidecarSet {
+    let Lenient::Decoded(set) = set else {
+        panic!("a decoded SidecarSet")
+    };
+    let mut written = set.arc().as_ref().clone();
+    written.metadata.resource_version = Some(version.into());
+    written.status = Some(crate::api::SidecarSetStatus {
+        observed_generation: Some(1),
+        ..Default::default()
+    });
+    Lenient::Decoded(Box::new(written.into()))
+}
+
+#[test]
+fn status_writes_change_no_snapshot_until_enough_older_readings_are_held() {
+    let count = MIN_NEWER_READINGS + 10;
+    let sets: Vec<_> = (0..count)
+        .map(|i| sidecarset(&format!("s{i:04}"), &format!("c{i}"), &format!("app{i}")))
+        .collect();
+    let mut state = synced(sets.clone(), vec![]);
+    let first = state.snapshot().unwrap();
+    let mut written = Vec::new();
+    for (i, set) in sets.iter().enumerate().take(MIN_NEWER_READINGS) {
+        let newer = status_written(set, "2");
+        written.push(newer.clone());
+        let due = state.sidecarset_event(Event::Apply(newer));
+        assert_eq!(due, i + 1 == MIN_NEWER_READINGS, "write {i}");
+    }
+    let second = state.snapshot().unwrap();
+    assert!(!Arc::ptr_eq(&first.catalogue, &second.catalogue));
+    assert_eq!(names(&first), names(&second));
+    // The new snapshot holds the newest readings (the ones the controller's store shares), and
+    // nothing was judged again.
+    for (held, newer) in second.catalogue.sidecarsets().iter().zip(&written) {
+        let Lenient::Decoded(newer) = newer else {
+            unreachable!()
+        };
+        assert!(Arc::ptr_eq(held, newer.arc()));
+    }
+    assert!(second.newly_refused.is_empty());
+    // Once let go, the count starts again.
+    assert!(!state.sidecarset_event(Event::Apply(status_written(&sets[count - 1], "3"))));
 }
