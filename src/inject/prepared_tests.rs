@@ -1,14 +1,13 @@
 use super::*;
 use crate::api::SidecarSetBuilder;
-use crate::defaults::sidecarset::default_and_hash;
 
 fn set(name: &str) -> Arc<SidecarSet> {
-    let mut set = SidecarSetBuilder::new(name)
-        .selector(&[("app", name)])
-        .container("proxy", "proxy:v1")
-        .build();
-    default_and_hash(&mut set);
-    Arc::new(set)
+    Arc::new(
+        SidecarSetBuilder::new(name)
+            .selector(&[("app", name)])
+            .container("proxy", "proxy:v1")
+            .build(),
+    )
 }
 
 #[test]
