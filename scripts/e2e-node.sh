@@ -527,12 +527,14 @@ sts_recreated() {
 }
 sts_scale_in() {
   kubectl scale statefulsets.apps.kruise.io -n $STS_NS data keep --replicas=1 >/dev/null || return 1
+  # Ready counts can settle while keep-1 is still terminating on the kubelet: wait for it to go.
   until_true 120 bash -c "$(declare -f sts_ready pods_ready claim_gone); STS_NS=$STS_NS; sts_ready data 1 && sts_ready keep 1 \
-    && claim_gone data-data-1" || { kubectl get pods,pvc -n $STS_NS; return 1; }
+    && claim_gone data-data-1 && ! kubectl get pod -n $STS_NS keep-1 >/dev/null 2>&1" \
+    || { kubectl get pods,pvc -n $STS_NS; return 1; }
   # The kept claim is still there once its pod is long gone (the collector has had its chance).
   sleep 3
-  kubectl get pvc -n $STS_NS data-keep-1 >/dev/null && ! kubectl get pod -n $STS_NS keep-1 >/dev/null 2>&1 \
-    && kubectl get pvc -n $STS_NS data-data-0 >/dev/null
+  kubectl get pvc -n $STS_NS data-keep-1 >/dev/null && kubectl get pvc -n $STS_NS data-data-0 >/dev/null \
+    || { kubectl get pods,pvc -n $STS_NS; return 1; }
 }
 sts_deleted() {
   kubectl delete statefulsets.apps.kruise.io -n $STS_NS data keep --wait=false >/dev/null || return 1

@@ -2,7 +2,7 @@
 //!
 //! kube-runtime's reflector store keeps its own copy of every object it is given. A process that
 //! keeps the same objects in a second structure (the SidecarSet catalogue beside the SidecarSet
-//! controller's store) would hold each twice: at 50,000 SidecarSets, 200 MB more. A store of
+//! controller's store) would hold each twice: at 50,000 SidecarSets, 250 MB more. A store of
 //! [`Shared<K>`] holds a pointer to the one copy instead; cloning it clones the pointer.
 
 use std::borrow::Cow;
