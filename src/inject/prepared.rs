@@ -61,7 +61,8 @@ impl PreparedSidecarSets {
     }
 
     /// How many SidecarSets' work is done.
-    pub fn done(&self) -> usize {
+    #[cfg(test)]
+    fn done(&self) -> usize {
         self.sets
             .values()
             .filter(|(_, p)| p.get().is_some())

@@ -11,8 +11,6 @@
 //! most of a stored object's size: `metadata.managedFields` and the
 //! `kubectl.kubernetes.io/last-applied-configuration` annotation.
 
-use std::borrow::Cow;
-
 use kube::Resource;
 use kube::api::ObjectMeta;
 use serde::de::DeserializeOwned;
@@ -110,28 +108,7 @@ impl<'de, K: Resource + DeserializeOwned> Deserialize<'de> for Lenient<K> {
 }
 
 impl<K: Resource> Resource for Lenient<K> {
-    type DynamicType = K::DynamicType;
-    type Scope = K::Scope;
-
-    fn kind(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::kind(dt)
-    }
-
-    fn group(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::group(dt)
-    }
-
-    fn version(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::version(dt)
-    }
-
-    fn api_version(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::api_version(dt)
-    }
-
-    fn plural(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::plural(dt)
-    }
+    super::kind_of!(K);
 
     fn meta(&self) -> &ObjectMeta {
         match self {

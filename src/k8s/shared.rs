@@ -5,7 +5,6 @@
 //! controller's store) would hold each twice: at 50,000 SidecarSets, 250 MB more. A store of
 //! [`Shared<K>`] holds a pointer to the one copy instead; cloning it clones the pointer.
 
-use std::borrow::Cow;
 use std::ops::Deref;
 use std::sync::Arc;
 
@@ -57,28 +56,7 @@ impl<'de, K: Deserialize<'de>> Deserialize<'de> for Shared<K> {
 }
 
 impl<K: Resource + Clone> Resource for Shared<K> {
-    type DynamicType = K::DynamicType;
-    type Scope = K::Scope;
-
-    fn kind(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::kind(dt)
-    }
-
-    fn group(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::group(dt)
-    }
-
-    fn version(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::version(dt)
-    }
-
-    fn api_version(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::api_version(dt)
-    }
-
-    fn plural(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::plural(dt)
-    }
+    super::kind_of!(K);
 
     fn meta(&self) -> &ObjectMeta {
         self.0.meta()
