@@ -210,6 +210,14 @@ fn sidecarset_source(
             }
             // One list and watch of the SidecarSets for the catalogue and the controller.
             let mut controller_config = controller_config(args, process.metrics.clone());
+            let (describe, stalled) = (
+                controller_config.lease_health.clone(),
+                controller_config.lease_health.clone(),
+            );
+            process.readiness.report_on(
+                move || describe.describe(std::time::Instant::now()),
+                move || stalled.stalled(std::time::Instant::now()),
+            );
             let reporter = crate::controller::sidecarset_reporter(&client, &controller_config);
             let (feed, mut writer) = crate::controller::sidecarset::feed::feed(reporter);
             controller_config.sidecarset_feed = Some(feed);
@@ -219,6 +227,7 @@ fn sidecarset_source(
             let controllers = spawn_controller(
                 *config,
                 controller_config,
+                process.readiness.clone(),
                 process.terminating.child_token(),
             );
             (catalogue, Some(controllers))
@@ -469,16 +478,19 @@ fn embedded_files() -> Vec<(String, String)> {
 }
 
 /// The leader-elected controllers, beside the webhooks: every replica serves admission, the
-/// Lease holder also drives rollouts and barriers. A controller failure is logged; the webhooks
-/// keep serving.
+/// Lease holder also drives rollouts and barriers. A controller failure is logged and fails
+/// `/livez`: the webhooks keep serving until the kubelet restarts the process, which runs the
+/// controllers again.
 fn spawn_controller(
     kube_config: kube::Config,
     config: crate::controller::ControllerConfig,
+    readiness: Arc<Readiness>,
     shutdown: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         if let Err(error) = crate::controller::run(kube_config, config, shutdown).await {
             tracing::error!(%error, "controllers stopped");
+            readiness.set_controllers_stopped(error.to_string());
         }
     })
 }
@@ -531,16 +543,16 @@ pub async fn node_agent(args: NodeAgentArgs) -> Result<(), String> {
         .await
         .map_err(|e| format!("binding {}: {e}", args.admin_listen))?;
     let shutdown = CancellationToken::new();
-    let probes = Probes {
-        metrics: Arc::new({
+    let probes = Probes::new(
+        Arc::new({
             let health = health.clone();
             move || health.encode()
         }),
-        unmet_conditions: Arc::new({
+        Arc::new({
             let health = health.clone();
             move || health.unmet_conditions()
         }),
-    };
+    );
     let admin = tokio::spawn(crate::server::serve_http(
         listener,
         probe_router(probes),

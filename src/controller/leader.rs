@@ -6,10 +6,15 @@
 //! one; a leader that cannot renew within its renew deadline (shorter than the lease) steps down
 //! before others may take over.
 //!
+//! A replica that stepped down (its apiserver unreachable past the deadline, a conflict, a lost
+//! race) goes on asking every round, as client-go's elector goes back to acquiring: it leads again
+//! once the apiserver answers and nobody else took the Lease meanwhile, or follows the new holder.
+//!
 //! [`observe`] and [`decide`] are the whole policy; [`Elector`] only reads and writes the Lease, on
 //! its own thread and runtime with its own client ([`spawn`]), so nothing the controllers do can
-//! delay a renewal.
+//! delay a renewal. What it last did is in [`LeaseHealth`], for the admin port and the metrics.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -21,6 +26,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::k8s::retry::is_conflict;
+use crate::metrics::controllers::ControllerMetrics;
 
 /// Timings, client-go's defaults: 15 s lease, 10 s renew deadline, a round every 2 s.
 #[derive(Debug, Clone)]
@@ -172,6 +178,169 @@ pub fn leads(last_renewal: Option<Instant>, now: Instant, renew_deadline: Durati
     last_renewal.is_some_and(|at| now.saturating_duration_since(at) < renew_deadline)
 }
 
+/// The renewal that still counts at `now`: none once the renew deadline has passed. A replica
+/// past its deadline has stepped down, and its next round must ask the apiserver afresh with a
+/// whole round's time, not inherit a deadline that is already over.
+pub fn current_renewal(
+    last_renewal: Option<Instant>,
+    now: Instant,
+    renew_deadline: Duration,
+) -> Option<Instant> {
+    last_renewal.filter(|_| leads(last_renewal, now, renew_deadline))
+}
+
+/// When the round that starts at `started` must end: at the next round, or at the renew deadline
+/// of a current renewal if that comes first. Never before `started` for a current renewal.
+pub fn round_end(started: Instant, last_renewal: Option<Instant>, config: &LeaseConfig) -> Instant {
+    let next_round = started + config.renew_period;
+    match current_renewal(last_renewal, started, config.renew_deadline) {
+        Some(at) => next_round.min(at + config.renew_deadline),
+        None => next_round,
+    }
+}
+
+/// How one election round ended, as counted in `controller_lease_rounds_total{outcome}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoundOutcome {
+    /// This replica led and renewed.
+    Renewed,
+    /// This replica did not lead and now does.
+    Acquired,
+    /// Another replica holds the Lease (or won the race for it).
+    Followed,
+    /// The apiserver refused, failed or did not answer in time.
+    Failed,
+}
+
+impl RoundOutcome {
+    pub fn label(self) -> &'static str {
+        match self {
+            RoundOutcome::Renewed => "renewed",
+            RoundOutcome::Acquired => "acquired",
+            RoundOutcome::Followed => "followed",
+            RoundOutcome::Failed => "failed",
+        }
+    }
+}
+
+/// What the election last did, for `/readyz?verbose`, `/livez` and the metrics. Written by the
+/// election thread after every round, read by the admin port without waiting on the election.
+#[derive(Debug, Default)]
+pub struct LeaseHealth {
+    state: std::sync::Mutex<LeaseHealthState>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct LeaseHealthState {
+    started: Option<std::time::Instant>,
+    leading: bool,
+    last_renewal: Option<std::time::Instant>,
+    last_round: Option<std::time::Instant>,
+    holder: Option<String>,
+    last_error: Option<String>,
+}
+
+/// An election round older than this means the election itself has stopped (its thread is gone
+/// or blocked): rounds end every renew period, answered or not.
+pub const ELECTION_STALLED_AFTER: Duration = Duration::from_secs(60);
+
+impl LeaseHealth {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn update(&self, change: impl FnOnce(&mut LeaseHealthState)) {
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        change(&mut state);
+    }
+
+    fn read(&self) -> LeaseHealthState {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    fn started(&self, now: std::time::Instant) {
+        self.update(|s| s.started = Some(now));
+    }
+
+    fn round(
+        &self,
+        now: std::time::Instant,
+        leading: bool,
+        renewed: bool,
+        holder: Option<String>,
+        error: Option<String>,
+    ) {
+        self.update(|s| {
+            s.leading = leading;
+            s.last_round = Some(now);
+            if renewed {
+                s.last_renewal = Some(now);
+            }
+            if error.is_none() {
+                s.holder = holder;
+            }
+            s.last_error = error;
+        });
+    }
+
+    fn stepped_down(&self) {
+        self.update(|s| s.leading = false);
+    }
+
+    /// One line on the election for `/readyz?verbose`: whether this replica leads, how recent its
+    /// last renewal is, who holds the Lease otherwise, and the last round's failure.
+    pub fn describe(&self, now: std::time::Instant) -> String {
+        let state = self.read();
+        let ago = |at: std::time::Instant| {
+            format!(
+                "{:.1} s ago",
+                now.saturating_duration_since(at).as_secs_f64()
+            )
+        };
+        let Some(last_round) = state.last_round else {
+            return "lease: no election round yet".to_string();
+        };
+        let renewal = state.last_renewal.map_or_else(
+            || "never renewed".to_string(),
+            |at| format!("last renewal {}", ago(at)),
+        );
+        if state.leading {
+            return format!("lease: leading, {renewal}");
+        }
+        match (&state.last_error, &state.holder) {
+            (Some(error), _) => format!(
+                "lease: not leading, {renewal}; last round failed {}: {error}",
+                ago(last_round)
+            ),
+            (None, Some(holder)) => format!(
+                "lease: not leading, held by {holder} (seen {}); {renewal}",
+                ago(last_round)
+            ),
+            (None, None) => format!("lease: not leading, {renewal}"),
+        }
+    }
+
+    /// Why the election is not alive, for `/livez`: no round ended within
+    /// [`ELECTION_STALLED_AFTER`] (or none since the election started that long ago).
+    pub fn stalled(&self, now: std::time::Instant) -> Option<String> {
+        let state = self.read();
+        let since = state.last_round.or(state.started)?;
+        let idle = now.saturating_duration_since(since);
+        (idle > ELECTION_STALLED_AFTER).then(|| {
+            format!(
+                "leader election stalled: no round for {:.0} s",
+                idle.as_secs_f64()
+            )
+        })
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum LeaseError {
     #[error("lease {namespace}/{name}: {source}")]
@@ -193,6 +362,8 @@ pub struct Elector {
     api: Api<Lease>,
     config: LeaseConfig,
     observed: Option<Observed>,
+    health: Arc<LeaseHealth>,
+    metrics: Option<ControllerMetrics>,
 }
 
 impl Elector {
@@ -201,14 +372,39 @@ impl Elector {
             api: Api::namespaced(client, &config.namespace),
             config,
             observed: None,
+            health: Arc::new(LeaseHealth::new()),
+            metrics: None,
+        }
+    }
+
+    /// Reports every round to `health` and to `metrics`.
+    pub fn reporting(mut self, health: Arc<LeaseHealth>, metrics: ControllerMetrics) -> Self {
+        self.health = health;
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// Records one round: its outcome, and what the Lease looked like.
+    fn report(&self, outcome: RoundOutcome, leading: bool, error: Option<String>) {
+        let now = std::time::Instant::now();
+        let holder = self.observed.as_ref().and_then(|o| o.lease.holder.clone());
+        let renewed = matches!(outcome, RoundOutcome::Renewed | RoundOutcome::Acquired);
+        self.health.round(now, leading, renewed, holder, error);
+        if let Some(metrics) = &self.metrics {
+            metrics.observe_lease_round(outcome.label());
+            if renewed {
+                metrics.set_lease_renewed_now();
+            }
         }
     }
 
     /// Runs the election until `shutdown`, publishing leadership on `leading`, and releases the
     /// lease on the way out if held. Leadership goes false as soon as the renew deadline passes
-    /// without a renewal, even while a request to the apiserver hangs.
+    /// without a renewal, even while a request to the apiserver hangs; the rounds go on, so the
+    /// replica leads again once the apiserver answers and the Lease is still, or again, free for it.
     pub async fn run(mut self, leading: watch::Sender<bool>, shutdown: CancellationToken) {
         let mut last_renewal: Option<Instant> = None;
+        self.health.started(std::time::Instant::now());
         let publish = |is_leader: bool| {
             leading.send_if_modified(|current| {
                 let changed = *current != is_leader;
@@ -220,47 +416,63 @@ impl Elector {
             let started = Instant::now();
             let next_round = started + self.config.renew_period;
             // A round may take until the next one is due, or until the deadline, if sooner.
-            let round_ends = match last_renewal {
-                Some(at) => next_round.min(at + self.config.renew_deadline),
-                None => next_round,
-            };
+            let round_ends = round_end(started, last_renewal, &self.config);
             let round = tokio::select! {
                 () = shutdown.cancelled() => break,
                 round = tokio::time::timeout_at(round_ends, self.try_once()) => round,
             };
-            match round {
-                Ok(Ok(true)) => last_renewal = Some(Instant::now()),
-                Ok(Ok(false)) => last_renewal = None,
-                Ok(Err(error)) => tracing::warn!(%error, "lease round failed"),
-                Err(_) => tracing::warn!(
-                    error = %self.timed_out(round_ends - started),
-                    "lease round failed"
+            let was_leading = *leading.borrow();
+            let (outcome, error) = match round {
+                Ok(Ok(true)) => {
+                    last_renewal = Some(Instant::now());
+                    let outcome = if was_leading {
+                        RoundOutcome::Renewed
+                    } else {
+                        RoundOutcome::Acquired
+                    };
+                    (outcome, None)
+                }
+                Ok(Ok(false)) => {
+                    last_renewal = None;
+                    (RoundOutcome::Followed, None)
+                }
+                Ok(Err(error)) => (RoundOutcome::Failed, Some(error)),
+                Err(_) => (
+                    RoundOutcome::Failed,
+                    Some(self.timed_out(round_ends - started)),
                 ),
+            };
+            if let Some(error) = &error {
+                tracing::warn!(%error, "lease round failed");
             }
-            publish(leads(
-                last_renewal,
-                Instant::now(),
-                self.config.renew_deadline,
-            ));
+            let now = Instant::now();
+            last_renewal = current_renewal(last_renewal, now, self.config.renew_deadline);
+            let is_leader = last_renewal.is_some();
+            publish(is_leader);
+            self.report(outcome, is_leader, error.map(|e| e.to_string()));
             // Wait for the next round; a leader that reaches its deadline meanwhile steps down at
             // once.
             loop {
                 let wake = match last_renewal {
-                    Some(at) if *leading.borrow() => {
-                        next_round.min(at + self.config.renew_deadline)
-                    }
-                    _ => next_round,
+                    Some(at) => next_round.min(at + self.config.renew_deadline),
+                    None => next_round,
                 };
                 tokio::select! {
                     () = shutdown.cancelled() => break,
                     () = tokio::time::sleep_until(wake) => {}
                 }
-                publish(leads(
-                    last_renewal,
-                    Instant::now(),
-                    self.config.renew_deadline,
-                ));
-                if Instant::now() >= next_round {
+                let now = Instant::now();
+                last_renewal = current_renewal(last_renewal, now, self.config.renew_deadline);
+                if last_renewal.is_none() && *leading.borrow() {
+                    tracing::warn!(
+                        identity = self.config.identity,
+                        deadline = ?self.config.renew_deadline,
+                        "no renewal within the renew deadline: stepping down, still trying to renew"
+                    );
+                    self.health.stepped_down();
+                }
+                publish(last_renewal.is_some());
+                if now >= next_round {
                     break;
                 }
             }
@@ -404,6 +616,8 @@ impl ElectionThread {
 pub fn spawn(
     client: impl FnOnce() -> Result<kube::Client, String> + Send + 'static,
     config: LeaseConfig,
+    health: Arc<LeaseHealth>,
+    metrics: ControllerMetrics,
 ) -> std::io::Result<ElectionThread> {
     let (leading_tx, leading) = watch::channel(false);
     let stop = CancellationToken::new();
@@ -419,6 +633,7 @@ pub fn spawn(
                 match client() {
                     Ok(client) => {
                         Elector::new(client, config)
+                            .reporting(health, metrics)
                             .run(leading_tx, stop_thread)
                             .await
                     }
@@ -574,6 +789,82 @@ mod tests {
         let config = LeaseConfig::new("l", "ns", "me");
         assert!(config.renew_deadline < config.lease_duration);
         assert!(config.renew_period < config.renew_deadline);
+    }
+
+    /// The defect of an elector that never led again: once the deadline had passed, every later
+    /// round was given a deadline already over and timed out without asking the apiserver.
+    #[test]
+    fn a_round_after_a_missed_deadline_gets_a_whole_round() {
+        let config = LeaseConfig::new("l", "ns", "me");
+        let renewed = Instant::now();
+        for late in [10, 11, 30, 3600] {
+            let started = renewed + Duration::from_secs(late);
+            assert_eq!(
+                current_renewal(Some(renewed), started, config.renew_deadline),
+                None
+            );
+            assert_eq!(
+                round_end(started, Some(renewed), &config),
+                started + config.renew_period,
+                "{late} s after the renewal"
+            );
+        }
+        // Within the deadline a round ends at the deadline if that comes first.
+        let started = renewed + Duration::from_secs(9);
+        assert_eq!(
+            round_end(started, Some(renewed), &config),
+            renewed + config.renew_deadline
+        );
+        let started = renewed + Duration::from_secs(1);
+        assert_eq!(
+            round_end(started, Some(renewed), &config),
+            started + config.renew_period
+        );
+        assert_eq!(
+            round_end(started, None, &config),
+            started + config.renew_period
+        );
+    }
+
+    #[test]
+    fn health_says_who_leads_and_how_recent_the_renewal_is() {
+        let health = LeaseHealth::new();
+        let t0 = std::time::Instant::now();
+        assert_eq!(health.describe(t0), "lease: no election round yet");
+        assert_eq!(health.stalled(t0), None);
+        health.started(t0);
+        health.round(t0, true, true, Some("me".into()), None);
+        assert_eq!(
+            health.describe(t0 + Duration::from_millis(1500)),
+            "lease: leading, last renewal 1.5 s ago"
+        );
+        health.round(
+            t0 + Duration::from_secs(12),
+            false,
+            false,
+            None,
+            Some("no answer".into()),
+        );
+        assert_eq!(
+            health.describe(t0 + Duration::from_secs(12)),
+            "lease: not leading, last renewal 12.0 s ago; last round failed 0.0 s ago: no answer"
+        );
+        health.round(
+            t0 + Duration::from_secs(14),
+            false,
+            false,
+            Some("other".into()),
+            None,
+        );
+        assert_eq!(
+            health.describe(t0 + Duration::from_secs(14)),
+            "lease: not leading, held by other (seen 0.0 s ago); last renewal 14.0 s ago"
+        );
+        assert_eq!(health.stalled(t0 + Duration::from_secs(70)), None);
+        assert_eq!(
+            health.stalled(t0 + Duration::from_secs(80)).as_deref(),
+            Some("leader election stalled: no round for 66 s")
+        );
     }
 
     #[test]

@@ -70,6 +70,8 @@ pub struct ControllerConfig {
     /// The SidecarSets as the catalogue's watch delivers them (`serve`); without, the SidecarSet
     /// controller lists and watches them itself.
     pub sidecarset_feed: Option<SidecarSetFeed>,
+    /// What the election last did (the serving process's admin port reads it).
+    pub lease_health: Arc<leader::LeaseHealth>,
 }
 
 impl ControllerConfig {
@@ -85,6 +87,7 @@ impl ControllerConfig {
             limits: ApiLimits::default(),
             metrics: Arc::new(Metrics::new()),
             sidecarset_feed: None,
+            lease_health: Arc::new(leader::LeaseHealth::new()),
         }
     }
 }
@@ -107,10 +110,13 @@ pub async fn run(
     config: ControllerConfig,
     shutdown: CancellationToken,
 ) -> Result<(), ControllerError> {
+    let kube_config = with_user_agent(kube_config, &config.lease.identity);
     let lease_client_config = kube_config.clone();
     let election = leader::spawn(
         move || kube::Client::try_from(lease_client_config).map_err(|e| e.to_string()),
         config.lease.clone(),
+        config.lease_health.clone(),
+        config.metrics.controllers.clone(),
     )?;
     let mut config = config;
     if config.sidecarsets && config.sidecarset_feed.is_none() {
@@ -176,6 +182,20 @@ pub async fn run(
     // The controllers are stopped; the election releases the lease on its way out.
     election.stop().await;
     outcome
+}
+
+/// `kube_config` whose requests name this replica in their `User-Agent`
+/// (`kruise-webhook/<version> (<identity>)`), so the apiserver's audit log tells which replica
+/// wrote what: one writer at a time can be checked there.
+fn with_user_agent(mut kube_config: kube::Config, identity: &str) -> kube::Config {
+    let agent = format!("kruise-webhook/{} ({identity})", env!("CARGO_PKG_VERSION"));
+    match axum::http::HeaderValue::from_str(&agent) {
+        Ok(value) => kube_config
+            .headers
+            .push((axum::http::header::USER_AGENT, value)),
+        Err(error) => tracing::warn!(%error, identity, "identity unfit for a User-Agent header"),
+    }
+    kube_config
 }
 
 /// Reports the SidecarSets the types refuse for the SidecarSet feed: as the controller's

@@ -5,6 +5,7 @@
 //! Registered into a process's registry by [`ControllerMetrics::register`]; the serving process
 //! and `controller` share [`super::Metrics`]'s registry, the node agent has its own.
 
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -43,7 +44,15 @@ pub struct ControllerMetrics {
     reconciles_in_flight: Family<ControllerLabels, Gauge>,
     expectation_timeouts: Family<ControllerLabels, Counter>,
     leading: Gauge,
+    lease_rounds: Family<OutcomeLabels, Counter>,
+    lease_renewed: Gauge<f64, AtomicU64>,
     api_wait: Histogram,
+}
+
+/// How a leader-election round ended (`renewed`, `acquired`, `followed`, `failed`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    outcome: &'static str,
 }
 
 impl Default for ControllerMetrics {
@@ -55,6 +64,8 @@ impl Default for ControllerMetrics {
             reconciles_in_flight: Family::default(),
             expectation_timeouts: Family::default(),
             leading: Gauge::default(),
+            lease_rounds: Family::default(),
+            lease_renewed: Gauge::default(),
             api_wait: Histogram::new(WAIT_BUCKETS),
         }
     }
@@ -94,6 +105,17 @@ impl ControllerMetrics {
             "controller_leading",
             "1 while this replica holds the Lease and runs the controllers",
             metrics.leading.clone(),
+        );
+        registry.register(
+            "controller_lease_rounds",
+            "Leader-election rounds, by outcome: renewed, acquired, followed (another replica holds the Lease), failed (refused or no answer within the round)",
+            metrics.lease_rounds.clone(),
+        );
+        registry.register_with_unit(
+            "controller_lease_last_renewal_timestamp",
+            "When this replica last renewed or acquired the Lease, in seconds since the epoch (0: never)",
+            Unit::Seconds,
+            metrics.lease_renewed.clone(),
         );
         registry.register_with_unit(
             "controller_api_wait",
@@ -136,6 +158,21 @@ impl ControllerMetrics {
 
     pub fn set_leading(&self, leading: bool) {
         self.leading.set(i64::from(leading));
+    }
+
+    /// Counts one leader-election round by how it ended.
+    pub fn observe_lease_round(&self, outcome: &'static str) {
+        self.lease_rounds
+            .get_or_create(&OutcomeLabels { outcome })
+            .inc();
+    }
+
+    /// Records that this replica renewed (or acquired) the Lease now.
+    pub fn set_lease_renewed_now(&self) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        self.lease_renewed.set(now);
     }
 
     /// Records how long one request waited for the shared budget.
