@@ -32,6 +32,8 @@
 #   progress   progressDeadlineSeconds 5 on pods the kubelet leaves alone: Progressing True
 #              CloneSetUpdated, then False ProgressDeadlineExceeded; once they run, CloneSetAvailable
 #              and updatedAvailableReplicas 2; without the deadline the condition goes.
+#   fresh      created with progressDeadlineSeconds 600 and 6 replicas: CloneSetAvailable once the
+#              pods run, with minReadySeconds 0 and 3.
 # The pods carry the KRUISE_CONTAINER_BARRIER env the pod webhook would add (no webhook runs here).
 # E2E_CLONESET_LOGS=DIR keeps the controllers' logs and the recorded watches.
 set -euo pipefail
@@ -496,3 +498,36 @@ available() {
 until_kubelet 30 "progress: pods running: Progressing True CloneSetAvailable, updatedAvailableReplicas 2" available
 kubectl patch cloneset -n "$NS" prog --type=merge -p '{"spec": {"progressDeadlineSeconds": null}}' >/dev/null
 wait_for 10 "progress: progressDeadlineSeconds removed: no Progressing condition" progressing_is ""
+
+# --- fresh: the Progressing condition of a CloneSet created with a deadline ------------------
+# Created, its pods started: CloneSetAvailable once every pod is updated and available, with and
+# without minReadySeconds (then only once the pods have been Ready that long).
+fresh() { # NAME MIN_READY_SECONDS
+  kubectl apply -n "$NS" -f - >/dev/null <<EOT
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata: {name: $1}
+spec:
+  replicas: 6
+  progressDeadlineSeconds: 600
+  minReadySeconds: $2
+  selector: {matchLabels: {app: $1}}
+  template:
+    metadata: {labels: {app: $1}}
+    spec:
+      containers: [{name: main, image: example.com/$1:v1}]
+EOT
+}
+fresh fresh 0
+fresh fresh-min 3
+fresh_available() { # NAME: prints what it sees
+  local seen
+  seen=$(cloneset "$1" | jq -r '([.status.conditions[]? | select(.type == "Progressing") | "\(.status) \(.reason)"][0] // "")
+    + " " + ([.status.updatedAvailableReplicas, .status.availableReplicas] | tostring)')
+  echo "     $1: $seen"
+  [ "$seen" = 'True CloneSetAvailable [6,6]' ]
+}
+until_kubelet 60 "fresh: created with progressDeadlineSeconds 600, 6 pods running: Progressing True CloneSetAvailable" \
+  bash -c "$(declare -f cloneset fresh_available); NS=$NS; fresh_available fresh"
+until_kubelet 60 "fresh: the same with minReadySeconds 3: CloneSetAvailable once the pods have been Ready 3 s" \
+  bash -c "$(declare -f cloneset fresh_available); NS=$NS; fresh_available fresh-min"

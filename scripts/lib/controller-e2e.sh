@@ -60,11 +60,12 @@ check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; f
 # grace period 0); a pod not yet bound is bound to the node its node-name affinity names (a
 # DaemonSet's pod), else to node-1; a pod whose status differs from what a kubelet would report
 # gets that status (Running; Ready = every readiness gate condition True; imageIDs follow the
-# images and an image change raises restartCount and the containerID). One jq over the list:
+# images and an image change raises restartCount and the containerID; each condition's
+# lastTransitionTime moves when its status does, so minReadySeconds counts). One jq over the list:
 # unchanged pods cost nothing. Pods labelled e2e.kruise.io/kubelet=off are left alone.
 kubelet_pass() {
   local name action node patch
-  kubectl get pods -n "$NS" -o json | jq -r '
+  kubectl get pods -n "$NS" -o json | jq -r --arg now "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '
     .items[] | select(.metadata.labels["e2e.kruise.io/kubelet"] != "off")
     | if .metadata.deletionTimestamp != null then [.metadata.name, "delete", "", ""] | @tsv else
       ([.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[]?
@@ -79,8 +80,10 @@ kubelet_pass() {
     | [(.spec.readinessGates // [])[] | .conditionType] as $gates
     | (.status.conditions // []) as $conds
     | (if all($gates[]; . as $g | any($conds[]; .type == $g and .status == "True")) then "True" else "False" end) as $ready
-    | [{type: "PodScheduled", status: "True"}, {type: "Initialized", status: "True"},
-       {type: "ContainersReady", status: "True"}, {type: "Ready", status: $ready}] as $want
+    | def since($t; $s): ([$conds[] | select(.type == $t and .status == $s) | .lastTransitionTime][0] // $now);
+      ([{type: "PodScheduled", status: "True"}, {type: "Initialized", status: "True"},
+        {type: "ContainersReady", status: "True"}, {type: "Ready", status: $ready}]
+       | map(. + {lastTransitionTime: since(.type; .status)})) as $want
     | def brief: map({name, image, imageID, ready, restartCount}) | sort_by(.name);
       def kinds: map(select(.type | IN("PodScheduled", "Initialized", "ContainersReady", "Ready")) | {type, status}) | sort_by(.type);
     ((.spec.nodeName // "") == "") as $unbound
