@@ -614,6 +614,7 @@ async fn routed(path: &str) -> bool {
         catalogue: kruise_webhook::source::shared(Default::default()),
         metrics: std::sync::Arc::new(kruise_webhook::metrics::Metrics::new()),
         sort_sidecars_by_name: false,
+        deletion_reads: None,
     };
     let request = axum::http::Request::post(path)
         .header("content-type", "application/json")
