@@ -466,6 +466,7 @@ async fn spawn_external_bundle_check(
                 CheckedConfigurations {
                     mutating: args.configurations.mutating.clone(),
                     validating: args.configurations.validating.clone(),
+                    crds: args.configurations.crds.clone(),
                 },
                 certificate.clone(),
                 metrics.clone(),
