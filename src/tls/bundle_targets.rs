@@ -19,37 +19,30 @@ pub trait WebhookEntries {
     fn retain_entries(&mut self, keep: &mut dyn FnMut(&str, &WebhookClientConfig) -> bool);
 }
 
-impl WebhookEntries for MutatingWebhookConfiguration {
-    fn client_configs(&mut self) -> Vec<&mut WebhookClientConfig> {
-        self.webhooks
-            .iter_mut()
-            .flatten()
-            .map(|webhook| &mut webhook.client_config)
-            .collect()
-    }
+/// The two configuration kinds hold their entries alike (`webhooks`, each with `name` and
+/// `client_config`).
+macro_rules! webhook_entries {
+    ($kind:ty) => {
+        impl WebhookEntries for $kind {
+            fn client_configs(&mut self) -> Vec<&mut WebhookClientConfig> {
+                self.webhooks
+                    .iter_mut()
+                    .flatten()
+                    .map(|webhook| &mut webhook.client_config)
+                    .collect()
+            }
 
-    fn retain_entries(&mut self, keep: &mut dyn FnMut(&str, &WebhookClientConfig) -> bool) {
-        if let Some(webhooks) = &mut self.webhooks {
-            webhooks.retain(|webhook| keep(&webhook.name, &webhook.client_config));
+            fn retain_entries(&mut self, keep: &mut dyn FnMut(&str, &WebhookClientConfig) -> bool) {
+                if let Some(webhooks) = &mut self.webhooks {
+                    webhooks.retain(|webhook| keep(&webhook.name, &webhook.client_config));
+                }
+            }
         }
-    }
+    };
 }
 
-impl WebhookEntries for ValidatingWebhookConfiguration {
-    fn client_configs(&mut self) -> Vec<&mut WebhookClientConfig> {
-        self.webhooks
-            .iter_mut()
-            .flatten()
-            .map(|webhook| &mut webhook.client_config)
-            .collect()
-    }
-
-    fn retain_entries(&mut self, keep: &mut dyn FnMut(&str, &WebhookClientConfig) -> bool) {
-        if let Some(webhooks) = &mut self.webhooks {
-            webhooks.retain(|webhook| keep(&webhook.name, &webhook.client_config));
-        }
-    }
-}
+webhook_entries!(MutatingWebhookConfiguration);
+webhook_entries!(ValidatingWebhookConfiguration);
 
 /// Sets `bundle` as the `caBundle` of every webhook of one configuration. Returns whether
 /// anything changed.
