@@ -43,18 +43,8 @@ echo "etcd up (pid $(cat $RUN/etcd.pid)) on 127.0.0.1:$ETCD_PORT"
 
 # --- kube-apiserver ---
 P=$K/pki
-# Audit: every request of the ServiceAccounts of kruise-system (the webhook, its certificate job and the node
-# agent), its verb, resource and answer code, so an e2e run can prove that none of them was refused
-# (scripts/lib/identity.sh). Nothing else is recorded.
-cat > $RUN/audit-policy.yaml <<'EOT'
-apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: [RequestReceived]
-rules:
-  - level: Metadata
-    userGroups: ["system:serviceaccounts:kruise-system"]
-  - level: None
-EOT
+# Every request of kruise-system's ServiceAccounts goes to $K/logs/audit.log (scripts/lib/identity.sh reads it).
+AUDIT_POLICY=$(cd "$(dirname "$0")/../lib" && pwd)/audit-policy.yaml
 nohup $BIN/kube-apiserver \
   --etcd-servers=http://127.0.0.1:$ETCD_PORT \
   --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
@@ -74,7 +64,7 @@ nohup $BIN/kube-apiserver \
   --allow-privileged=true \
   --profiling=false \
   --endpoint-reconciler-type=none \
-  --audit-policy-file=$RUN/audit-policy.yaml --audit-log-path=$K/logs/audit.log \
+  --audit-policy-file="$AUDIT_POLICY" --audit-log-path=$K/logs/audit.log \
   --v=1 \
   > $K/logs/kube-apiserver.log 2>&1 &
 echo $! > $RUN/kube-apiserver.pid

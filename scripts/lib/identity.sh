@@ -6,12 +6,6 @@
 #
 # Needs KUBECONFIG (admin) and the repository as the working directory.
 
-# The ServiceAccount users of deploy/: the webhook (serve, controller), the certificate job and the
-# node agent.
-IDENTITY_WEBHOOK=system:serviceaccount:kruise-system:kruise-webhook
-IDENTITY_CERTS=system:serviceaccount:kruise-system:kruise-webhook-certs
-IDENTITY_NODE_AGENT=system:serviceaccount:kruise-system:kruise-node-agent
-
 # identity_apply FILE...: the namespace of deploy/ and the given RBAC files, as they are.
 identity_apply() {
   local file args=(-f deploy/namespace.yaml)
