@@ -52,7 +52,7 @@ e2e_begin e2e-cloneset 18443 18379 18380 "${E2E_CLONESET_LOGS:-}"
 # start_controller IDENTITY: a controller process for the namespace (its log: $tmp/ctl-N.log).
 start_controller() {
   ctl_runs=$((ctl_runs + 1))
-  RUST_LOG=${E2E_CLONESET_RUST_LOG:-info} "$BIN" controller --namespace "$NS" --identity "$1" --no-sidecarsets --no-barriers \
+  RUST_LOG=${E2E_CLONESET_RUST_LOG:-info} KUBECONFIG=$CTL_KUBECONFIG "$BIN" controller --namespace "$NS" --identity "$1" --no-sidecarsets --no-barriers \
     > "$tmp/ctl-$ctl_runs.log" 2>&1 &
   ctl_pid=$!
 }
@@ -87,7 +87,7 @@ JQ_COND='def cond($t): ([.status.conditions[]? | select(.type == $t) | .status][
 # --- setup ------------------------------------------------------------------------------------
 kubectl apply -f deploy/crds/clonesets.apps.kruise.io.yaml >/dev/null
 kubectl wait --for condition=established crd/clonesets.apps.kruise.io --timeout=30s >/dev/null
-kubectl create namespace "$NS" >/dev/null
+e2e_namespace
 start_controller e2e-cloneset-a
 
 # --- scale: 0 → 3 → 5 → 2 with kubectl scale -------------------------------------------------

@@ -24,6 +24,9 @@
 # E2E_UNDECODABLE_ONLY=1 stops after this part.
 # Everything it creates lives in namespace e2e-controller-<pid> plus the SidecarSets e2e-mesh,
 # e2e-undecodable and e2e-decodable; all are deleted at the end.
+# Every serve and controller process runs as deploy/'s ServiceAccount kruise-system/kruise-webhook
+# with the RBAC of deploy/rbac.yaml (its Lease Role bound in the test's namespace); at the end, any
+# request of theirs the apiserver refused fails the run (scripts/lib/identity.sh).
 set -euo pipefail
 # The webhook binaries started here stop at once: no endpoints drain them (see --shutdown-delay).
 export KRUISE_WEBHOOK_SHUTDOWN_DELAY=${KRUISE_WEBHOOK_SHUTDOWN_DELAY:-0}
@@ -256,6 +259,13 @@ kubectl wait --for condition=established crd/sidecarsets.apps.kruise.io --timeou
 kubectl create namespace "$NS" >/dev/null
 # Older apiservers do not label namespaces with their name; select on a label of our own.
 kubectl label namespace "$NS" "e2e.kruise.io/run=$NS" >/dev/null
+# shellcheck source=scripts/lib/identity.sh
+. scripts/lib/identity.sh
+identity_mark=$(identity_mark)
+identity_apply deploy/rbac.yaml
+identity_lease_role "$NS"
+SA_KUBECONFIG=$tmp/kruise-webhook.kubeconfig
+identity_kubeconfig kruise-webhook "$SA_KUBECONFIG"
 
 # --- a stored SidecarSet the types refuse -----------------------------------------------------
 serve_webhook_port=${E2E_CONTROLLER_WEBHOOK_PORT:-19444}
@@ -303,7 +313,7 @@ undecodable_yaml e2e-in-range 2147483647 | kubectl create --dry-run=server -f - 
   || fail "the SidecarSet stored before is gone or changed"
 # The serving process with its controllers, no webhook registered; its Lease lives in $NS.
 KRUISE_WEBHOOK_LOG=info,kruise_webhook::controller::guarded_watch=debug,kruise_webhook::controller::events=debug \
-  "$BIN" serve --kubeconfig "$KUBECONFIG" --cert-dir "$tmp/certs" --log-format json \
+  "$BIN" serve --kubeconfig "$SA_KUBECONFIG" --cert-dir "$tmp/certs" --log-format json \
   --service-namespace "$NS" \
   --listen "127.0.0.1:$serve_webhook_port" --admin-listen "127.0.0.1:$serve_admin_port" \
   > "$tmp/serve.log" 2>&1 &
@@ -369,7 +379,7 @@ kill "$pid_serve"; wait "$pid_serve" 2>/dev/null || true; pid_serve=""
 for i in $(seq 1 10); do
   printf '{"apiVersion":"apps.kruise.io/v1alpha1","kind":"SidecarSet","metadata":{"name":"e2e-slow-%s","labels":{"e2e.kruise.io/slow":"1"}},"spec":{"selector":{"matchLabels":{"app":"e2e-slow-%s"}},"updateStrategy":{"type":"NotUpdate"},"containers":[{"name":"slow","image":"example.com/slow:v1","podInjectPolicy":"BeforeAppContainer","shareVolumePolicy":{"type":"disabled"},"upgradeStrategy":{"upgradeType":"ColdUpgrade"}}]}}\n' "$i" "$i"
 done | kubectl create -f - >/dev/null
-"$BIN" serve --kubeconfig "$KUBECONFIG" --cert-dir "$tmp/certs" --log-format json \
+"$BIN" serve --kubeconfig "$SA_KUBECONFIG" --cert-dir "$tmp/certs" --log-format json \
   --service-namespace "$NS" --kube-api-qps 1 --kube-api-burst 1 \
   --listen "127.0.0.1:$serve_webhook_port" --admin-listen "127.0.0.1:$serve_admin_port" \
   > "$tmp/serve-slow.log" 2>&1 &
@@ -413,10 +423,10 @@ kubelet_status web-0 ""
 for pod in "${PODS[@]:1}"; do kubelet_status "$pod" "*"; done
 
 # --- leader election --------------------------------------------------------------------------
-RUST_LOG=info "$BIN" controller --namespace "$NS" --identity ctl-a > "$tmp/a.log" 2>&1 &
+RUST_LOG=info KUBECONFIG=$SA_KUBECONFIG "$BIN" controller --namespace "$NS" --identity ctl-a > "$tmp/a.log" 2>&1 &
 pid_a=$!
 wait_for 30 "controller a takes the Lease" sh -c "[ \"\$(kubectl get lease -n $NS kruise-webhook-controller -o jsonpath='{.spec.holderIdentity}')\" = ctl-a ]"
-RUST_LOG=info "$BIN" controller --namespace "$NS" --identity ctl-b > "$tmp/b.log" 2>&1 &
+RUST_LOG=info KUBECONFIG=$SA_KUBECONFIG "$BIN" controller --namespace "$NS" --identity ctl-b > "$tmp/b.log" 2>&1 &
 pid_b=$!
 
 # --- barrier ----------------------------------------------------------------------------------
@@ -466,7 +476,7 @@ while [ $SECONDS -lt $deadline ]; do
     sleep 0.5
     read -r _ _ gap_specs _ killed_pod <<<"$(observe "$hash_v2" v2)"
     [ "$killed_pod" = - ] || killed_batches=$(batches_of "${killed_pod%%,*}")
-    RUST_LOG=info "$BIN" controller --namespace "$NS" --identity ctl-c > "$tmp/c.log" 2>&1 &
+    RUST_LOG=info KUBECONFIG=$SA_KUBECONFIG "$BIN" controller --namespace "$NS" --identity ctl-c > "$tmp/c.log" 2>&1 &
     pid_c=$!
   elif [ "$killed" != 0 ] && [ -z "$takeover_ms" ]; then
     # Until c holds the Lease nobody may write a pod (the kubelet only writes status). The holder
@@ -548,6 +558,13 @@ components=$(kubectl get events -n "$NS" -o json | jq -c '[.items[] | select(.re
   && pass "they come from Kruise's component sidecarset-controller" \
   || fail "SidecarSetUpgrade events reported by $components, not sidecarset-controller"
 
+for p in $pid_a $pid_b $pid_c $pid_serve; do kill "$p" 2>/dev/null || true; done
+wait 2>/dev/null || true
+if identity_refusals "$identity_mark" "$tmp"/serve*.log "$tmp"/[abc].log -- "$NS"; then
+  pass "no request of kruise-system/kruise-webhook refused (audit log, process logs, Warning events)"
+else
+  fail "requests of kruise-system/kruise-webhook refused"
+fi
 if [ "$failures" -gt 0 ]; then
   for c in serve a b c; do echo "--- controller $c log (tail)"; tail -25 "$tmp/$c.log" 2>/dev/null || true; done
   echo "e2e-controller: $failures check(s) failed"; exit 1

@@ -60,7 +60,7 @@ export NS RUN
 # --- setup ------------------------------------------------------------------------------------
 kubectl apply -f deploy/crds/daemonsets.apps.kruise.io.yaml >/dev/null
 kubectl wait --for condition=established crd/daemonsets.apps.kruise.io --timeout=30s >/dev/null
-kubectl create namespace "$NS" >/dev/null
+e2e_namespace
 node() { # NAME LABELS(json) SPEC(json)
   jq -nc --arg n "$RUN-$1" --arg run "$RUN" --argjson l "$2" --argjson s "$3" \
     '{apiVersion: "v1", kind: "Node", metadata: {name: $n, labels: ($l + {"e2e-ads-run": $run})}, spec: $s}' \
@@ -74,7 +74,7 @@ node n2 "{\"role\": \"$RUN\", \"zone\": \"b\"}" '{"taints": [{"key": "dedicated"
 node n3 '{"zone": "a"}' '{}'
 node n4 "{\"role\": \"$RUN\", \"zone\": \"a\"}" '{"unschedulable": true, "taints": [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]}'
 node n5 "{\"role\": \"$RUN\", \"zone\": \"c\"}" '{"taints": [{"key": "e2e/evict", "value": "now", "effect": "NoExecute"}]}'
-KRUISE_WEBHOOK_LOG=${E2E_DAEMONSET_LOG:-info} "$BIN" controller --namespace "$NS" --identity e2e-ads \
+KRUISE_WEBHOOK_LOG=${E2E_DAEMONSET_LOG:-info} KUBECONFIG=$CTL_KUBECONFIG "$BIN" controller --namespace "$NS" --identity e2e-ads \
   --no-sidecarsets --no-barriers --no-clonesets > "$tmp/ctl.log" 2>&1 &
 ctl_pid=$!
 

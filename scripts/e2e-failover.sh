@@ -30,13 +30,13 @@ LEASE_SECONDS=15
 # shellcheck source=scripts/lib/controller-e2e.sh
 . scripts/lib/controller-e2e.sh
 NS=e2e-failover
-audit_log=$(mktemp -d)/audit.log
-export AUDIT_LOG=$audit_log
 e2e_begin e2e-failover 17443 17379 17380 "${E2E_FAILOVER_LOGS:-}"
+# The harness's audit log (every request of kruise-system's ServiceAccounts, appended across the
+# apiserver's restarts): the replicas run as deploy/'s kruise-system/kruise-webhook.
+audit_log=$KUBE_LOCAL/logs/audit.log
 e2e_cleanup_failover() {
   for name in "${!rep_pid[@]}"; do kill -9 "${rep_pid[$name]}" 2>/dev/null || true; done
-  [ -z "${E2E_FAILOVER_LOGS:-}" ] || cp "$audit_log" "$E2E_FAILOVER_LOGS/" 2>/dev/null || true
-  rm -rf "$(dirname "$audit_log")"
+  [ -z "${E2E_FAILOVER_LOGS:-}" ] || { mkdir -p "$E2E_FAILOVER_LOGS"; cp "$audit_log" "$E2E_FAILOVER_LOGS/" 2>/dev/null || true; }
 }
 # e2e_finish reads the script's exit status: hand it on past the cleanup.
 trap 'status=$?; set +e; e2e_cleanup_failover; (exit $status); e2e_finish' EXIT
@@ -48,7 +48,7 @@ rep_n=0
 start_replica() {
   rep_n=$((rep_n + 1))
   local port=$((17500 + rep_n)) admin=$((17600 + rep_n))
-  POD_NAME=$1 RUST_LOG=${E2E_FAILOVER_RUST_LOG:-info} "$BIN" serve --kubeconfig "$KUBECONFIG" \
+  POD_NAME=$1 RUST_LOG=${E2E_FAILOVER_RUST_LOG:-info} "$BIN" serve --kubeconfig "$CTL_KUBECONFIG" \
     --listen "127.0.0.1:$port" --admin-listen "127.0.0.1:$admin" --cert-dir "$tmp/certs-$1" \
     --service-namespace "$NS" > "$tmp/ctl-$1.log" 2>&1 &
   rep_pid[$1]=$!
@@ -120,7 +120,7 @@ ROLLED="$(declare -f live_pods rolled); NS=$NS"
 kubectl kustomize deploy/crds/ > "$tmp/crds.yaml"
 kubectl apply -f "$tmp/crds.yaml" >/dev/null
 kubectl wait --for condition=established -f "$tmp/crds.yaml" --timeout=30s >/dev/null
-kubectl create namespace "$NS" >/dev/null
+e2e_namespace
 start_replica fo-a
 cloneset web 4 example.com/web:v0 1 | kubectl apply -n "$NS" -f - >/dev/null
 until_kubelet 60 "setup: one replica leads and makes the CloneSet's 4 pods" bash -c "$ROLLED; rolled web 4 example.com/web:v0"

@@ -59,8 +59,8 @@ helpers="$(declare -f sts status_of live_pods names_of settled owners owners_are
 # --- setup ------------------------------------------------------------------------------------
 kubectl apply -f deploy/crds/statefulsets.apps.kruise.io.yaml >/dev/null
 kubectl wait --for condition=established crd/statefulsets.apps.kruise.io --timeout=30s >/dev/null
-kubectl create namespace "$NS" >/dev/null
-RUST_LOG=${E2E_STATEFULSET_RUST_LOG:-info} "$BIN" controller --namespace "$NS" --identity e2e-statefulset \
+e2e_namespace
+RUST_LOG=${E2E_STATEFULSET_RUST_LOG:-info} KUBECONFIG=$CTL_KUBECONFIG "$BIN" controller --namespace "$NS" --identity e2e-statefulset \
   --no-sidecarsets --no-barriers --no-clonesets > "$tmp/ctl.log" 2>&1 &
 ctl_pid=$!
 

@@ -11,6 +11,9 @@
 # runs in cluster mode on 127.0.0.1, registered with the deploy/ webhook configurations rewritten
 # to `clientConfig.url` (the apiserver here cannot reach a Service), and pods, SidecarSets and
 # refusals go through the apiserver. E2E_WEBHOOK_PORT / E2E_ADMIN_PORT move the webhook's ports.
+# The webhook runs as deploy/'s ServiceAccount kruise-system/kruise-webhook with the RBAC of deploy/
+# applied (a TokenRequest token; scripts/lib/identity.sh), and so do the processes of the scripts it
+# runs after it; any request of that identity the apiserver refused fails the run.
 set -euo pipefail
 # The webhook binaries started here stop at once: no endpoints drain them (see --shutdown-delay).
 export KRUISE_WEBHOOK_SHUTDOWN_DELAY=${KRUISE_WEBHOOK_SHUTDOWN_DELAY:-0}
@@ -140,6 +143,13 @@ admin_port=${E2E_ADMIN_PORT:-19090}
 cargo build --locked --quiet --all-targets
 binary=$(cargo metadata --format-version 1 --no-deps | jq -r .target_directory)/debug/kruise-webhook
 
+# The webhook's identity: deploy/'s ServiceAccount and RBAC, a token of its own.
+# shellcheck source=scripts/lib/identity.sh
+. scripts/lib/identity.sh
+identity_mark=$(identity_mark)
+identity_apply deploy/rbac.yaml
+identity_kubeconfig kruise-webhook "$work/kruise-webhook.kubeconfig"
+
 # Namespaces first, so the webhook's first list already has their labels.
 kubectl create namespace e2e-web >/dev/null
 kubectl create namespace e2e-other >/dev/null
@@ -167,7 +177,7 @@ spec:
 EOT
 
 start_webhook() {
-  "$binary" serve --kubeconfig "$KUBECONFIG" --cert-dir "$work/certs" --log-format json \
+  "$binary" serve --kubeconfig "$work/kruise-webhook.kubeconfig" --cert-dir "$work/certs" --log-format json \
     --listen "127.0.0.1:$webhook_port" --admin-listen "127.0.0.1:$admin_port" \
     >>"$work/webhook.log" 2>&1 &
   webhook_pid=$!
@@ -488,6 +498,104 @@ protected_delete_refused() {
 }
 check "CloneSet labelled delete-protection=Always: deletion refused, allowed once unlabelled" protected_delete_refused
 
+# OpenKruise's deletion protection of Kubernetes' own objects, through the apiserver.
+refused_delete() { # expected-message kubectl-delete-args...
+  local expected=$1 out
+  shift
+  if out=$(kubectl delete "$@" --wait=false 2>&1); then echo "     deleted: $out"; return 1; fi
+  [[ "$out" == *"$expected"* ]] || { echo "     $out"; return 1; }
+}
+namespace_protected() {
+  local ns=e2e-protected
+  kubectl create namespace $ns >/dev/null || return 1
+  kubectl label namespace $ns policy.kruise.io/delete-protection=Always >/dev/null || return 1
+  refused_delete 'admission webhook "vnamespace.kb.io" denied the request: forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Always' \
+    namespace $ns || return 1
+  # Cascading: held while an active pod, then a bound claim, remains.
+  kubectl label namespace $ns policy.kruise.io/delete-protection=Cascading --overwrite >/dev/null || return 1
+  create_pod "$(web_pod $ns '{"name": "keeper", "labels": {"app": "keeper"}}')" >/dev/null || return 1
+  refused_delete 'forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and active pods 1>0' \
+    namespace $ns || return 1
+  kubectl delete pod -n $ns keeper --grace-period=0 --force >/dev/null 2>&1 || return 1
+  kubectl create -n $ns -f - >/dev/null <<'EOT' || return 1
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+EOT
+  kubectl patch pvc -n $ns data --subresource=status --type=merge -p '{"status": {"phase": "Bound"}}' >/dev/null || return 1
+  refused_delete 'forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and "Bound" status pvc 1>0' \
+    namespace $ns || return 1
+  kubectl patch pvc -n $ns data --subresource=status --type=merge -p '{"status": {"phase": "Lost"}}' >/dev/null || return 1
+  kubectl delete namespace $ns --wait=false >/dev/null
+}
+check "Namespace labelled delete-protection: Always refused; Cascading refused while an active pod, then a bound claim, remains, then deleted" \
+  namespace_protected
+workloads_and_services_protected() {
+  kubectl create deployment -n e2e-other e2e-protected --image=nginx:1.25 --replicas=2 >/dev/null || return 1
+  kubectl label deployment -n e2e-other e2e-protected policy.kruise.io/delete-protection=Cascading >/dev/null || return 1
+  refused_delete 'admission webhook "vbuiltindeployment.kb.io" denied the request: forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and replicas 2>0' \
+    deployment -n e2e-other e2e-protected || return 1
+  kubectl scale deployment -n e2e-other e2e-protected --replicas=0 >/dev/null || return 1
+  kubectl delete deployment -n e2e-other e2e-protected --wait=false >/dev/null || return 1
+  kubectl create service clusterip -n e2e-other e2e-protected --tcp=80:80 >/dev/null || return 1
+  kubectl label service -n e2e-other e2e-protected policy.kruise.io/delete-protection=Always >/dev/null || return 1
+  refused_delete 'admission webhook "vservice.kb.io" denied the request: forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Always' \
+    service -n e2e-other e2e-protected || return 1
+  kubectl label service -n e2e-other e2e-protected policy.kruise.io/delete-protection- >/dev/null || return 1
+  kubectl delete service -n e2e-other e2e-protected --wait=false >/dev/null
+}
+check "Deployment labelled Cascading refused while it has replicas; Service labelled Always refused, deleted once unlabelled" \
+  workloads_and_services_protected
+# A CRD's objects are counted as the webhook's identity: a CRD of another group needs the grant
+# docs/admission.md shows (list on its resource), given here as an operator would.
+crd_protected() {
+  kubectl apply -f - >/dev/null <<'EOT' || return 1
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.e2e.kruise.io
+  labels: {policy.kruise.io/delete-protection: Cascading}
+spec:
+  group: e2e.kruise.io
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: kruise-webhook-count-widgets}
+rules:
+  - apiGroups: [e2e.kruise.io]
+    resources: [widgets]
+    verbs: [list]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: kruise-webhook-count-widgets}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: kruise-webhook-count-widgets}
+subjects: [{kind: ServiceAccount, name: kruise-webhook, namespace: kruise-system}]
+EOT
+  kubectl wait --for condition=established crd/widgets.e2e.kruise.io --timeout=30s >/dev/null || return 1
+  local created=no
+  for _ in $(seq 1 20); do
+    printf '{"apiVersion":"e2e.kruise.io/v1","kind":"Widget","metadata":{"name":"w","namespace":"e2e-other"}}' \
+      | kubectl create -f - >/dev/null 2>&1 && { created=yes; break; }
+    sleep 0.5
+  done
+  [ "$created" = yes ] || return 1
+  refused_delete 'admission webhook "vcustomresourcedefinition.kb.io" denied the request: forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and active CRs 1>0' \
+    crd widgets.e2e.kruise.io || return 1
+  kubectl delete widgets.e2e.kruise.io -n e2e-other w >/dev/null || return 1
+  kubectl delete crd widgets.e2e.kruise.io --wait=false >/dev/null || return 1
+  kubectl delete clusterrole,clusterrolebinding kruise-webhook-count-widgets >/dev/null
+}
+check "CRD labelled Cascading refused while an object of it remains, deleted once none does" crd_protected
+
 stopped_refuses() {
   stop_webhook
   local out
@@ -502,6 +610,11 @@ stopped_refuses() {
   done
 }
 check "webhook stopped: pod creation refused (failurePolicy Fail); pods in kube-system, kube-public and the webhook's namespace created" stopped_refuses
+
+# Everything the webhook's identity asked of the apiserver while it ran (the catalogue's watches,
+# the controllers of the serving process, the deletion protection's counts) was allowed.
+check "no request of kruise-system/kruise-webhook refused (audit log, webhook log, Warning events)" \
+  identity_refusals "$identity_mark" "$work/webhook.log" -- e2e-web e2e-other e2e-operator shop default
 
 # The certificate lifecycle (its own script, also runnable alone): the registrations above point
 # at the stopped server and share the configuration names, so they go first.

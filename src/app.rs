@@ -11,6 +11,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::admin::{Probes, Readiness, admin_router, probe_router};
+use crate::admission::deletion::ClusterReads;
 use crate::admission::{AdmissionState, router};
 use crate::cli::{CrdsArgs, InjectArgs, NodeAgentArgs, ServeArgs, SourceKind};
 use crate::metrics::Metrics;
@@ -49,10 +50,14 @@ impl From<String> for Failure {
 /// signal, then the ordered shutdown.
 pub async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let source = checked_source(&args).await?;
+    let cluster = match &source {
+        StartSource::Cluster(config, _) => Some(config.as_ref().clone()),
+        StartSource::Embedded | StartSource::Dir { .. } => None,
+    };
     let process = Process::new();
     let certificate = serving_certificate(&args, &process).await?;
     let (catalogue, controllers) = sidecarset_source(&args, source, &process);
-    let servers = start_servers(&args, &process, certificate, catalogue).await?;
+    let servers = start_servers(&args, &process, certificate, catalogue, cluster).await?;
     wait_for_signal().await;
     Ok(shut_down(&args, &process, servers, controllers).await?)
 }
@@ -316,18 +321,15 @@ struct Servers {
 
 /// Binds both ports (a port in use stops the start) and serves them. The webhook port stops on
 /// `terminating` after its shutdown delay; the admin port only on `shutdown`, so it keeps
-/// answering "not ready" while the webhook port drains.
+/// answering "not ready" while the webhook port drains. With a cluster, the deletion-protection
+/// webhooks get a client of their own, on the admission runtime.
 async fn start_servers(
     args: &ServeArgs,
     process: &Process,
     certificate: Arc<ReloadableCert>,
     catalogue: SharedCatalogue,
+    cluster: Option<kube::Config>,
 ) -> Result<Servers, String> {
-    let state = AdmissionState {
-        catalogue,
-        metrics: process.metrics.clone(),
-        sort_sidecars_by_name: args.sort_sidecars_by_name,
-    };
     let https = std::net::TcpListener::bind(args.listen)
         .and_then(|listener| listener.set_nonblocking(true).map(|()| listener))
         .map_err(|e| format!("binding {}: {e}", args.listen))?;
@@ -345,6 +347,22 @@ async fn start_servers(
     };
     warn_if_open_files_below(options.max_connections + ADMIN_MAX_CONNECTIONS);
     let admission = admission_runtime().map_err(|e| format!("admission runtime: {e}"))?;
+    let deletion_reads = match cluster {
+        Some(config) => {
+            // Its connections are then served by the admission runtime, not the controllers'.
+            let _admission = admission.enter();
+            let client = kube::Client::try_from(config)
+                .map_err(|e| format!("building the deletion protection's client: {e}"))?;
+            Some(Arc::new(ClusterReads::new(client)))
+        }
+        None => None,
+    };
+    let state = AdmissionState {
+        catalogue,
+        metrics: process.metrics.clone(),
+        sort_sidecars_by_name: args.sort_sidecars_by_name,
+        deletion_reads,
+    };
     let (tls, routes, terminating) = (
         server_config(certificate),
         router(state, args.baseline_route),
@@ -457,6 +475,7 @@ async fn spawn_external_bundle_check(
                 CheckedConfigurations {
                     mutating: args.configurations.mutating.clone(),
                     validating: args.configurations.validating.clone(),
+                    crds: args.configurations.crds.clone(),
                 },
                 certificate.clone(),
                 metrics.clone(),

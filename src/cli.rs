@@ -134,8 +134,9 @@ pub struct ControllerLimitArgs {
     pub concurrent_reconciles: u16,
 }
 
-/// The project's Mutating/ValidatingWebhookConfigurations, by name: `certs` writes their
-/// caBundle, `serve --external-certs` checks it.
+/// The project's Mutating/ValidatingWebhookConfigurations and CRDs, by name: `certs` writes their
+/// caBundle (a CRD's only when it converts through a webhook) and removes the configurations'
+/// entries this server does not serve, `serve --external-certs` checks the caBundle.
 #[derive(Args, Debug, Clone)]
 pub struct WebhookConfigurationNames {
     /// MutatingWebhookConfigurations of this project.
@@ -154,7 +155,18 @@ pub struct WebhookConfigurationNames {
         value_delimiter = ','
     )]
     pub validating: Vec<String>,
+    /// CRDs whose conversion webhook, when they have one, is this server.
+    #[arg(
+        long = "conversion-crd",
+        default_value = DEFAULT_CONVERSION_CRDS,
+        env = "KRUISE_WEBHOOK_CONVERSION_CRDS",
+        value_delimiter = ','
+    )]
+    pub crds: Vec<String>,
 }
+
+/// The CRDs of this project (`deploy/crds/`), whose conversion webhook is `/convert`.
+pub const DEFAULT_CONVERSION_CRDS: &str = "clonesets.apps.kruise.io,daemonsets.apps.kruise.io,sidecarsets.apps.kruise.io,statefulsets.apps.kruise.io";
 
 #[derive(Args, Debug)]
 pub struct CertsArgs {

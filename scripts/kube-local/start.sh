@@ -7,8 +7,6 @@
 #                FRESH=1 wipe the etcd data dir first
 #                APISERVER_ONLY=1 start only kube-apiserver, on the etcd already running (a restart of the
 #                           apiserver alone, as a control-plane upgrade does it)
-#                AUDIT_LOG=file  the apiserver's audit log (JSON lines, appended across restarts): every
-#                           write request's metadata (verb, object, user agent, timestamps, status)
 #                KUBE_BIN=dir with kube-apiserver / kube-controller-manager (default $KUBE_LOCAL/bin)
 set -euo pipefail
 K=${KUBE_LOCAL:-$HOME/.cache/kruise-webhook/kube-local}
@@ -31,23 +29,7 @@ elif alive $RUN/etcd.pid || alive $RUN/kube-apiserver.pid; then
 fi
 
 "$(dirname "$0")/gen-pki.sh"
-[ "${FRESH:-0}" = 1 ] && [ "${APISERVER_ONLY:-0}" != 1 ] && rm -rf $K/data/etcd
-
-audit_args=()
-if [ -n "${AUDIT_LOG:-}" ]; then
-  # Writes only, without bodies; reads and watches are not logged.
-  cat > $K/audit-policy.yaml <<'EOT'
-apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: [RequestReceived]
-rules:
-  - level: Metadata
-    verbs: [create, update, patch, delete, deletecollection]
-  - level: None
-EOT
-  audit_args=(--audit-policy-file=$K/audit-policy.yaml --audit-log-path="$AUDIT_LOG" --audit-log-format=json
-    --audit-log-mode=blocking --audit-log-maxsize=0)
-fi
+[ "${FRESH:-0}" = 1 ] && [ "${APISERVER_ONLY:-0}" != 1 ] && rm -rf $K/data/etcd $K/logs/audit.log
 
 # --- etcd ---
 if [ "${APISERVER_ONLY:-0}" != 1 ]; then
@@ -68,6 +50,8 @@ fi
 
 # --- kube-apiserver ---
 P=$K/pki
+# Every request of kruise-system's ServiceAccounts goes to $K/logs/audit.log (scripts/lib/identity.sh reads it).
+AUDIT_POLICY=$(cd "$(dirname "$0")/../lib" && pwd)/audit-policy.yaml
 nohup $BIN/kube-apiserver \
   --etcd-servers=http://127.0.0.1:$ETCD_PORT \
   --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
@@ -87,7 +71,7 @@ nohup $BIN/kube-apiserver \
   --allow-privileged=true \
   --profiling=false \
   --endpoint-reconciler-type=none \
-  "${audit_args[@]}" \
+  --audit-policy-file="$AUDIT_POLICY" --audit-log-path=$K/logs/audit.log \
   --v=1 \
   >> $K/logs/kube-apiserver.log 2>&1 &
 echo $! > $RUN/kube-apiserver.pid

@@ -3,8 +3,16 @@
 # bookkeeping, and the scheduler and kubelet they stand in for (there is neither: pods are bound and
 # their status written here, terminating pods removed).
 #
-# The sourcing script sets NS (its namespace) and may define `e2e_cleanup`, run on exit against a
-# cluster it did not start (after the namespace is deleted).
+# The sourcing script sets NS (its namespace), makes it with `e2e_namespace`, starts its controllers
+# with `KUBECONFIG=$CTL_KUBECONFIG` and may define `e2e_cleanup`, run on exit against a cluster it did not start
+# (after the namespace is deleted).
+#
+# The controllers run as deploy/'s ServiceAccount kruise-system/kruise-webhook, with the RBAC of
+# deploy/rbac.yaml applied (scripts/lib/identity.sh); on exit, any request of theirs that the
+# apiserver refused fails the run.
+
+# shellcheck source=scripts/lib/identity.sh
+. scripts/lib/identity.sh
 
 # e2e_begin NAME APISERVER_PORT ETCD_PORT ETCD_PEER_PORT [LOGS_DIR]: the bookkeeping, the binary
 # (BIN, built when missing) and the cluster: KUBECONFIG as given, else a kube-apiserver of its own on
@@ -27,6 +35,18 @@ e2e_begin() {
   fi
   export KUBECONFIG
   trap e2e_finish EXIT
+  identity_mark=$(identity_mark)
+  identity_apply deploy/rbac.yaml
+  # The controllers' kubeconfig: deploy/'s ServiceAccount kruise-system/kruise-webhook.
+  CTL_KUBECONFIG=$tmp/kruise-webhook.kubeconfig
+  identity_kubeconfig kruise-webhook "$CTL_KUBECONFIG"
+}
+
+# e2e_namespace: makes NS, and lets the webhook's identity keep its Lease there (the Role of
+# deploy/rbac.yaml, bound in NS: each test has a Lease of its own).
+e2e_namespace() {
+  kubectl create namespace "$NS" >/dev/null
+  identity_lease_role "$NS"
 }
 
 # On exit (the end of the last block, or a command that failed under `set -e`): the summary.
@@ -38,6 +58,9 @@ e2e_finish() {
   fi
   for p in $ctl_pid $watch_pids; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  # Every request of the controllers' identity was allowed.
+  check "no request of kruise-system/kruise-webhook refused (audit log, controller logs, Warning events)" \
+    identity_refusals "${identity_mark:-0}" "$tmp"/ctl*.log -- "$NS"
   if [ "$started_local" = 1 ]; then
     "$here/scripts/kube-local/stop.sh" >/dev/null 2>&1 || true
   else

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""One writer at a time, read from a kube-apiserver audit log (JSON lines, Metadata level).
+"""One writer at a time, read from a kube-apiserver audit log (JSON lines, Metadata level; reads in
+it are passed over).
 
 Every replica of the controllers sends `User-Agent: kruise-webhook/<version> (<identity>)`. A write
 is one of theirs when its user agent says so. The Lease holder at any moment is the replica whose
@@ -15,6 +16,7 @@ import json
 import re
 import sys
 
+WRITES = {"create", "update", "patch", "delete", "deletecollection"}
 AGENT = re.compile(r"^kruise-webhook/\S+ \((?P<identity>[^)]+)\)")
 
 
@@ -28,7 +30,7 @@ def events(path):
                 event = json.loads(line)
             except json.JSONDecodeError:
                 continue  # a line cut by the apiserver's stop
-            if event.get("stage") != "ResponseComplete":
+            if event.get("stage") != "ResponseComplete" or event.get("verb") not in WRITES:
                 continue
             if event.get("responseStatus", {}).get("code", 500) >= 300:
                 continue
