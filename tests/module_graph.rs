@@ -17,6 +17,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         "pure cores and leaf plumbing",
         &[
             "inject",
+            "updatesort",
             "validate",
             "metrics",
             "cli",

@@ -7,7 +7,7 @@
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::k8s::intstr::kruise_scaled_value;
-use crate::workload::budget::integer_percent;
+use crate::updatesort::budget::{integer_percent, partition_count};
 
 /// The CloneSet's knobs as pod counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -31,7 +31,7 @@ impl Limits {
         let replicas = i64::from(spec.replicas.unwrap_or(1).max(0));
         let total = i32::try_from(replicas).unwrap_or(i32::MAX);
         let strategy = &spec.update_strategy;
-        let partition = crate::workload::budget::partition_count(
+        let partition = partition_count(
             strategy.partition.as_ref(),
             usize::try_from(replicas).unwrap_or(0),
         ) as i64;

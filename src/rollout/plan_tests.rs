@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use serde_json::json;
 
 use super::*;
-use crate::rollout::budget::take_within_budget;
+use crate::updatesort::budget::take_within_budget;
 
 /// A pod with the fields the default order reads; few distinct values, so that ties are common.
 fn pod(name: u8, scheduled: bool, phase: u8, ready: bool, ready_at: u8, restarts: u8) -> Pod {

@@ -11,20 +11,17 @@
 //! - [`engine`], [`inplace`]: the in-place engine's options and the refresh and start steps;
 //! - [`claim`]: adoption and release of pods;
 //! - [`pvc`]: PVCs from `volumeClaimTemplates`, named by a per-kind suffix;
-//! - [`budget`]: partition / maxUnavailable / maxSurge arithmetic with each kind's rounding;
-//! - [`order`], [`sort`]: update order (priority, scatter) and scale-in order;
+//! - [`sort`]: scale-in order (the update order and budgets are [`crate::updatesort`]'s);
 //! - [`status`]: conditions and the selector string.
 //!
 //! A planner returns [`Action`]s; the shell (`controller::workload`) sends them.
 
-pub mod budget;
 pub mod claim;
 pub mod engine;
 pub mod facts;
 pub mod inplace;
 pub mod lifecycle;
 pub mod listed;
-pub mod order;
 pub mod pod;
 pub mod pod_after;
 pub mod pvc;

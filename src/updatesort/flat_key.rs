@@ -1,7 +1,6 @@
-//! Update order (OpenKruise `updatesort`): the default order as flat, owned keys, then the
-//! priority and scatter strategies.
+//! The default update order as flat, owned keys, for the workloads' large candidate lists.
 //!
-//! [`OrderKey`](crate::rollout::order::OrderKey) borrows the pod's timestamps and identity, so
+//! [`OrderKey`](super::order::OrderKey) borrows the pod's timestamps and identity, so
 //! every comparison of two keys reaches back into both pods — several cache misses each, and
 //! choosing among the thousands of candidates of a large workload compares tens of thousands of
 //! times. These keys copy the timestamps, rank the namespaces once, and keep the first bytes of
@@ -13,30 +12,7 @@ use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 
-use crate::api::sidecarset::{UpdatePriorityStrategy, UpdateScatterTerm};
 use crate::podmarks::PodView;
-use crate::rollout::order::{OrderKey, priority_order};
-use crate::rollout::scatter::scatter;
-
-/// `chosen` (indexes into `pods`) in update order: the default order ([`OrderKey`]), then by
-/// `priority` (stable), then spread by `scatter` terms.
-pub fn priority_and_scatter<P: PodView>(
-    pods: &[&P],
-    mut chosen: Vec<usize>,
-    priority: Option<&UpdatePriorityStrategy>,
-    scatter_terms: Option<&[UpdateScatterTerm]>,
-) -> Vec<usize> {
-    let keys: Vec<OrderKey<'_>> = pods.iter().map(|p| OrderKey::of(*p)).collect();
-    chosen.sort_by(|a, b| keys[*a].cmp(&keys[*b]));
-    if let Some(priority) = priority {
-        chosen.sort_by(|a, b| priority_order(priority, pods[*a].labels(), pods[*b].labels()));
-    }
-    if let Some(terms) = scatter_terms {
-        let labels: Vec<_> = pods.iter().map(|p| p.labels()).collect();
-        chosen = scatter(terms, &labels, chosen);
-    }
-    chosen
-}
 
 /// Bytes of the name compared inline; longer names that tie on them compare in full.
 const NAME_HEAD: usize = 16;
@@ -106,7 +82,7 @@ pub fn flat_keys<'p, P: PodView + 'p>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rollout::order::OrderKey;
+    use crate::updatesort::order::OrderKey;
     use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodCondition, PodSpec, PodStatus};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 

@@ -1,12 +1,13 @@
-//! The order in which waiting pods are upgraded: Kubernetes' "active pods" order (the pods least
-//! worth keeping first), then the SidecarSet's `priorityStrategy`.
+//! The order in which waiting pods are updated: Kubernetes' "active pods" order (the pods least
+//! worth keeping first), then `priorityStrategy`, then `scatterStrategy`.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BTreeMap;
 
 use k8s_openapi::jiff::Timestamp;
 
-use crate::api::UpdatePriorityStrategy;
+use super::scatter::scatter;
+use crate::api::{UpdatePriorityStrategy, UpdateScatterTerm};
 use crate::k8s::selector;
 use crate::podmarks::PodView;
 
@@ -99,6 +100,26 @@ pub fn priority_order(
         return level_a.cmp(&level_b).then(order_b.cmp(&order_a));
     }
     Ordering::Equal
+}
+
+/// `chosen` (indexes into `pods`) in update order: the default order ([`OrderKey`]), then by
+/// `priority` (stable), then spread by `scatter` terms.
+pub fn priority_and_scatter<P: PodView>(
+    pods: &[&P],
+    mut chosen: Vec<usize>,
+    priority: Option<&UpdatePriorityStrategy>,
+    scatter_terms: Option<&[UpdateScatterTerm]>,
+) -> Vec<usize> {
+    let keys: Vec<OrderKey<'_>> = pods.iter().map(|p| OrderKey::of(*p)).collect();
+    chosen.sort_by(|a, b| keys[*a].cmp(&keys[*b]));
+    if let Some(priority) = priority {
+        chosen.sort_by(|a, b| priority_order(priority, pods[*a].labels(), pods[*b].labels()));
+    }
+    if let Some(terms) = scatter_terms {
+        let labels: Vec<_> = pods.iter().map(|p| p.labels()).collect();
+        chosen = scatter(terms, &labels, chosen);
+    }
+    chosen
 }
 
 /// The integer formed by a value's trailing digits (0 when none, or when it does not fit).
