@@ -214,7 +214,12 @@ pub fn plan<P: PodView>(
                     out.delete_with_pod.insert(name.clone(), names);
                 }
             }
-            Action::WritePod { .. } | Action::Event(_) => {}
+            // A CloneSet's PVCs go with its pods (above); it plans no PVC action of its own.
+            Action::WritePod { .. }
+            | Action::UpdatePod { .. }
+            | Action::CreatePvc { .. }
+            | Action::UpdatePvcOwners { .. }
+            | Action::Event(_) => {}
         }
     }
     if reuse_disabled(cloneset) {

@@ -356,7 +356,7 @@ impl Cluster {
     }
 
     fn apply(&mut self, plan: &Plan) {
-        let claims = &plan.claims;
+        let claims = &plan.extra.claims;
         self.claims
             .retain(|c| !claims.delete.contains(c.name.as_ref().unwrap()));
         for action in &plan.actions {
@@ -390,6 +390,7 @@ impl Cluster {
                         .retain(|c| !gone.contains(c.name.as_ref().unwrap()));
                 }
                 Action::WritePod { .. } | Action::Event(_) => {}
+                other => panic!("a CloneSet plans no {other:?}"),
             }
         }
     }
@@ -415,7 +416,7 @@ impl Cluster {
 fn a_recreated_pod_gets_its_claim_back_and_scale_in_removes_the_claim() {
     let mut cluster = Cluster::new(with_data(2));
     let plan = cluster.round();
-    assert_eq!(plan.claims.create.len(), 2);
+    assert_eq!(plan.extra.claims.create.len(), 2);
     let pods = cluster.pod_names();
     let expected: BTreeSet<String> = pods.iter().map(|p| format!("data-{p}")).collect();
     assert_eq!(cluster.claim_names(), expected);
@@ -432,7 +433,7 @@ fn a_recreated_pod_gets_its_claim_back_and_scale_in_removes_the_claim() {
         );
     }
     let again = cluster.round();
-    assert!(again.claims.is_empty(), "{:?}", again.claims);
+    assert!(again.extra.claims.is_empty(), "{:?}", again.extra.claims);
     assert!(
         !again
             .actions
@@ -447,9 +448,9 @@ fn a_recreated_pod_gets_its_claim_back_and_scale_in_removes_the_claim() {
     cluster.pods.retain(|p| pod::name(p) != gone);
     let plan = cluster.round();
     assert!(
-        plan.claims.is_empty(),
+        plan.extra.claims.is_empty(),
         "nothing to create: {:?}",
-        plan.claims
+        plan.extra.claims
     );
     assert!(cluster.pod_names().contains(&gone));
     assert_eq!(cluster.id_of(&gone), id);
@@ -458,7 +459,7 @@ fn a_recreated_pod_gets_its_claim_back_and_scale_in_removes_the_claim() {
     // Scale in: the removed pod's claim goes with it.
     cluster.set.spec.replicas = Some(1);
     let plan = cluster.round();
-    let deleted: Vec<&String> = plan.claims.delete_with_pod.keys().collect();
+    let deleted: Vec<&String> = plan.extra.claims.delete_with_pod.keys().collect();
     assert_eq!(deleted.len(), 1);
     assert_eq!(cluster.pods.len(), 1);
     let kept = cluster.pod_names();
@@ -470,7 +471,7 @@ fn without_templates_the_planner_plans_no_claims() {
     let mut cluster = Cluster::new(cloneset(3, Value::Null, json!({})));
     let plan = cluster.round();
     assert_eq!(plan.actions.len(), 3);
-    assert!(plan.claims.is_empty());
+    assert!(plan.extra.claims.is_empty());
     for p in &cluster.pods {
         assert_eq!(
             p.spec.as_ref().unwrap().volumes,

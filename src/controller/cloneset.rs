@@ -52,12 +52,6 @@ pub use super::workload::Context;
 /// The CloneSet controller's errors are the workload shell's.
 pub type CloneSetError = WorkloadError;
 
-impl From<planner::PlanError> for WorkloadError {
-    fn from(error: planner::PlanError) -> Self {
-        WorkloadError::Plan(Box::new(error))
-    }
-}
-
 /// The watch on CloneSets: a stored CloneSet the types refuse is reported and skipped, never
 /// fatal to the others.
 fn cloneset_controller(context: &Context) -> Controller<CloneSet> {
@@ -165,10 +159,10 @@ async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, Clo
         Ok(plan) => plan,
         Err(outcome) => return Ok(requeue(outcome)),
     };
-    clean_up_claims(&round, &plan.claims).await?;
+    clean_up_claims(&round, &plan.extra.claims).await?;
     let pvcs = PvcWrites {
-        create: &plan.claims.create,
-        delete_with_pod: &plan.claims.delete_with_pod,
+        create: &plan.extra.claims.create,
+        delete_with_pod: &plan.extra.claims.delete_with_pod,
     };
     let executed = round.send(&plan.actions, pvcs).await?;
     if let Some(message) = &executed.failed_scale {
@@ -190,7 +184,7 @@ async fn settle(
     if plan.write_status {
         round.write_status(&status_body(&plan.status)).await?;
     }
-    if let Some(kept) = &plan.pods_to_delete {
+    if let Some(kept) = &plan.extra.pods_to_delete {
         let list = (!kept.is_empty()).then_some(kept);
         let written = round
             .api::<CloneSet>()

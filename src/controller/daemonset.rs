@@ -40,12 +40,6 @@ pub use super::workload::Context;
 /// The component this controller's events carry, as Kruise names it.
 pub const COMPONENT: &str = "daemonset-controller";
 
-impl From<planner::PlanError> for WorkloadError {
-    fn from(error: planner::PlanError) -> Self {
-        WorkloadError::Plan(Box::new(error))
-    }
-}
-
 /// The node summaries by name, with the resourceVersion each was made from: the node watch
 /// compares a node's new summary with its old one, and a round reads them without summarizing
 /// thousands of Nodes again.
@@ -254,7 +248,7 @@ async fn reconcile(set: Arc<DaemonSet>, shell: Arc<DaemonShell>) -> Result<Reque
     let executed = round.send(&plan.actions, no_pvcs()).await?;
     {
         let mut backoff = shell.backoff.lock().expect("backoff lock");
-        for key in &plan.backoff {
+        for key in &plan.extra.backoff {
             backoff.advance(key, now);
         }
         backoff.collect_garbage(now);

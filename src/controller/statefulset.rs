@@ -43,12 +43,6 @@ mod send;
 /// The component this controller's events carry, as Kruise names it.
 pub const COMPONENT: &str = planner::events::COMPONENT;
 
-impl From<planner::PlanError> for WorkloadError {
-    fn from(error: planner::PlanError) -> Self {
-        WorkloadError::Plan(Box::new(error))
-    }
-}
-
 /// What a reconcile works with: the shared context and the PVC cache.
 pub struct Shell {
     pub context: Arc<Context>,

@@ -199,12 +199,13 @@ impl World {
                 Action::Event(event) => self
                     .events
                     .push(format!("{}: {}", event.reason, event.message)),
+                other => panic!("a DaemonSet plans no {other:?}"),
             }
         }
         if plan.write_status {
             self.set.status = Some(plan.status.clone());
         }
-        for key in &plan.backoff {
+        for key in &plan.extra.backoff {
             self.backoff.advance(key, at(self.now));
         }
         self.history.retain(|r| {

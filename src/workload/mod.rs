@@ -14,7 +14,7 @@
 //! - [`sort`]: scale-in order (the update order and budgets are [`crate::updatesort`]'s);
 //! - [`status`]: conditions and the selector string.
 //!
-//! A planner returns [`Action`]s; the shell (`controller::workload`) sends them.
+//! A planner returns a [`Plan`] of [`Action`]s; the shell (`controller::workload`) sends them.
 
 pub mod claim;
 pub mod engine;
@@ -22,6 +22,7 @@ pub mod facts;
 pub mod inplace;
 pub mod lifecycle;
 pub mod listed;
+pub mod plan;
 pub mod pod;
 pub mod pod_after;
 pub mod pvc;
@@ -42,6 +43,7 @@ use crate::api::cloneset::{CloneSet, Lifecycle};
 use crate::api::daemonset::DaemonSet;
 use crate::api::statefulset::StatefulSet;
 pub use listed::ListedPod;
+pub use plan::{Plan, PlanError};
 pub use pod_after::PodAfter;
 use revision::RevisionScheme;
 
@@ -275,7 +277,25 @@ impl Event {
     }
 }
 
-/// What a planner asks the shell to do to pods, in order.
+/// For which pod a PVC is created or its owners rewritten, and so what a failure means (the
+/// Advanced StatefulSet reports each path its own way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PvcFix {
+    /// A pod created this round (`CreateStatefulPod`): the pod's `FailedCreate` (creation) or
+    /// `FailedUpdate` (owners) event and condition `FailedCreatePod`.
+    NewPod,
+    /// A pending pod's PVCs (`createMissingPersistentVolumeClaims`): the round's error, and a
+    /// `FailedUpdate` event when the owners failed.
+    Pending,
+    /// With the pod's identity (`UpdateStatefulPod`): `FailedUpdate` and condition
+    /// `FailedUpdatePod`.
+    Identity,
+    /// A condemned pod's PVCs: the round's error only.
+    Condemned,
+}
+
+/// What a planner asks the shell to do to pods and PVCs; each kind's send policy says in which
+/// order ([`crate::controller`]'s workload shell).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     CreatePod {
@@ -285,11 +305,32 @@ pub enum Action {
     DeletePod {
         name: String,
     },
+    /// A write of the in-place engine or of the lifecycle state.
     WritePod {
         /// The pod as listed: the writes are guarded by its resourceVersion.
         before: Arc<Pod>,
         writes: Vec<PodWrite>,
         purpose: Purpose,
+    },
+    /// A pod's identity labels and volumes fixed in place (the Advanced StatefulSet's
+    /// `UpdateStatefulPod`; `after` equals `before` when only its PVCs' owners needed a fix).
+    UpdatePod {
+        before: Arc<Pod>,
+        after: Box<Pod>,
+    },
+    /// A PVC of `pod` that does not exist yet (an AlreadyExists answer counts as done).
+    CreatePvc {
+        pvc: Box<PersistentVolumeClaim>,
+        pod: String,
+        fix: PvcFix,
+    },
+    /// A PVC's ownerReferences rewritten (PUT of the PVC as cached, guarded by its
+    /// resourceVersion).
+    UpdatePvcOwners {
+        before: Arc<PersistentVolumeClaim>,
+        owner_references: Vec<OwnerReference>,
+        pod: String,
+        fix: PvcFix,
     },
     Event(Event),
 }

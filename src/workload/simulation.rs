@@ -73,24 +73,30 @@ impl Cluster {
                     assert_eq!(before, self.pods.len() + 1, "delete of unknown pod {name}");
                 }
                 Action::WritePod { before, writes, .. } => {
-                    let index = self
-                        .pods
-                        .iter()
-                        .position(|p| p.metadata.name == before.metadata.name)
-                        .unwrap();
-                    assert_eq!(
-                        self.pods[index].metadata.resource_version,
-                        before.metadata.resource_version,
-                        "conflicting write to {:?}",
-                        before.metadata.name
-                    );
-                    let mut pod = writes.last().unwrap().pod.clone();
-                    pod.metadata.resource_version = Some(self.next_version());
-                    self.pods[index] = Arc::new(pod);
+                    self.replace(before, writes.last().unwrap().pod.clone());
                 }
-                Action::Event(_) => {}
+                Action::UpdatePod { before, after } => self.replace(before, Pod::clone(after)),
+                // This cluster keeps no PVCs.
+                Action::CreatePvc { .. } | Action::UpdatePvcOwners { .. } | Action::Event(_) => {}
             }
         }
+    }
+
+    /// Replaces `before` with `after` at a new version; panics when the pod moved on since
+    /// `before` (a conflicting write).
+    fn replace(&mut self, before: &Pod, mut after: Pod) {
+        let index = self
+            .pods
+            .iter()
+            .position(|p| p.metadata.name == before.metadata.name)
+            .unwrap();
+        assert_eq!(
+            self.pods[index].metadata.resource_version, before.metadata.resource_version,
+            "conflicting write to {:?}",
+            before.metadata.name
+        );
+        after.metadata.resource_version = Some(self.next_version());
+        self.pods[index] = Arc::new(after);
     }
 
     /// Kubelet: schedules, starts the spec images (new imageID on change), reports readiness

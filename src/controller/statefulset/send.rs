@@ -14,8 +14,7 @@ use crate::controller::pod_write;
 use crate::controller::workload::{Round, WorkloadError, error_text, pvc_key, status_code};
 use crate::statefulset::events::{self, Verb};
 use crate::statefulset::status::{FAILED_CREATE_POD, FAILED_UPDATE_POD};
-use crate::statefulset::{Action, ClaimFix};
-use crate::workload::{Event, PodWrite, Purpose, Workload};
+use crate::workload::{Action, Event, PodWrite, Purpose, PvcFix, Workload};
 
 /// How sending went.
 #[derive(Debug, Default)]
@@ -64,19 +63,17 @@ pub async fn send(
     let mut sent = Sent::default();
     for action in actions {
         let step = match action {
-            Action::CreateClaim { claim, pod, when } => {
-                create_claim(round, claim, pod, *when).await
-            }
+            Action::CreatePvc { pvc, pod, fix } => create_claim(round, pvc, pod, *fix).await,
             Action::CreatePod { pod, .. } => create_pod(round, pod).await,
-            Action::UpdateClaim {
+            Action::UpdatePvcOwners {
                 before,
                 owner_references,
                 pod,
-                when,
+                fix,
             } => {
                 let mut after = PersistentVolumeClaim::clone(before);
                 after.metadata.owner_references = Some(owner_references.clone());
-                update_claim(round, &after, pod, *when).await
+                update_claim(round, &after, pod, *fix).await
             }
             Action::DeletePod { name } => delete_pod(round, name).await,
             Action::WritePod {
@@ -131,7 +128,7 @@ async fn create_claim(
     round: &Round<'_, StatefulSet>,
     claim: &PersistentVolumeClaim,
     pod: &str,
-    when: ClaimFix,
+    when: PvcFix,
 ) -> Step {
     let name = claim.name_any();
     let set = round.set.name();
@@ -164,17 +161,17 @@ async fn create_claim(
             publish(round, "PersistentVolumeClaim", &name, event).await;
             let error = format!("failed to create PVC {name}: {text}");
             let condition = match when {
-                ClaimFix::NewPod => {
+                PvcFix::NewPod => {
                     let event = events::pod(Verb::Create, set, pod, Some(&error));
                     publish(round, "Pod", pod, event).await;
                     Some(FAILED_CREATE_POD)
                 }
-                ClaimFix::Identity => {
+                PvcFix::Identity => {
                     let event = events::pod(Verb::Update, set, pod, Some(&error));
                     publish(round, "Pod", pod, event).await;
                     Some(FAILED_UPDATE_POD)
                 }
-                ClaimFix::Pending | ClaimFix::Condemned => None,
+                PvcFix::Pending | PvcFix::Condemned => None,
             };
             Step::Failed(Failure { condition, error })
         }
@@ -220,7 +217,7 @@ async fn update_claim(
     round: &Round<'_, StatefulSet>,
     claim: &PersistentVolumeClaim,
     pod: &str,
-    when: ClaimFix,
+    when: PvcFix,
 ) -> Step {
     let name = claim.name_any();
     match round
@@ -245,11 +242,11 @@ async fn update_claim(
                 error_text(&error)
             );
             let condition = match when {
-                ClaimFix::NewPod => Some(FAILED_CREATE_POD),
-                ClaimFix::Identity => Some(FAILED_UPDATE_POD),
-                ClaimFix::Pending | ClaimFix::Condemned => None,
+                PvcFix::NewPod => Some(FAILED_CREATE_POD),
+                PvcFix::Identity => Some(FAILED_UPDATE_POD),
+                PvcFix::Pending | PvcFix::Condemned => None,
             };
-            if when != ClaimFix::Condemned {
+            if when != PvcFix::Condemned {
                 let event = events::pod(Verb::Update, round.set.name(), pod, Some(&error));
                 publish(round, "Pod", pod, event).await;
             }

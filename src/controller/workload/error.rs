@@ -44,7 +44,7 @@ pub enum WorkloadError {
     Api(#[from] ApiError),
     /// The kind's planner refused the snapshot.
     #[error(transparent)]
-    Plan(Box<dyn std::error::Error + Send + Sync>),
+    Plan(#[from] crate::workload::PlanError),
     #[error(transparent)]
     Revision(#[from] crate::workload::revision::RevisionError),
     #[error("{0}: cannot create a revision after {1} hash collisions")]

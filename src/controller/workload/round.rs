@@ -159,6 +159,10 @@ where
                     Err(error) => return Err(error),
                 },
                 Action::Event(event) => self.publish(event).await,
+                // The StatefulSet's own actions: its shell sends them.
+                Action::UpdatePod { .. }
+                | Action::CreatePvc { .. }
+                | Action::UpdatePvcOwners { .. } => {}
             }
         }
         Ok(Executed {

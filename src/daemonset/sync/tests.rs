@@ -38,6 +38,7 @@ fn describe(actions: &[Action]) -> Vec<String> {
                 )
             }
             Action::Event(e) => e.message.clone(),
+            other => panic!("a DaemonSet plans no {other:?}"),
         })
         .collect()
 }
