@@ -119,8 +119,8 @@ check "placement: pods carry the status's hash $(hash_of agent)" test "$(pod_has
 revisions=$(kubectl get controllerrevisions -n "$NS" -l app=agent -o json | jq -c '[.items[] | {name: .metadata.name, hash: .metadata.labels["controller-revision-hash"], revision}]')
 check "placement: one ControllerRevision agent-<hash> ($revisions)" \
   test "$(jq -r --arg h "$(hash_of agent)" '(length == 1) and (.[0].name == "agent-" + $h) and (.[0].revision == 1)' <<<"$revisions")" = true
-created=$(kubectl get events -n "$NS" -o json | jq -c '[.items[] | select(.involvedObject.name == "agent" and .reason == "SuccessfulCreate") | .message | test("^succeed to create pod agent-")] | [length, all]')
-check "placement: SuccessfulCreate 'succeed to create pod agent-…' twice ($created)" test "$created" = '[2,true]'
+created=$(kubectl get events -n "$NS" -o json | jq -c '[.items[] | select(.involvedObject.name == "agent" and .reason == "SuccessfulCreate") | .message | test("^Created pod: agent-[a-z0-9]{5}$")] | [length, all]')
+check "placement: SuccessfulCreate 'Created pod: agent-…' (upstream's words) twice ($created)" test "$created" = '[2,true]'
 columns=$(kubectl get daemonsets.apps.kruise.io -n "$NS" agent --no-headers | awk '{print $1, $2, $3, $4, $5, $6}')
 check "placement: kubectl get daemonsets.apps.kruise.io: '$columns'" test "$columns" = "agent 2 2 2 2 2"
 daemonset tolerant v1 \
@@ -142,8 +142,8 @@ check "evict: held: still there, counted misscheduled ($(status_of agent))" \
 check "evict: the tolerant DaemonSet keeps its n1 pod" test "$(nodes_of tolerant)" = "n1 n4 n5"
 kubectl label pod -n "$NS" "$held" example.io/block-deleting- >/dev/null
 until_kubelet 30 "evict: label removed: deleted, misscheduled 0" bash -c "! kubectl get pod -n $NS $held >/dev/null 2>&1 && [ \"\$(status_of agent)\" = '[1,1,1,1,1,0]' ]"
-check "evict: SuccessfulDelete 'succeed to delete pod $held'" \
-  test "$(kubectl get events -n "$NS" -o json | jq --arg p "succeed to delete pod $held" '[.items[] | select(.reason == "SuccessfulDelete" and .message == $p)] | length')" = 1
+check "evict: SuccessfulDelete 'Deleted pod: $held'" \
+  test "$(kubectl get events -n "$NS" -o json | jq --arg p "Deleted pod: $held" '[.items[] | select(.reason == "SuccessfulDelete" and .message == $p)] | length')" = 1
 kubectl taint node "$RUN-n1" e2e/evict- >/dev/null
 until_kubelet 30 "evict: taint removed: n1 gets a new pod" settled agent "n1 n4" '[2,2,2,2,2,0]'
 

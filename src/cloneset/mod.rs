@@ -11,11 +11,13 @@
 //! - [`update`]: choosing the pods to update and how;
 //! - [`status`]: the status counters;
 //! - [`progress`]: the `Progressing` condition (`progressDeadlineSeconds`);
-//! - [`pvc`]: instance ids, PVC reuse and clean-up.
+//! - [`pvc`]: instance ids, PVC reuse and clean-up;
+//! - [`events`]: how the CloneSet words the events of its requests.
 //!
 //! A round does one kind of change: Scale, and only if it changed nothing, Update. Repeated
 //! rounds over an unchanged world converge and then write nothing.
 
+pub mod events;
 pub mod numbers;
 pub mod progress;
 pub mod pvc;

@@ -20,6 +20,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 
 use crate::api::cloneset::CloneSet;
 use crate::podmarks::PodView;
+pub use crate::workload::pvc::HandOver;
 use crate::workload::{Action, Workload, pod, pvc};
 
 /// Pod and PVC label: the 5-character id shared by a pod and its PVCs.
@@ -49,17 +50,6 @@ impl ClaimPlan {
             && self.delete.is_empty()
             && self.hand_over.is_empty()
     }
-}
-
-/// A PVC whose owner becomes a pod instead of the CloneSet.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HandOver {
-    pub claim: String,
-    /// The version the decision was made on (the write is guarded by it).
-    pub resource_version: Option<String>,
-    pub pod: String,
-    /// The PVC's new `ownerReferences`: the CloneSet's removed, the pod's added as controller.
-    pub owner_references: Vec<OwnerReference>,
 }
 
 fn id_of(meta: &ObjectMeta) -> Option<&str> {

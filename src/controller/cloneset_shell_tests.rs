@@ -15,18 +15,19 @@ use crate::controller::expectations::Expectations;
 use crate::controller::expectations::Seen;
 use crate::controller::fake_apiserver::{
     self, JSON, JSON_PATCH, MERGE_PATCH, Scenario, conflict, created, includes, list, patched,
-    revision_list, store_of, workload_context,
+    reconcile_workload, revision_list, store_of, workload_context,
 };
 use crate::controller::pod_cache;
 use crate::controller::workload::PvcMeta as ClaimMeta;
-use crate::controller::workload::reconcile::{CONFLICT_REQUEUE, IN_FLIGHT_REQUEUE};
+use crate::controller::workload::outcome::{CONFLICT_REQUEUE, IN_FLIGHT_REQUEUE};
 use crate::podmarks::PodSummary;
 use crate::workload::revision;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kube::runtime::controller::Action as Requeue;
 use kube::runtime::reflector::Store;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub(super) const CLONESET: &str = "/apis/apps.kruise.io/v1alpha1/namespaces/default/clonesets/web";
 pub(super) const REVISIONS: &str = "/apis/apps/v1/namespaces/default/controllerrevisions";
@@ -60,11 +61,11 @@ pub(super) fn context(client: kube::Client, pods: Store<Pod>) -> Arc<Context> {
 }
 
 /// The shell around `context`, with no PVCs cached (these CloneSets have no volumeClaimTemplates).
-fn shell(context: Arc<Context>) -> Arc<Shell> {
-    let (claims, _writer) = store_of::<ClaimMeta>([]);
+fn shell(context: Arc<Context>) -> Arc<Shell<CloneSetSeam>> {
+    let (pvcs, _writer) = store_of::<ClaimMeta>([]);
     Arc::new(Shell {
         context,
-        pvcs: claims,
+        seam: CloneSetSeam { pvcs },
     })
 }
 
@@ -96,20 +97,9 @@ pub(super) async fn reconcile_on(
     claims: impl IntoIterator<Item = ClaimMeta>,
     scenario: Scenario,
 ) -> (Result<Requeue, CloneSetError>, Expectations) {
-    let (client, server) = scenario.start();
-    let context = workload_context(client, pods, summaries);
-    let (claims, _writer) = store_of::<ClaimMeta>(claims);
-    let shell = Arc::new(Shell {
-        context,
-        pvcs: claims,
-    });
-    let result = reconcile(Arc::new(set.clone()), shell.clone()).await;
-    let shell = Arc::into_inner(shell).expect("the reconcile kept no shell");
-    let mut context = Arc::into_inner(shell.context).expect("the reconcile kept no context");
-    let expectations = std::mem::take(context.expectations.get_mut().unwrap());
-    drop(context);
-    server.finish().await;
-    (result, expectations)
+    let (pvcs, _writer) = store_of::<ClaimMeta>(claims);
+    let seam = CloneSetSeam { pvcs };
+    reconcile_workload(set, seam, (pods, summaries), scenario).await
 }
 
 pub(super) fn as_json<T: serde::Serialize>(value: &T) -> Value {

@@ -10,11 +10,13 @@ use serde_json::{Value, json};
 use super::*;
 use crate::api::DaemonSetBuilder;
 use crate::controller::fake_apiserver::{
-    JSON, MERGE_PATCH, Scenario, created, list, patched, store_of, workload_context,
+    JSON, MERGE_PATCH, Scenario, created, list, patched, reconcile_workload, store_of,
 };
 use crate::controller::pod_cache;
-use crate::controller::workload::reconcile::IN_FLIGHT_REQUEUE;
+use crate::controller::workload::WorkloadError;
+use crate::controller::workload::outcome::IN_FLIGHT_REQUEUE;
 use crate::workload::revision;
+use kube::runtime::controller::Action as Requeue;
 
 const DAEMONSET: &str = "/apis/apps.kruise.io/v1alpha1/namespaces/default/daemonsets/agent";
 const REVISIONS: &str = "/apis/apps/v1/namespaces/default/controllerrevisions";
@@ -38,19 +40,11 @@ async fn reconcile_once(
     Result<Requeue, WorkloadError>,
     crate::controller::expectations::Expectations,
 ) {
-    let (client, server) = scenario.start();
     let (pods, _pod_writer) = store_of::<Pod>([]);
     let (summaries, _summary_writer) = store_of(pods.state().iter().map(|p| pod_cache::summary(p)));
-    let context = workload_context(client, pods, summaries);
     let (nodes, _node_writer) = store_of(nodes);
-    let shell = Arc::new(DaemonShell::new(context, nodes));
-    let result = reconcile(Arc::new(set.clone()), shell.clone()).await;
-    let shell = Arc::into_inner(shell).expect("the reconcile kept no shell");
-    let mut context = Arc::into_inner(shell.shell.context).expect("the reconcile kept no context");
-    let expectations = std::mem::take(context.expectations.get_mut().unwrap());
-    drop(context);
-    server.finish().await;
-    (result, expectations)
+    let seam = DaemonSetSeam::new(nodes);
+    reconcile_workload(set, seam, (pods, summaries), scenario).await
 }
 
 /// A new DaemonSet with a nodeSelector over three nodes (one matching, one without the label,
@@ -139,7 +133,7 @@ async fn a_new_daemonset_gets_its_revision_one_pod_per_fitting_node_and_a_status
         )
         .body_satisfies("names the created pod", |body| {
             let note = body["note"].as_str().unwrap_or("");
-            match note.strip_prefix("succeed to create pod agent-") {
+            match note.strip_prefix("Created pod: agent-") {
                 Some(suffix) if suffix.len() == 5 => Ok(()),
                 _ => Err(format!("note {note:?}")),
             }

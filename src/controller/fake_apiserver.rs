@@ -575,6 +575,36 @@ pub fn workload_context(
     })
 }
 
+/// One reconcile of `set` by the workload shell of `seam` over `pods` (held whole) and
+/// `summaries` (every pod's), against `scenario`: what it returned and the expectations it
+/// left. The shell, and so every client, is dropped before the scenario is checked: a request in
+/// excess fails the test.
+pub async fn reconcile_workload<S: crate::controller::workload::Seam>(
+    set: &S::Set,
+    seam: S,
+    (pods, summaries): (
+        Store<k8s_openapi::api::core::v1::Pod>,
+        Store<crate::podmarks::PodSummary>,
+    ),
+    scenario: Scenario,
+) -> (
+    Result<kube::runtime::controller::Action, crate::controller::workload::WorkloadError>,
+    crate::controller::expectations::Expectations,
+) {
+    use crate::controller::workload::{Shell, reconcile};
+    let (client, server) = scenario.start();
+    let context = workload_context(client, pods, summaries);
+    let shell = std::sync::Arc::new(Shell { context, seam });
+    let result = reconcile(std::sync::Arc::new(set.clone()), shell.clone()).await;
+    let shell = std::sync::Arc::into_inner(shell).expect("the reconcile kept no shell");
+    let mut context =
+        std::sync::Arc::into_inner(shell.context).expect("the reconcile kept no context");
+    let expectations = std::mem::take(context.expectations.get_mut().unwrap());
+    drop(context);
+    server.finish().await;
+    (result, expectations)
+}
+
 /// The event recorder of a controller under test (instance `test`).
 pub fn test_recorder(client: kube::Client) -> Recorder {
     let reporter = Reporter {

@@ -9,7 +9,8 @@
 //! - [`facts`], [`listed`], [`round`]: the round's view of the pods, grouped by node;
 //! - [`manage`]: pods to create and delete per node; [`sync`]: the preDelete hook and bursts;
 //! - [`rolling`]: the rolling update; [`in_place`]: the in-place engine's refresh and starts;
-//! - [`status`]: the status counters; [`backoff`]: failed-pod backoff.
+//! - [`status`]: the status counters; [`backoff`]: failed-pod backoff;
+//! - [`events`]: how the DaemonSet words the events of its requests.
 //!
 //! Revisions, lifecycle states and hooks, the in-place steps and the pod summaries are the
 //! workload core's ([`crate::workload`]).
@@ -21,6 +22,7 @@
 pub mod affinity;
 pub mod backoff;
 pub mod daemon_pod;
+pub mod events;
 pub mod facts;
 pub mod in_place;
 pub mod listed;

@@ -28,6 +28,13 @@ struct ControllerLabels {
     controller: &'static str,
 }
 
+/// A failed reconcile: its controller and why (`api_409`, `plan`, …).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FailureLabels {
+    controller: &'static str,
+    reason: String,
+}
+
 type HistogramFamily = Family<ControllerLabels, Histogram, fn() -> Histogram>;
 
 fn reconcile_histogram() -> Histogram {
@@ -44,6 +51,7 @@ pub struct ControllerMetrics {
     expectation_timeouts: Family<ControllerLabels, Counter>,
     leading: Gauge,
     api_wait: Histogram,
+    reconcile_failures: Family<FailureLabels, Counter>,
 }
 
 impl Default for ControllerMetrics {
@@ -56,6 +64,7 @@ impl Default for ControllerMetrics {
             expectation_timeouts: Family::default(),
             leading: Gauge::default(),
             api_wait: Histogram::new(WAIT_BUCKETS),
+            reconcile_failures: Family::default(),
         }
     }
 }
@@ -101,6 +110,11 @@ impl ControllerMetrics {
             Unit::Seconds,
             metrics.api_wait.clone(),
         );
+        registry.register(
+            "controller_reconcile_failures",
+            "Workload reconciles that ended in an error, by controller and reason",
+            metrics.reconcile_failures.clone(),
+        );
         metrics
     }
 
@@ -136,6 +150,16 @@ impl ControllerMetrics {
 
     pub fn set_leading(&self, leading: bool) {
         self.leading.set(i64::from(leading));
+    }
+
+    /// Counts a workload reconcile of `controller` that ended in an error of `reason`.
+    pub fn reconcile_failed(&self, controller: &'static str, reason: &str) {
+        self.reconcile_failures
+            .get_or_create(&FailureLabels {
+                controller,
+                reason: reason.to_string(),
+            })
+            .inc();
     }
 
     /// Records how long one request waited for the shared budget.
@@ -188,6 +212,7 @@ mod tests {
         drop(metrics.reconcile_started("cloneset-controller"));
         metrics.set_leading(true);
         metrics.observe_api_wait(Duration::from_millis(20));
+        metrics.reconcile_failed("daemonset-controller", "api_409");
         let mut text = String::new();
         encode(&mut text, &registry).unwrap();
         for line in [
@@ -200,6 +225,7 @@ mod tests {
             "kruise_webhook_controller_leading 1",
             r#"kruise_webhook_controller_reconciles_in_flight{controller="cloneset-controller"} 1"#,
             "kruise_webhook_controller_api_wait_seconds_count 1",
+            r#"kruise_webhook_controller_reconcile_failures_total{controller="daemonset-controller",reason="api_409"} 1"#,
         ] {
             assert!(text.contains(line), "missing {line:?} in:\n{text}");
         }

@@ -1,6 +1,6 @@
 //! The workload core: what the CloneSet, the Advanced StatefulSet and the Advanced DaemonSet
 //! planners share (OpenKruise's `pkg/util/{revision, lifecycle, inplaceupdate, volumeclaimtemplate,
-//! updatesort, refmanager}`). Pure: snapshots in, decisions out; no I/O, no clock.
+//! refmanager}`). Pure: snapshots in, decisions out; no I/O, no clock.
 //!
 //! - [`Workload`]: what the core reads of a workload object, implemented for the three kinds;
 //! - [`revision`]: revision data, hashes, names, history choice and truncation, with a per-kind
@@ -12,12 +12,14 @@
 //! - [`claim`]: adoption and release of pods;
 //! - [`pvc`]: PVCs from `volumeClaimTemplates`, named by a per-kind suffix;
 //! - [`sort`]: scale-in order (the update order and budgets are [`crate::updatesort`]'s);
-//! - [`status`]: conditions and the selector string.
+//! - [`status`]: conditions and the selector string;
+//! - [`events`]: how each kind words the events of its requests ([`events::Wording`]).
 //!
 //! A planner returns a [`Plan`] of [`Action`]s; the shell (`controller::workload`) sends them.
 
 pub mod claim;
 pub mod engine;
+pub mod events;
 pub mod facts;
 pub mod inplace;
 pub mod lifecycle;
@@ -268,6 +270,14 @@ pub struct Event {
 }
 
 impl Event {
+    pub fn normal(reason: &'static str, message: String) -> Self {
+        Event {
+            warning: false,
+            reason,
+            message,
+        }
+    }
+
     pub fn warning(reason: &'static str, message: String) -> Self {
         Event {
             warning: true,

@@ -9,7 +9,21 @@ use k8s_openapi::api::core::v1::{
     PersistentVolumeClaim, PersistentVolumeClaimVolumeSource, PodSpec, Volume,
 };
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+
 use super::Workload;
+
+/// A PVC whose owner becomes a pod instead of the workload (the CloneSet's `disablePVCReuse`:
+/// garbage collection then takes it with the pod).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HandOver {
+    pub claim: String,
+    /// The version the decision was made on (the write is guarded by it).
+    pub resource_version: Option<String>,
+    pub pod: String,
+    /// The PVC's new `ownerReferences`: the workload's removed, the pod's added as controller.
+    pub owner_references: Vec<OwnerReference>,
+}
 
 /// The templates that can name a volume, with their names (validation refuses the others).
 pub fn templates<W: Workload>(set: &W) -> impl Iterator<Item = (&str, &PersistentVolumeClaim)> {

@@ -13,7 +13,8 @@ use crate::controller::fake_apiserver::{
     Exchange, JSON, JSON_PATCH, MERGE_PATCH, Scenario, conflict, created, includes, ok, patched,
     revision_list, store_of,
 };
-use crate::controller::workload::reconcile::CONFLICT_REQUEUE;
+use crate::controller::workload::outcome::CONFLICT_REQUEUE;
+use kube::runtime::controller::Action as Requeue;
 use std::time::Instant;
 
 fn history_of(set: &CloneSet) -> (axum::http::StatusCode, Value) {

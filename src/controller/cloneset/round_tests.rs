@@ -19,6 +19,7 @@ use crate::controller::workload::pvc_key as claim_key;
 use crate::workload::Workload;
 use crate::workload::revision;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::runtime::controller::Action as Requeue;
 use std::time::Instant;
 
 const CLAIMS: &str = "/api/v1/namespaces/default/persistentvolumeclaims";
@@ -344,7 +345,8 @@ async fn pvc_events_release_the_expectations_of_their_names() {
         expectations.expect_create(key, &claim_key("data-web-bbbbb"));
     }
     for id in ["aaaaa", "bbbbb"] {
-        observe::claim_event::<CloneSet>(&context, &held, &claim(id));
+        let owner = [ObjectRef::<CloneSet>::new("web").within("default")];
+        observe::pvc_event(&context, &owner, &held, &claim(id));
     }
     // The cache shows neither: the events alone released them.
     let waiting = context
@@ -362,7 +364,7 @@ async fn pvc_events_release_the_expectations_of_their_names() {
 /// on from it.
 #[tokio::test]
 async fn a_round_on_a_cloneset_older_than_its_own_status_write_sends_nothing() {
-    use crate::controller::workload::reconcile::IN_FLIGHT_REQUEUE;
+    use crate::controller::workload::outcome::IN_FLIGHT_REQUEUE;
     use std::sync::{Arc, Mutex};
 
     let set = cloneset(0, "app:v1");
@@ -411,10 +413,10 @@ async fn a_round_on_a_cloneset_older_than_its_own_status_write_sends_nothing() {
     let (pods, _writer) = store_of::<Pod>([]);
     let (summaries, _writer) = store_of([]);
     let context = crate::controller::fake_apiserver::workload_context(client, pods, summaries);
-    let (claims, _writer) = store_of::<ClaimMeta>([]);
+    let (pvcs, _writer) = store_of::<ClaimMeta>([]);
     let shell = Arc::new(Shell {
         context,
-        pvcs: claims,
+        seam: CloneSetSeam { pvcs },
     });
     let round = |set: &CloneSet| reconcile(Arc::new(set.clone()), shell.clone());
     let first_round = round(&set).await;

@@ -3,15 +3,15 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 
 use super::error::{WorkloadError, api_error, status_code};
-use super::reconcile::Outcome;
+use super::outcome::Outcome;
 use super::round::Round;
+use super::seam::Seam;
 use super::{controlling, names_kind};
 use crate::controller::pod_write;
 use crate::podmarks::PodView;
@@ -53,17 +53,10 @@ pub fn workloads_to_sync<K: Resource<DynamicType = ()>>(pod: &Pod) -> Vec<Object
         .collect()
 }
 
-impl<K> Round<'_, K>
-where
-    K: Workload
-        + Resource<Scope = NamespaceResourceScope>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug,
-{
+impl<S: Seam> Round<'_, S> {
     /// Adopts and releases what the claim says; returns the pods the round plans with. A write that
     /// met a newer pod (409) stops the round: the next one decides again on what the cache shows.
-    /// A pod gone meanwhile (404) is simply not the CloneSet's. A pod to adopt or release that the
+    /// A pod gone meanwhile (404) is simply not the workload's. A pod to adopt or release that the
     /// cache holds as a summary only is read whole first.
     pub async fn claim_pods(&self, mut listed: Vec<ListedPod>) -> Result<Claimed, WorkloadError> {
         let mut claims = self.claim_or_stop(&listed);
@@ -108,7 +101,7 @@ where
     /// read, as the ref manager's `canAdopt`).
     async fn can_adopt(&self) -> Result<(), WorkloadError> {
         let fresh = self
-            .api::<K>()
+            .api::<S::Set>()
             .get(self.set.name())
             .await
             .map_err(api_error::<WorkloadError>(self.what()))?;
