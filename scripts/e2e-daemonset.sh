@@ -25,7 +25,10 @@
 #   update     an image change with maxUnavailable 1: the first old pod waits in PreparingDelete
 #              (the other one untouched) until its label is removed, then both are replaced;
 #   surge      3 nodes, maxSurge 1, maxUnavailable 0: never fewer than 3 ready pods nor more than 4;
-#   partition  3 nodes, partition 1: the two highest names updated, n1 kept; then partition 0.
+#   partition  3 nodes, partition 1: the two highest names updated, n1 kept; then partition 0;
+#   adopt      bare pods its selector selects (one on n1, two on n4) before an OnDelete DaemonSet
+#              exists: it adopts them (controller reference), creates no pod beside them, and
+#              n4 keeps the older of its two.
 # E2E_DAEMONSET_LOGS=DIR keeps the controller's log.
 set -euo pipefail
 export KRUISE_WEBHOOK_SHUTDOWN_DELAY=${KRUISE_WEBHOOK_SHUTDOWN_DELAY:-0}
@@ -197,3 +200,29 @@ check "partition: n1 still at the old revision" test "$kept" = "$old"
 three part v2 '{type: RollingUpdate, rollingUpdate: {rollingUpdateType: Standard, maxUnavailable: 3, partition: 0}}' \
   | kubectl apply -n "$NS" -f - >/dev/null
 until_kubelet 60 "partition 0: all updated" settled part "n1 n2 n4" '[3,3,3,3,3,0]'
+
+# --- adopt: orphans the selector selects are adopted, one pod per node kept -------------------
+orphan() { # NAME NODE: a bare pod with the DaemonSet's labels, bound to NODE
+  jq -nc --arg p "$1" --arg n "$RUN-$2" \
+    '{apiVersion: "v1", kind: "Pod", metadata: {name: $p, labels: {app: "keeper"}},
+      spec: {nodeName: $n, containers: [{name: "main", image: "example.com/keeper:v1"}]}}' \
+    | kubectl create -n "$NS" -f - >/dev/null
+}
+orphan keeper-left-a n1
+orphan keeper-left-b n4
+sleep 1
+orphan keeper-left-c n4
+kubelet_pass
+daemonset keeper v1 '  updateStrategy: {type: OnDelete}' | kubectl apply -n "$NS" -f - >/dev/null
+until_kubelet 60 "adopt: the orphans serve n1 and n4, the younger one on n4 deleted, status [2,2,2,0,2,0]" \
+  settled keeper "n1 n4" '[2,2,2,0,2,0]'
+names=$(live keeper | jq -r '[.[].metadata.name] | sort | join(" ")')
+check "adopt: the DaemonSet's pods are the orphans keeper-left-a and keeper-left-b ($names)" \
+  test "$names" = "keeper-left-a keeper-left-b"
+uid=$(ads keeper | jq -r .metadata.uid)
+owners=$(live keeper | jq -c --arg u "$uid" '[.[] | [.metadata.ownerReferences[]? | select(.controller == true and .uid == $u and .kind == "DaemonSet")] | length]')
+check "adopt: each carries the DaemonSet's controller reference ($owners)" test "$owners" = "[1,1]"
+check "adopt: no pod created beside them (SuccessfulCreate events: $(event_count keeper SuccessfulCreate))" \
+  test "$(event_count keeper SuccessfulCreate)" = 0
+check "adopt: n4's duplicate deleted ('Deleted pod: keeper-left-c')" \
+  test "$(kubectl get events -n "$NS" -o json | jq '[.items[] | select(.involvedObject.name == "keeper" and .reason == "SuccessfulDelete" and .message == "Deleted pod: keeper-left-c")] | length')" = 1

@@ -14,8 +14,8 @@ use crate::cloneset::{self as core, Action};
 use crate::controller::expectations::Expectations;
 use crate::controller::expectations::Seen;
 use crate::controller::fake_apiserver::{
-    self, JSON, JSON_PATCH, MERGE_PATCH, Scenario, conflict, created, includes, list, patched,
-    reconcile_workload, revision_list, store_of, workload_context,
+    self, JSON, JSON_PATCH, MERGE_PATCH, Scenario, applied, check, conflict, created, includes,
+    list, patched, reconcile_workload, revision_list, store_of, workload_context,
 };
 use crate::controller::pod_cache;
 use crate::controller::workload::PvcMeta as ClaimMeta;
@@ -104,10 +104,6 @@ pub(super) async fn reconcile_on(
 
 pub(super) fn as_json<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap()
-}
-
-pub(super) fn check(holds: bool, why: impl FnOnce() -> String) -> Result<(), String> {
-    if holds { Ok(()) } else { Err(why()) }
 }
 
 /// A pod create: `<set>-<5 lowercase alphanumerics>`, the instance id label equal to the suffix,
@@ -372,14 +368,6 @@ fn history_list(case: &UpdateCase) -> (axum::http::StatusCode, Value) {
 }
 
 /// The pod `body` (a JSON patch) makes of `stored`.
-pub(super) fn applied(stored: &Value, body: &Value) -> Result<Value, String> {
-    let patch: json_patch::Patch =
-        serde_json::from_value(body.clone()).map_err(|e| e.to_string())?;
-    let mut pod = stored.clone();
-    json_patch::patch(&mut pod, &patch).map_err(|e| e.to_string())?;
-    Ok(pod)
-}
-
 fn condition<'a>(pod: &'a Value, type_: &str) -> &'a Value {
     pod["status"]["conditions"]
         .as_array()

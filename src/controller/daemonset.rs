@@ -25,10 +25,10 @@ use kube::runtime::watcher;
 
 use super::guarded_watch::{self, UndecodableReporter};
 use super::runtime::Term;
-use super::workload::adoption::workloads_to_sync;
+use super::workload::adoption::{orphan_adopters, workloads_to_sync};
 use super::workload::{
     Executed, Listing, NoPvcs, Observed, Plan, Seam, SendPolicy, Shell, StatusWrite,
-    controller_for, error_policy, observe, reconcile,
+    controller_for, controlling, error_policy, observe, reconcile,
 };
 use crate::api::daemonset::{DaemonSet, DaemonSetStatus};
 use crate::daemonset::daemon_pod::target_node;
@@ -114,7 +114,8 @@ impl Seam for DaemonSetSeam {
     };
     const WORDING: &'static dyn Wording = &DaemonSetWording;
     const PLAN_ERROR_REASON: Option<&'static str> = Some("FailedRollingUpdate");
-    const LISTING: Listing = Listing::Owned;
+    /// Upstream claims every pod of the namespace: orphans its selector selects are adopted.
+    const LISTING: Listing = Listing::OwnedAndOrphans;
 
     fn pvcs(&self) -> &NoPvcs {
         &NoPvcs
@@ -182,9 +183,18 @@ impl Seam for DaemonSetSeam {
 }
 
 /// The DaemonSets a pod event concerns: its controller; for a pod nobody controls, every
-/// DaemonSet one of its ownerReferences names (it may adopt the pod).
-pub fn daemonsets_to_sync(pod: &Pod) -> Vec<ObjectRef<DaemonSet>> {
-    workloads_to_sync::<DaemonSet>(pod)
+/// DaemonSet of `sets` one of its ownerReferences names or whose selector selects it (it may
+/// adopt the pod).
+pub fn daemonsets_to_sync(pod: &Pod, sets: &Store<DaemonSet>) -> Vec<ObjectRef<DaemonSet>> {
+    let mut concerned = workloads_to_sync::<DaemonSet>(pod);
+    if controlling::<DaemonSet>(&pod.metadata).is_none() {
+        for adopter in orphan_adopters(pod, &sets.state()) {
+            if !concerned.contains(&adopter) {
+                concerned.push(adopter);
+            }
+        }
+    }
+    concerned
 }
 
 /// Runs until the term ends; `pod_events` is a subscription to the watch behind `context.pods`,
@@ -205,6 +215,7 @@ pub async fn run(
     );
     let controller = controller_for::<DaemonSet>(&context);
     let sets = controller.store();
+    let sets_for_pods = sets.clone();
     let pod_observer = context.clone();
     let shell = Arc::new(Shell {
         context,
@@ -214,7 +225,7 @@ pub async fn run(
     let controller = controller
         .watches_shared_stream(pod_events, move |pod| {
             observe::pod_event::<DaemonSet>(&pod_observer, &pod);
-            daemonsets_to_sync(&pod)
+            daemonsets_to_sync(&pod, &sets_for_pods)
         })
         .watches_stream(node_stream, move |node| {
             let (old, new) = node_shell.seam.summaries.update(&node);

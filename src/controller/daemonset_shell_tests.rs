@@ -8,13 +8,15 @@ use k8s_openapi::api::apps::v1::ControllerRevision;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::api::DaemonSetBuilder;
+use crate::api::{DaemonSetBuilder, PodBuilder};
 use crate::controller::fake_apiserver::{
-    JSON, MERGE_PATCH, Scenario, created, list, patched, reconcile_workload, store_of,
+    JSON, MERGE_PATCH, Scenario, check, created, expect_owners_patch, list, ok, patched,
+    reconcile_workload, revision_list, store_of,
 };
 use crate::controller::pod_cache;
 use crate::controller::workload::WorkloadError;
 use crate::controller::workload::outcome::IN_FLIGHT_REQUEUE;
+use crate::workload::Workload;
 use crate::workload::revision;
 use kube::runtime::controller::Action as Requeue;
 
@@ -40,8 +42,21 @@ async fn reconcile_once(
     Result<Requeue, WorkloadError>,
     crate::controller::expectations::Expectations,
 ) {
-    let (pods, _pod_writer) = store_of::<Pod>([]);
-    let (summaries, _summary_writer) = store_of(pods.state().iter().map(|p| pod_cache::summary(p)));
+    reconcile_with_pods(set, nodes, Vec::new(), scenario).await
+}
+
+/// [`reconcile_once`] with `pods` in the cache, whole.
+async fn reconcile_with_pods(
+    set: &DaemonSet,
+    nodes: Vec<Node>,
+    pods: Vec<Pod>,
+    scenario: Scenario,
+) -> (
+    Result<Requeue, WorkloadError>,
+    crate::controller::expectations::Expectations,
+) {
+    let (summaries, _summary_writer) = store_of(pods.iter().map(pod_cache::summary));
+    let (pods, _pod_writer) = store_of(pods);
     let (nodes, _node_writer) = store_of(nodes);
     let seam = DaemonSetSeam::new(nodes);
     reconcile_workload(set, seam, (pods, summaries), scenario).await
@@ -192,4 +207,134 @@ fn creations_get_generated_names() {
     };
     let name = pod.metadata.name.as_deref().unwrap();
     assert!(name.starts_with("agent-") && name.len() == "agent-".len() + 5);
+}
+
+/// A running, ready pod of `set` on `node` at the revision `hash`, created `created`, with no
+/// owner: what `kubectl delete --cascade=orphan` of an earlier DaemonSet leaves.
+fn orphan(set: &DaemonSet, name: &str, node: &str, hash: &str, created: &str) -> Pod {
+    let created: jiff::Timestamp = created.parse().unwrap();
+    let mut pod = PodBuilder::new(name)
+        .uid(&format!("{name}-uid"))
+        .resource_version("5")
+        .created(created)
+        .labels(&[("app", set.name()), ("controller-revision-hash", hash)])
+        .container("main", "main:v1")
+        .running_ready(created)
+        .build();
+    pod.spec.as_mut().unwrap().node_name = Some(node.into());
+    pod
+}
+
+/// The DaemonSet's controller reference, as adoption writes it.
+fn controller_reference() -> Value {
+    json!([{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "DaemonSet", "name": "agent",
+        "uid": "agent-uid", "controller": true, "blockOwnerDeletion": true}])
+}
+
+/// The start of a round that adopts `orphan`: the DaemonSet read again (`canAdopt`), the
+/// orphan's controller reference written, the history read.
+fn expect_adoption(
+    scenario: &mut Scenario,
+    set: &DaemonSet,
+    orphan: &Pod,
+    history: &[ControllerRevision],
+) {
+    scenario
+        .expect(Method::GET, DAEMONSET)
+        .reply(ok(serde_json::to_value(set).unwrap()));
+    expect_owners_patch(scenario, PODS, orphan, controller_reference())
+        .reply_with(patched(serde_json::to_value(orphan).unwrap(), "6"));
+    scenario
+        .expect(Method::GET, REVISIONS)
+        .query(&[("labelSelector", "app=agent")])
+        .reply(revision_list(history));
+}
+
+/// Issue 48: a pod the DaemonSet's selector selects and nobody controls is adopted (upstream
+/// `ClaimPods`), and its node, served, gets no pod of its own.
+#[tokio::test]
+async fn an_orphan_on_its_node_is_adopted_and_no_pod_is_created_beside_it() {
+    let set = DaemonSetBuilder::new("agent")
+        .resource_version("10")
+        .build();
+    let revision = revision::candidate(&set, 0, 1).unwrap();
+    let hash = revision::short_hash(revision.metadata.name.as_deref().unwrap()).to_string();
+    let left = orphan(&set, "agent-left", "n1", &hash, "2024-01-01T00:00:00Z");
+    let mut scenario = Scenario::new();
+    expect_adoption(&mut scenario, &set, &left, &[revision]);
+    scenario
+        .expect(Method::PATCH, format!("{DAEMONSET}/status"))
+        .content_type(MERGE_PATCH)
+        .body_includes(json!({"status": {
+            "desiredNumberScheduled": 1, "currentNumberScheduled": 1, "numberReady": 1,
+            "updatedNumberScheduled": 1, "numberMisscheduled": 0, "daemonSetHash": hash
+        }}))
+        .reply_with(patched(serde_json::to_value(&set).unwrap(), "13"));
+    let nodes = vec![node("n1", json!({}), json!([]))];
+    let (result, _) = reconcile_with_pods(&set, nodes, vec![left], scenario).await;
+    result.unwrap();
+}
+
+/// Issue 48: the duplicate rule runs after adoption: a node with an adopted orphan and a pod of
+/// the DaemonSet's own keeps one, the oldest (`podByCreationTimestampAndPhase`).
+#[tokio::test]
+async fn a_node_with_an_adopted_orphan_and_a_pod_of_its_own_keeps_the_oldest() {
+    let set = DaemonSetBuilder::new("agent")
+        .resource_version("10")
+        .build();
+    let revision = revision::candidate(&set, 0, 1).unwrap();
+    let hash = revision::short_hash(revision.metadata.name.as_deref().unwrap()).to_string();
+    let left = orphan(&set, "agent-left", "n1", &hash, "2024-01-01T00:00:00Z");
+    let mut own = orphan(&set, "agent-own", "n1", &hash, "2024-01-02T00:00:00Z");
+    own.metadata.owner_references = serde_json::from_value(controller_reference()).unwrap();
+    let mut scenario = Scenario::new();
+    expect_adoption(&mut scenario, &set, &left, &[revision]);
+    scenario
+        .expect(Method::DELETE, format!("{PODS}/agent-own"))
+        .reply(ok(serde_json::to_value(&own).unwrap()));
+    scenario
+        .event(
+            "default",
+            ("DaemonSet", "agent"),
+            "Normal",
+            "SuccessfulDelete",
+        )
+        .body_satisfies("upstream's words", |body| {
+            check(body["note"] == "Deleted pod: agent-own", || {
+                format!("note {}", body["note"])
+            })
+        });
+    scenario
+        .expect(Method::PATCH, format!("{DAEMONSET}/status"))
+        .content_type(MERGE_PATCH)
+        .body_includes(
+            json!({"status": {"desiredNumberScheduled": 1, "currentNumberScheduled": 1}}),
+        )
+        .reply_with(patched(serde_json::to_value(&set).unwrap(), "13"));
+    let nodes = vec![node("n1", json!({}), json!([]))];
+    let (result, _) = reconcile_with_pods(&set, nodes, vec![left, own], scenario).await;
+    result.unwrap();
+}
+
+#[test]
+fn a_pod_event_of_an_orphan_wakes_the_daemonsets_that_select_it() {
+    let agent = DaemonSetBuilder::new("agent").build();
+    let other = DaemonSetBuilder::new("other").build();
+    let mut everything = DaemonSetBuilder::new("everything").build();
+    everything.spec.selector = Some(Default::default());
+    let (sets, _writer) = store_of([agent.clone(), other, everything]);
+    let left = orphan(&agent, "agent-left", "n1", "h", "2024-01-01T00:00:00Z");
+    assert_eq!(
+        daemonsets_to_sync(&left, &sets),
+        [ObjectRef::new("agent").within("default")]
+    );
+    let mut owned = left.clone();
+    owned.metadata.owner_references = serde_json::from_value(controller_reference()).unwrap();
+    assert_eq!(
+        daemonsets_to_sync(&owned, &sets),
+        [ObjectRef::new("agent").within("default")]
+    );
+    let mut elsewhere = left;
+    elsewhere.metadata.namespace = Some("other".into());
+    assert!(daemonsets_to_sync(&elsewhere, &sets).is_empty());
 }

@@ -575,6 +575,53 @@ pub fn workload_context(
     })
 }
 
+/// `Ok` when `holds`, else the error `why` says (for `body_satisfies` checks).
+pub fn check(holds: bool, why: impl FnOnce() -> String) -> Result<(), String> {
+    if holds { Ok(()) } else { Err(why()) }
+}
+
+/// `stored` with the JSON patch `body` applied.
+pub fn applied(stored: &Value, body: &Value) -> Result<Value, String> {
+    let patch: json_patch::Patch =
+        serde_json::from_value(body.clone()).map_err(|e| e.to_string())?;
+    let mut object = stored.clone();
+    json_patch::patch(&mut object, &patch).map_err(|e| e.to_string())?;
+    Ok(object)
+}
+
+/// A claim's write of `pod`: a JSON patch guarded by its resourceVersion that changes only its
+/// ownerReferences, which then include `owners`.
+pub fn expect_owners_patch<'a>(
+    scenario: &'a mut Scenario,
+    path: &str,
+    pod: &k8s_openapi::api::core::v1::Pod,
+    owners: Value,
+) -> &'a mut Exchange {
+    let stored = serde_json::to_value(pod).unwrap();
+    let name = pod.metadata.name.clone().unwrap();
+    let guard = pod.metadata.resource_version.clone().unwrap();
+    scenario
+        .expect(Method::PATCH, format!("{path}/{name}"))
+        .content_type(JSON_PATCH)
+        .body_satisfies("guarded, changes only the ownerReferences", move |body| {
+            check(
+                body[0]
+                    == json!({"op": "replace", "path": "/metadata/resourceVersion", "value": guard}),
+                || format!("first operation {}", body[0]),
+            )?;
+            let paths = patch_operations(body);
+            check(
+                paths
+                    .iter()
+                    .skip(1)
+                    .all(|p| p.contains("/metadata/ownerReferences")),
+                || format!("operations {paths:?}"),
+            )?;
+            let after = applied(&stored, body)?;
+            includes(&after["metadata"]["ownerReferences"], &owners, "/ownerReferences")
+        })
+}
+
 /// One reconcile of `set` by the workload shell of `seam` over `pods` (held whole) and
 /// `summaries` (every pod's), against `scenario`: what it returned and the expectations it
 /// left. The shell, and so every client, is dropped before the scenario is checked: a request in

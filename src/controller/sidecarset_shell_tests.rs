@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::*;
 use crate::controller::fake_apiserver::{
-    JSON_PATCH, MERGE_PATCH, Scenario, includes, ok, patch_operations, patch_value, patched,
+    JSON_PATCH, MERGE_PATCH, Scenario, check, includes, ok, patch_operations, patch_value, patched,
     store_of,
 };
 use crate::controller::pod_cache;
@@ -93,10 +93,6 @@ fn context(client: kube::Client, pod: &Pod) -> Arc<Context> {
         metrics: Arc::new(crate::metrics::Metrics::new()),
         own_writes: Default::default(),
     })
-}
-
-fn check(holds: bool, why: impl FnOnce() -> String) -> Result<(), String> {
-    if holds { Ok(()) } else { Err(why()) }
 }
 
 /// A JSON patch of pods/status guarded by `version` that appends `condition` after the pod's three

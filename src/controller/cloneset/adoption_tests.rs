@@ -4,13 +4,13 @@ use axum::http::Method;
 use serde_json::{Value, json};
 
 use super::shell_tests::{
-    CLONESET, PODS, REGARDING, REVISIONS, SELECTOR, applied, as_json, check, cloneset,
-    new_pod_name, reconcile_once, revision_of, running_pod,
+    CLONESET, PODS, REGARDING, REVISIONS, SELECTOR, as_json, cloneset, new_pod_name,
+    reconcile_once, revision_of, running_pod,
 };
 use super::*;
 use crate::controller::expectations::Seen;
 use crate::controller::fake_apiserver::{
-    Exchange, JSON, JSON_PATCH, MERGE_PATCH, Scenario, conflict, created, includes, ok, patched,
+    JSON, MERGE_PATCH, Scenario, conflict, created, expect_owners_patch, ok, patched,
     revision_list, store_of,
 };
 use crate::controller::workload::outcome::CONFLICT_REQUEUE;
@@ -30,36 +30,6 @@ fn orphan_naming_the_cloneset(set: &CloneSet) -> Pod {
 }
 
 /// The ownerReferences patch of `pod`: guarded by its version, turning its owners into `owners`.
-fn expect_owners_patch<'a>(
-    scenario: &'a mut Scenario,
-    pod: &Pod,
-    owners: Value,
-) -> &'a mut Exchange {
-    let stored = as_json(pod);
-    let name = pod.metadata.name.clone().unwrap();
-    let guard = pod.metadata.resource_version.clone().unwrap();
-    scenario
-        .expect(Method::PATCH, format!("{PODS}/{name}"))
-        .content_type(JSON_PATCH)
-        .body_satisfies("guarded, changes only the ownerReferences", move |body| {
-            check(
-                body[0]
-                    == json!({"op": "replace", "path": "/metadata/resourceVersion", "value": guard}),
-                || format!("first operation {}", body[0]),
-            )?;
-            let paths = crate::controller::fake_apiserver::patch_operations(body);
-            check(
-                paths
-                    .iter()
-                    .skip(1)
-                    .all(|p| p.contains("/metadata/ownerReferences")),
-                || format!("operations {paths:?}"),
-            )?;
-            let after = applied(&stored, body)?;
-            includes(&after["metadata"]["ownerReferences"], &owners, "/ownerReferences")
-        })
-}
-
 #[tokio::test]
 async fn a_pod_naming_the_cloneset_without_a_controller_is_adopted_and_counted() {
     let set = cloneset(1, "app:v1");
@@ -72,6 +42,7 @@ async fn a_pod_naming_the_cloneset_without_a_controller_is_adopted_and_counted()
     // The reference is replaced by the controller one (same group, kind and name).
     expect_owners_patch(
         &mut scenario,
+        PODS,
         &pod,
         json!([{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "web",
             "uid": "web-uid", "controller": true, "blockOwnerDeletion": true}]),
@@ -118,7 +89,8 @@ async fn a_relabelled_pod_is_released_and_replaced_in_the_same_round() {
         .insert("app".into(), "debug".into());
     let names = Arc::new(std::sync::Mutex::new(Vec::new()));
     let mut scenario = Scenario::new();
-    expect_owners_patch(&mut scenario, &pod, Value::Null).reply_with(patched(as_json(&pod), "6"));
+    expect_owners_patch(&mut scenario, PODS, &pod, Value::Null)
+        .reply_with(patched(as_json(&pod), "6"));
     scenario
         .expect(Method::GET, REVISIONS)
         .query(&[SELECTOR])
@@ -155,6 +127,7 @@ async fn a_conflicting_ownership_write_stops_the_round() {
     let name = pod.metadata.name.clone().unwrap();
     expect_owners_patch(
         &mut scenario,
+        PODS,
         &pod,
         json!([{"uid": "web-uid", "controller": true}]),
     )

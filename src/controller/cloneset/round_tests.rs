@@ -6,13 +6,14 @@ use kube::core::PartialObjectMetaExt;
 use serde_json::{Value, json};
 
 use super::shell_tests::{
-    CLONESET, PODS, REGARDING, REVISIONS, SELECTOR, as_json, check, cloneset, name_of,
-    reconcile_once, reconcile_with_claims, revision_of, running_pod,
+    CLONESET, PODS, REGARDING, REVISIONS, SELECTOR, as_json, cloneset, name_of, reconcile_once,
+    reconcile_with_claims, revision_of, running_pod,
 };
 use super::*;
 use crate::controller::expectations::Seen;
 use crate::controller::fake_apiserver::{
-    self, JSON, MERGE_PATCH, Scenario, created, failure, ok, patched, revision_list, store_of,
+    self, JSON, MERGE_PATCH, Scenario, check, created, failure, ok, patched, revision_list,
+    store_of,
 };
 use crate::controller::workload::PvcMeta as ClaimMeta;
 use crate::controller::workload::pvc_key as claim_key;

@@ -12,7 +12,7 @@ use super::error::{WorkloadError, api_error, status_code};
 use super::outcome::Outcome;
 use super::round::Round;
 use super::seam::Seam;
-use super::{controlling, names_kind};
+use super::{adopts, controlling, names_kind};
 use crate::controller::pod_write;
 use crate::podmarks::PodView;
 use crate::workload::claim::{self, Change};
@@ -50,6 +50,16 @@ pub fn workloads_to_sync<K: Resource<DynamicType = ()>>(pod: &Pod) -> Vec<Object
         .flatten()
         .filter(|o| names_kind::<K>(o))
         .map(|o| ObjectRef::new(&o.name).within(namespace))
+        .collect()
+}
+
+/// The workloads among `sets` that may adopt `pod` (upstream's `getDaemonSetsForPod`): those of
+/// its namespace that [`adopts`] it.
+pub fn orphan_adopters<K: Workload>(pod: &Pod, sets: &[Arc<K>]) -> Vec<ObjectRef<K>> {
+    let namespace = pod.metadata.namespace.as_deref().unwrap_or("");
+    sets.iter()
+        .filter(|set| set.namespace() == namespace && adopts(&***set, pod))
+        .map(|set| ObjectRef::new(set.name()).within(namespace))
         .collect()
 }
 

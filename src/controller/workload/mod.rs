@@ -171,19 +171,12 @@ pub fn seen(context: &Context, pvcs: &impl PvcCache, namespace: &str, name: &str
 
 /// The pods a round of `set` claims from, from the cache: those whose ownerReferences name it
 /// (by uid), and with [`Listing::OwnedAndOrphans`] also the active pods of its namespace that no
-/// one controls and its selector selects. Each is its summary, and the held pod where the cache
-/// holds it at the summary's version; by name.
+/// one controls and its selector selects ([`adopts`]). Each is its summary, and the held pod
+/// where the cache holds it at the summary's version; by name.
 pub fn listed_pods<K: Workload>(context: &Context, set: &K, listing: Listing) -> Vec<ListedPod> {
     let namespace = set.namespace();
     let uid = set.uid();
-    let orphan = |p: &PodSummary| {
-        listing == Listing::OwnedAndOrphans
-            && p.controller_uid().is_none()
-            && pod::is_active(p)
-            && set
-                .selector()
-                .is_some_and(|s| selector::matches(s, p.labels(), "spec.selector").unwrap_or(false))
-    };
+    let orphan = |p: &PodSummary| listing == Listing::OwnedAndOrphans && adopts(set, p);
     let mut pods: Vec<ListedPod> = context
         .summaries
         .state()
@@ -199,6 +192,19 @@ pub fn listed_pods<K: Workload>(context: &Context, set: &K, listing: Listing) ->
         .collect();
     pods.sort_by(|a, b| a.name().cmp(b.name()));
     pods
+}
+
+/// Whether `set` would adopt `pod` as an orphan: nobody controls it, it is active, and `set`'s
+/// selector selects it. An empty selector selects no orphan: upstream refuses to act on it
+/// (`SelectingAll`), and it must not take every pod of the namespace.
+pub fn adopts<K: Workload, P: PodView + ?Sized>(set: &K, pod: &P) -> bool {
+    pod.controller_uid().is_none()
+        && pod::is_active(pod)
+        && !set.deleting()
+        && set.selector().is_some_and(|s| {
+            !selector::is_empty(s)
+                && selector::matches(s, pod.labels(), "spec.selector").unwrap_or(false)
+        })
 }
 
 /// A PVC cache, as the shell reads it for expectations.
