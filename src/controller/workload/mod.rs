@@ -55,10 +55,9 @@ pub use error::{ApiError, WorkloadError, api_error, error_text, status_code};
 #[cfg(test)]
 use kube::runtime::controller::Action as Requeue;
 pub use outcome::{Outcome, requeue};
-pub use reconcile::{Observed, error_policy, reconcile};
+pub use reconcile::{error_policy, reconcile};
 pub use round::Round;
-pub use seam::{Listing, Plan, Seam, SendPolicy, StatusWrite};
-pub use send::{Executed, PvcWrites};
+pub use seam::{Executed, Listing, Observed, Plan, PvcWrites, Seam, SendPolicy, StatusWrite};
 
 /// What every workload controller shares.
 pub struct Context {

@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Resource;
 use kube::runtime::controller::Action as Requeue;
@@ -16,8 +15,7 @@ use super::adoption::Claimed;
 use super::error::WorkloadError;
 use super::outcome::{Outcome, requeue};
 use super::round::Round;
-use super::seam::{Plan, Seam};
-use super::send::Executed;
+use super::seam::{Executed, Observed, Plan, Seam};
 use super::{PvcCache, Shell, listed_pods, seen};
 use crate::podmarks::PodView;
 use crate::workload::{ListedPod, Workload, pod};
@@ -26,15 +24,6 @@ use crate::workload::{ListedPod, Workload, pod};
 const MAX_PLANS: usize = 3;
 /// After a round that ended in an error.
 const ERROR_REQUEUE: Duration = Duration::from_secs(5);
-
-/// What a round observed before planning, besides the pods.
-pub struct Observed {
-    /// Its revisions in history order, the update revision among them.
-    pub history: Vec<ControllerRevision>,
-    pub update_revision: String,
-    pub collision_count: i32,
-    pub now: Timestamp,
-}
 
 /// One round of the workload `set`: observe → plan → send → settle, in a span naming its kind,
 /// namespace and name.

@@ -1,15 +1,19 @@
-//! What a workload kind brings to the one shell: everything that differs between the CloneSet,
-//! the Advanced StatefulSet and the Advanced DaemonSet, and nothing else. A fourth pod-owning
-//! kind needs its planner and its seam.
+//! What a workload kind brings to the one shell ([`Seam`]): everything that differs between the
+//! CloneSet, the Advanced StatefulSet and the Advanced DaemonSet, and nothing else; and the
+//! vocabulary the seam and the shell share (what a round observed, what its sending met). A
+//! fourth pod-owning kind needs its planner and its seam.
+
+use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kube::Resource;
 
-use super::reconcile::Observed;
-use super::send::{Executed, PvcWrites};
 use super::{Kind, PvcCache};
-use crate::workload::events::Wording;
+use crate::workload::events::{Failure, Wording};
+use crate::workload::pvc::HandOver;
 use crate::workload::{ListedPod, PlanError};
 
 /// A plan of the kind of seam `S`.
@@ -47,6 +51,57 @@ pub enum StatusWrite<K> {
     /// A PUT of the status subresource: the object as observed (its resourceVersion guards the
     /// write) with the round's status.
     Replace(Box<K>),
+}
+
+/// What a round observed before planning, besides the pods.
+pub struct Observed {
+    /// Its revisions in history order, the update revision among them.
+    pub history: Vec<ControllerRevision>,
+    pub update_revision: String,
+    pub collision_count: i32,
+    pub now: Timestamp,
+}
+
+/// The PVC side of a plan besides its actions (the CloneSet's): created before each new pod,
+/// deleted once a pod's deletion is accepted, and its clean-up before the pods.
+#[derive(Debug, Clone, Copy)]
+pub struct PvcWrites<'p> {
+    /// New pod name → the PVCs to create before it (those that do not exist yet).
+    pub create: &'p BTreeMap<String, Vec<PersistentVolumeClaim>>,
+    /// Pod name → the PVCs to delete once that pod's deletion is accepted.
+    pub delete_with_pod: &'p BTreeMap<String, Vec<String>>,
+    /// PVCs handed to their finished pods, before the pod actions.
+    pub hand_over: &'p [HandOver],
+    /// PVCs of no pod, deleted before the pod actions.
+    pub clean_up: &'p [String],
+}
+
+static NO_CREATES: BTreeMap<String, Vec<PersistentVolumeClaim>> = BTreeMap::new();
+static NO_DELETES: BTreeMap<String, Vec<String>> = BTreeMap::new();
+
+impl PvcWrites<'static> {
+    /// A plan without PVC writes of this kind.
+    pub const NONE: PvcWrites<'static> = PvcWrites {
+        create: &NO_CREATES,
+        delete_with_pod: &NO_DELETES,
+        hand_over: &[],
+        clean_up: &[],
+    };
+}
+
+/// What sending a plan met.
+#[derive(Debug, Default)]
+pub struct Executed {
+    /// Some write met a newer object (409).
+    pub conflicted: bool,
+    /// The first refused request the kind counts as the round's failure.
+    pub failure: Option<Failure>,
+}
+
+impl Executed {
+    pub fn stopped(&self, policy: SendPolicy) -> bool {
+        policy.stop_at_first_failure && (self.conflicted || self.failure.is_some())
+    }
 }
 
 /// A workload kind as the shell runs it.

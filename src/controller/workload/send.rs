@@ -1,4 +1,4 @@
-//! Sends a plan: its PVC writes and its actions in the order the kind's [`SendPolicy`] says, each
+//! Sends a plan: its PVC writes and its actions in the order the kind's send policy says, each
 //! answer reported in the kind's words ([`crate::workload::events::Wording`]) and folded into
 //! what the round met ([`Executed`]).
 
@@ -9,52 +9,9 @@ use kube::ResourceExt;
 
 use super::error::{ApiError, WorkloadError, error_text, status_code};
 use super::round::{Answer, Round};
-use super::seam::{Seam, SendPolicy};
-use crate::workload::events::{Failure, Refusal, Refused, Request};
-use crate::workload::pvc::HandOver;
+use super::seam::{Executed, PvcWrites, Seam};
+use crate::workload::events::{Refusal, Refused, Request};
 use crate::workload::{Action, Workload};
-
-/// The PVC side of a plan besides its actions (the CloneSet's): created before each new pod,
-/// deleted once a pod's deletion is accepted, and its clean-up before the pods.
-#[derive(Debug, Clone, Copy)]
-pub struct PvcWrites<'p> {
-    /// New pod name → the PVCs to create before it (those that do not exist yet).
-    pub create: &'p BTreeMap<String, Vec<PersistentVolumeClaim>>,
-    /// Pod name → the PVCs to delete once that pod's deletion is accepted.
-    pub delete_with_pod: &'p BTreeMap<String, Vec<String>>,
-    /// PVCs handed to their finished pods, before the pod actions.
-    pub hand_over: &'p [HandOver],
-    /// PVCs of no pod, deleted before the pod actions.
-    pub clean_up: &'p [String],
-}
-
-static NO_CREATES: BTreeMap<String, Vec<PersistentVolumeClaim>> = BTreeMap::new();
-static NO_DELETES: BTreeMap<String, Vec<String>> = BTreeMap::new();
-
-impl PvcWrites<'static> {
-    /// A plan without PVC writes of this kind.
-    pub const NONE: PvcWrites<'static> = PvcWrites {
-        create: &NO_CREATES,
-        delete_with_pod: &NO_DELETES,
-        hand_over: &[],
-        clean_up: &[],
-    };
-}
-
-/// What sending a plan met.
-#[derive(Debug, Default)]
-pub struct Executed {
-    /// Some write met a newer object (409).
-    pub conflicted: bool,
-    /// The first refused request the kind counts as the round's failure.
-    pub failure: Option<Failure>,
-}
-
-impl Executed {
-    fn stopped(&self, policy: SendPolicy) -> bool {
-        policy.stop_at_first_failure && (self.conflicted || self.failure.is_some())
-    }
-}
 
 impl<S: Seam> Round<'_, S> {
     /// Sends the plan's PVC clean-up, then its actions as the kind's send policy orders them.
