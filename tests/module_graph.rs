@@ -712,6 +712,90 @@ fn no_import_circle_and_none_upward() {
     );
 }
 
+/// Files that still hold their tests another way, to move to `foo/tests.rs` when they are next
+/// changed.
+const OLD_TEST_LAYOUT: &[&str] = &[
+    "admin.rs",
+    "admission/mod.rs",
+    "admission/pod.rs",
+    "admission/review.rs",
+    "api/daemonset.rs",
+    "api/mod.rs",
+    "crds.rs",
+    "controller/leader.rs",
+    "metrics/controllers.rs",
+];
+
+/// The test-only modules `code` declares: name, inline (`mod x { … }`), and whether a
+/// `#[path = …]` places it.
+fn declared_test_modules(code: &str) -> Vec<(String, bool, bool)> {
+    let mut found = Vec::new();
+    for (start, _) in code.match_indices("#[cfg(test)]") {
+        let mut rest = code[start + "#[cfg(test)]".len()..].trim_start();
+        let mut placed = false;
+        while rest.starts_with("#[") {
+            placed |= rest.starts_with("#[path");
+            rest = rest[rest.find(']').unwrap() + 1..].trim_start();
+        }
+        let rest = rest
+            .strip_prefix("pub(crate) ")
+            .or_else(|| rest.strip_prefix("pub "))
+            .unwrap_or(rest);
+        let Some(after_mod) = rest.strip_prefix("mod ") else {
+            continue;
+        };
+        let name: String = after_mod
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let inline = after_mod[name.len()..].trim_start().starts_with('{');
+        found.push((name, inline, placed));
+    }
+    found
+}
+
+/// One test layout for the crate: a module's tests are its child module `tests`, in its own file
+/// `foo/tests.rs` (topics below it in `foo/tests/`), never inline and never placed by `#[path]`;
+/// test-only support lives inside a `tests` module too (`controller::tests::fake_apiserver`).
+#[test]
+fn tests_live_in_a_tests_module_of_their_own() {
+    let src = src_dir();
+    let mut wrong = Vec::new();
+    let mut still_old = BTreeSet::new();
+    for source in sources().iter().filter(|s| !s.is_test_file) {
+        let shown = source
+            .path
+            .strip_prefix(&src)
+            .unwrap()
+            .display()
+            .to_string();
+        for (name, inline, placed) in declared_test_modules(&source.code) {
+            if name == "tests" && !inline && !placed {
+                continue;
+            }
+            if OLD_TEST_LAYOUT.contains(&shown.as_str()) {
+                still_old.insert(shown.clone());
+                continue;
+            }
+            wrong.push(format!(
+                "{shown}: test module `{name}`{}{}",
+                if inline { " inline" } else { "" },
+                if placed { " placed by #[path]" } else { "" }
+            ));
+        }
+    }
+    for moved in OLD_TEST_LAYOUT.iter().filter(|f| !still_old.contains(**f)) {
+        wrong.push(format!(
+            "{moved}: moved to the one layout, take it off OLD_TEST_LAYOUT"
+        ));
+    }
+    assert!(
+        wrong.is_empty(),
+        "tests belong in `foo/tests.rs` (declared `#[cfg(test)] mod tests;`):\n{}",
+        wrong.join("\n")
+    );
+}
+
 #[test]
 fn no_file_holds_more_than_max_code_lines() {
     let src = src_dir();

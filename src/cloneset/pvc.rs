@@ -279,5 +279,4 @@ fn clean_up<P: PodView>(
 }
 
 #[cfg(test)]
-#[path = "pvc_tests.rs"]
 mod tests;

@@ -16,7 +16,7 @@ use crate::workload::lifecycle::{
     LIFECYCLE_STATE, NORMAL, PREPARING_DELETE, PREPARING_NORMAL, PREPARING_UPDATE, UPDATED,
     UPDATING,
 };
-use crate::workload::simulation::{self, Cluster, Simulated};
+use crate::workload::tests::simulation::{self, Cluster, Simulated};
 use crate::workload::{Workload, listed, sort};
 
 mod lifecycle;

@@ -282,5 +282,4 @@ fn name_creations(actions: &mut [Action], rng: &mut fastrand::Rng) {
 }
 
 #[cfg(test)]
-#[path = "daemonset_shell_tests.rs"]
-mod shell_tests;
+mod tests;

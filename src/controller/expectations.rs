@@ -201,5 +201,4 @@ impl Expectations {
 }
 
 #[cfg(test)]
-#[path = "expectations_tests.rs"]
 mod tests;

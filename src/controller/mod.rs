@@ -17,8 +17,6 @@ pub mod command;
 pub mod daemonset;
 pub mod events;
 pub mod expectations;
-#[cfg(test)]
-pub(crate) mod fake_apiserver;
 pub mod guarded_watch;
 pub mod leader;
 pub mod own_writes;
@@ -311,3 +309,6 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
     }
     Ok(())
 }
+
+#[cfg(test)]
+pub(crate) mod tests;

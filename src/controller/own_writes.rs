@@ -105,5 +105,4 @@ impl OwnWrites {
 }
 
 #[cfg(test)]
-#[path = "own_writes_tests.rs"]
 mod tests;

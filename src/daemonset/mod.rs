@@ -37,9 +37,6 @@ pub mod sync;
 pub mod tolerations;
 pub mod watch;
 
-#[cfg(test)]
-pub(crate) mod fixtures;
-
 use std::sync::Arc;
 
 use jiff::Timestamp;
@@ -180,4 +177,4 @@ pub fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

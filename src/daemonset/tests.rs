@@ -6,13 +6,13 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodCondition, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use super::fixtures::*;
 use super::*;
 use crate::api::keys;
 use crate::podmarks::PodView;
 use crate::workload::Purpose;
 use crate::workload::lifecycle::{LIFECYCLE_STATE, PREPARING_DELETE};
 use crate::workload::revision::{UpdateRevision, sort_history, update_revision};
+use fixtures::*;
 
 mod property;
 mod scenarios;
@@ -357,3 +357,5 @@ fn in_place_purpose(plan: &Plan) -> usize {
         })
         .count()
 }
+
+pub(crate) mod fixtures;

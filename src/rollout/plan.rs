@@ -286,5 +286,4 @@ pub fn upgrade_order<P: PodView>(
 }
 
 #[cfg(test)]
-#[path = "plan_tests.rs"]
 mod tests;

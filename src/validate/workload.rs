@@ -688,7 +688,3 @@ pub fn deletion_protection(
 
 #[cfg(test)]
 mod tests;
-
-/// The three validators must answer, never panic, whatever a decodable object holds.
-#[cfg(test)]
-mod never_panics;

@@ -29,8 +29,6 @@ pub mod pod;
 pub mod pod_after;
 pub mod pvc;
 pub mod revision;
-#[cfg(test)]
-pub mod simulation;
 pub mod sort;
 pub mod status;
 
@@ -359,4 +357,4 @@ pub fn push_requeue(requeue: &mut Option<std::time::Duration>, next: Option<std:
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -9,11 +9,11 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::controller::expectations::{Expectations, Seen};
-use crate::controller::fake_apiserver::{
+use crate::controller::pod_cache;
+use crate::controller::tests::fake_apiserver::{
     JSON, Scenario, created, failure, ok, reconcile_workload, revision_list, store_of,
     workload_context,
 };
-use crate::controller::pod_cache;
 use crate::controller::workload::{WorkloadError, pvc_key};
 use crate::workload::revision;
 use kube::runtime::controller::Action as Requeue;

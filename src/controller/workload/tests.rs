@@ -86,7 +86,7 @@ fn owners_name_a_kind_by_group_and_kind_only() {
 async fn a_failed_reconcile_is_counted_by_controller_and_reason() {
     use crate::api::DaemonSetBuilder;
     use crate::controller::daemonset::DaemonSetSeam;
-    use crate::controller::fake_apiserver::{Scenario, store_of, workload_context};
+    use crate::controller::tests::fake_apiserver::{Scenario, store_of, workload_context};
     let (client, server) = Scenario::new().start();
     let (pods, _pods) = store_of::<Pod>([]);
     let (summaries, _summaries) = store_of::<PodSummary>([]);
@@ -154,7 +154,7 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for SpanFields {
 async fn every_reconcile_runs_in_a_span_naming_its_kind_namespace_and_name() {
     use crate::api::DaemonSetBuilder;
     use crate::controller::daemonset::DaemonSetSeam;
-    use crate::controller::fake_apiserver::{Scenario, store_of, workload_context};
+    use crate::controller::tests::fake_apiserver::{Scenario, store_of, workload_context};
     use tracing_subscriber::layer::SubscriberExt;
     let spans = SpanFields::default();
     let _default =

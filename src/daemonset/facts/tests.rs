@@ -1,5 +1,5 @@
 use super::*;
-use crate::daemonset::fixtures::*;
+use crate::daemonset::tests::fixtures::*;
 use crate::workload::lifecycle::PREPARING_DELETE;
 
 fn facts(p: PodBuilder) -> PodFacts {
