@@ -4,7 +4,7 @@
 //! lists, calls [`plan`] and sends what it returns, in order, stopping at the first failure.
 //!
 //! - [`ordinals`]: the replica range, `reserveOrdinals`, which pod is in which slot;
-//! - [`pod`]: what a round reads of each pod ([`pod::PodFacts`]);
+//! - [`pod`]: what a round reads of each pod ([`pod::StatefulPodFacts`]);
 //! - [`identity`]: new pods, their revision, identity and storage checks;
 //! - [`retention`]: `persistentVolumeClaimRetentionPolicy` as PVC ownerReferences;
 //! - [`scale`]: the scale phase (create, delete, fix), monotonic or Parallel;

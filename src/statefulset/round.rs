@@ -12,7 +12,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use super::events::{self, Verb};
 use super::identity::{self, identity_matches, storage_matches, with_identity};
 use super::ordinals::{ReplicaRange, Slot, Slots, pod_name};
-use super::pod::PodFacts;
+use super::pod::StatefulPodFacts;
 use super::retention::{self, Owner, Policy};
 use super::round_claims::RoundClaims;
 use super::scale::{self, Flow, Scale};
@@ -48,11 +48,11 @@ pub(super) fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
         ReplicaRange::of(set)?,
         snapshot.pods.iter().map(|p| p.name()),
     );
-    let facts: Vec<PodFacts> = snapshot
+    let facts: Vec<StatefulPodFacts> = snapshot
         .pods
         .iter()
         .map(|p| {
-            PodFacts::of(
+            StatefulPodFacts::of(
                 p,
                 &current_name,
                 &update_name,
@@ -136,7 +136,7 @@ struct Round<'a> {
     now_text: String,
     slots: Slots,
     /// By listed position.
-    facts: Vec<PodFacts>,
+    facts: Vec<StatefulPodFacts>,
     /// By slot: whether the pod a missing slot gets is made at the current revision.
     new_at_current: Vec<Option<bool>>,
     actions: Vec<Action>,
@@ -236,7 +236,11 @@ impl Round<'_> {
         self.rolling_update(&slots, &facts)
     }
 
-    fn rolling_update(&mut self, slots: &Slots, facts: &[PodFacts]) -> Result<Taken, RoundError> {
+    fn rolling_update(
+        &mut self,
+        slots: &Slots,
+        facts: &[StatefulPodFacts],
+    ) -> Result<Taken, RoundError> {
         for position in 0..self.snapshot.pods.len() {
             if !self.refreshed[position] {
                 self.refresh_pod(position);
