@@ -59,6 +59,17 @@ struct Source {
     is_test_file: bool,
 }
 
+impl Source {
+    /// Its path below `src/`, as messages show it.
+    fn shown(&self) -> String {
+        self.path
+            .strip_prefix(src_dir())
+            .unwrap()
+            .display()
+            .to_string()
+    }
+}
+
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
@@ -216,17 +227,24 @@ fn matching_brace(code: &str, open: usize) -> usize {
     code.len()
 }
 
-/// Test-only modules declared in `code`: inline ones as byte ranges, out-of-line ones as files.
-fn test_modules(path: &Path, code: &str) -> (Vec<(usize, usize)>, Vec<PathBuf>) {
-    let mut ranges = Vec::new();
-    let mut files = Vec::new();
-    let mut search = 0;
-    while let Some(found) = code[search..].find("#[cfg(test)]") {
-        let start = search + found;
-        search = start + "#[cfg(test)]".len();
-        // Skip further attributes, remembering a #[path = "…"] (its literal is blanked in `code`,
-        // so read it from the file).
-        let mut rest = code[search..].trim_start();
+/// A `#[cfg(test)] mod name` declaration found in blanked code.
+struct TestModule {
+    /// Where its `#[cfg(test)]` starts.
+    start: usize,
+    name: String,
+    /// For an inline module, the offset of its `{`.
+    open: Option<usize>,
+    /// The byte range of its `#[path = "…"]` attribute, if any (the literal is blanked in the code,
+    /// so it is read from the file).
+    path_attr: Option<std::ops::Range<usize>>,
+}
+
+/// The test-only modules `code` declares (`#[cfg(test)]`, other attributes, a visibility, then
+/// `mod name;` or `mod name { … }`).
+fn test_module_declarations(code: &str) -> Vec<TestModule> {
+    let mut found = Vec::new();
+    for (start, _) in code.match_indices("#[cfg(test)]") {
+        let mut rest = code[start + "#[cfg(test)]".len()..].trim_start();
         let mut path_attr = None;
         while rest.starts_with("#[") {
             let end = rest.find(']').unwrap();
@@ -236,6 +254,9 @@ fn test_modules(path: &Path, code: &str) -> (Vec<(usize, usize)>, Vec<PathBuf>) 
             }
             rest = rest[end + 1..].trim_start();
         }
+        for visibility in ["pub(crate) ", "pub(super) ", "pub "] {
+            rest = rest.strip_prefix(visibility).unwrap_or(rest);
+        }
         let Some(after_mod) = rest.strip_prefix("mod ") else {
             continue;
         };
@@ -244,26 +265,46 @@ fn test_modules(path: &Path, code: &str) -> (Vec<(usize, usize)>, Vec<PathBuf>) 
             .take_while(|c| c.is_alphanumeric() || *c == '_')
             .collect();
         let after_name = after_mod[name.len()..].trim_start();
-        if after_name.starts_with('{') {
-            let open = code.len() - after_name.len();
-            ranges.push((start, matching_brace(code, open)));
-        } else if after_name.starts_with(';') {
-            let dir = if path
-                .file_name()
-                .is_some_and(|f| f == "mod.rs" || f == "lib.rs")
-            {
-                path.parent().unwrap().to_path_buf()
-            } else {
-                path.with_extension("")
-            };
-            if let Some(attr) = path_attr {
-                let original = std::fs::read_to_string(path).unwrap();
-                let literal = original[attr].split('"').nth(1).unwrap().to_string();
-                files.push(path.parent().unwrap().join(literal));
-            } else {
-                files.push(dir.join(format!("{name}.rs")));
-                files.push(dir.join(&name).join("mod.rs"));
-            }
+        if !after_name.starts_with('{') && !after_name.starts_with(';') {
+            continue;
+        }
+        let open = after_name
+            .starts_with('{')
+            .then(|| code.len() - after_name.len());
+        found.push(TestModule {
+            start,
+            name,
+            open,
+            path_attr,
+        });
+    }
+    found
+}
+
+/// Test-only modules declared in `code`: inline ones as byte ranges, out-of-line ones as files.
+fn test_modules(path: &Path, code: &str) -> (Vec<(usize, usize)>, Vec<PathBuf>) {
+    let mut ranges = Vec::new();
+    let mut files = Vec::new();
+    for module in test_module_declarations(code) {
+        if let Some(open) = module.open {
+            ranges.push((module.start, matching_brace(code, open)));
+            continue;
+        }
+        let dir = if path
+            .file_name()
+            .is_some_and(|f| f == "mod.rs" || f == "lib.rs")
+        {
+            path.parent().unwrap().to_path_buf()
+        } else {
+            path.with_extension("")
+        };
+        if let Some(attr) = module.path_attr {
+            let original = std::fs::read_to_string(path).unwrap();
+            let literal = original[attr].split('"').nth(1).unwrap().to_string();
+            files.push(path.parent().unwrap().join(literal));
+        } else {
+            files.push(dir.join(format!("{}.rs", module.name)));
+            files.push(dir.join(&module.name).join("mod.rs"));
         }
     }
     (ranges, files)
@@ -445,7 +486,6 @@ struct Graph {
 }
 
 fn graph(sources: &[Source]) -> Graph {
-    let src = src_dir();
     let mut graph = Graph {
         code: BTreeMap::new(),
         tests: BTreeMap::new(),
@@ -466,12 +506,7 @@ fn graph(sources: &[Source]) -> Graph {
             } else {
                 &mut graph.code
             };
-            let shown = source
-                .path
-                .strip_prefix(&src)
-                .unwrap()
-                .display()
-                .to_string();
+            let shown = source.shown();
             map.entry(source.module.clone())
                 .or_default()
                 .entry(target)
@@ -611,12 +646,7 @@ fn room_graphs(sources: &[Source]) -> RoomGraphs {
                 targets.push(target);
             }
         }
-        let shown = source
-            .path
-            .strip_prefix(&src)
-            .unwrap()
-            .display()
-            .to_string();
+        let shown = source.shown();
         // Each enclosing module: the file's room in it, and the rooms the targets reach there.
         for depth in 1..path.len() {
             let (module, room) = (&path[..depth], &path[depth]);
@@ -726,50 +756,21 @@ const OLD_TEST_LAYOUT: &[&str] = &[
     "metrics/controllers.rs",
 ];
 
-/// The test-only modules `code` declares: name, inline (`mod x { … }`), and whether a
-/// `#[path = …]` places it.
-fn declared_test_modules(code: &str) -> Vec<(String, bool, bool)> {
-    let mut found = Vec::new();
-    for (start, _) in code.match_indices("#[cfg(test)]") {
-        let mut rest = code[start + "#[cfg(test)]".len()..].trim_start();
-        let mut placed = false;
-        while rest.starts_with("#[") {
-            placed |= rest.starts_with("#[path");
-            rest = rest[rest.find(']').unwrap() + 1..].trim_start();
-        }
-        let rest = rest
-            .strip_prefix("pub(crate) ")
-            .or_else(|| rest.strip_prefix("pub "))
-            .unwrap_or(rest);
-        let Some(after_mod) = rest.strip_prefix("mod ") else {
-            continue;
-        };
-        let name: String = after_mod
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        let inline = after_mod[name.len()..].trim_start().starts_with('{');
-        found.push((name, inline, placed));
-    }
-    found
-}
-
 /// One test layout for the crate: a module's tests are its child module `tests`, in its own file
 /// `foo/tests.rs` (topics below it in `foo/tests/`), never inline and never placed by `#[path]`;
 /// test-only support lives inside a `tests` module too (`controller::tests::fake_apiserver`).
 #[test]
 fn tests_live_in_a_tests_module_of_their_own() {
-    let src = src_dir();
     let mut wrong = Vec::new();
     let mut still_old = BTreeSet::new();
     for source in sources().iter().filter(|s| !s.is_test_file) {
-        let shown = source
-            .path
-            .strip_prefix(&src)
-            .unwrap()
-            .display()
-            .to_string();
-        for (name, inline, placed) in declared_test_modules(&source.code) {
+        let shown = source.shown();
+        for module in test_module_declarations(&source.code) {
+            let (name, inline, placed) = (
+                module.name,
+                module.open.is_some(),
+                module.path_attr.is_some(),
+            );
             if name == "tests" && !inline && !placed {
                 continue;
             }
@@ -798,7 +799,6 @@ fn tests_live_in_a_tests_module_of_their_own() {
 
 #[test]
 fn no_file_holds_more_than_max_code_lines() {
-    let src = src_dir();
     let mut too_long = Vec::new();
     for source in sources() {
         if source.is_test_file {
@@ -813,7 +813,7 @@ fn no_file_holds_more_than_max_code_lines() {
         if lines > MAX_CODE_LINES {
             too_long.push(format!(
                 "{}: {lines} lines of non-test code",
-                source.path.strip_prefix(&src).unwrap().display()
+                source.shown()
             ));
         }
     }

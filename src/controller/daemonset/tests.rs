@@ -225,6 +225,16 @@ fn orphan(set: &DaemonSet, name: &str, node: &str, hash: &str, created: &str) ->
     pod
 }
 
+/// The DaemonSet `agent`, its first revision and that revision's hash.
+fn agent_at_its_first_revision() -> (DaemonSet, ControllerRevision, String) {
+    let set = DaemonSetBuilder::new("agent")
+        .resource_version("10")
+        .build();
+    let revision = revision::candidate(&set, 0, 1).unwrap();
+    let hash = revision::short_hash(revision.metadata.name.as_deref().unwrap()).to_string();
+    (set, revision, hash)
+}
+
 /// The DaemonSet's controller reference, as adoption writes it.
 fn controller_reference() -> Value {
     json!([{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "DaemonSet", "name": "agent",
@@ -254,11 +264,7 @@ fn expect_adoption(
 /// `ClaimPods`), and its node, served, gets no pod of its own.
 #[tokio::test]
 async fn an_orphan_on_its_node_is_adopted_and_no_pod_is_created_beside_it() {
-    let set = DaemonSetBuilder::new("agent")
-        .resource_version("10")
-        .build();
-    let revision = revision::candidate(&set, 0, 1).unwrap();
-    let hash = revision::short_hash(revision.metadata.name.as_deref().unwrap()).to_string();
+    let (set, revision, hash) = agent_at_its_first_revision();
     let left = orphan(&set, "agent-left", "n1", &hash, "2024-01-01T00:00:00Z");
     let mut scenario = Scenario::new();
     expect_adoption(&mut scenario, &set, &left, &[revision]);
@@ -279,11 +285,7 @@ async fn an_orphan_on_its_node_is_adopted_and_no_pod_is_created_beside_it() {
 /// the DaemonSet's own keeps one, the oldest (`podByCreationTimestampAndPhase`).
 #[tokio::test]
 async fn a_node_with_an_adopted_orphan_and_a_pod_of_its_own_keeps_the_oldest() {
-    let set = DaemonSetBuilder::new("agent")
-        .resource_version("10")
-        .build();
-    let revision = revision::candidate(&set, 0, 1).unwrap();
-    let hash = revision::short_hash(revision.metadata.name.as_deref().unwrap()).to_string();
+    let (set, revision, hash) = agent_at_its_first_revision();
     let left = orphan(&set, "agent-left", "n1", &hash, "2024-01-01T00:00:00Z");
     let mut own = orphan(&set, "agent-own", "n1", &hash, "2024-01-02T00:00:00Z");
     own.metadata.owner_references = serde_json::from_value(controller_reference()).unwrap();
