@@ -104,3 +104,6 @@ impl Wording for CloneSetWording {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

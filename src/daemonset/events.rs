@@ -17,6 +17,12 @@ impl Wording for DaemonSetWording {
                 pod,
                 Event::normal("SuccessfulCreate", format!("Created pod: {pod}")),
             ),
+            // Upstream records nothing while the namespace terminates.
+            (Request::CreatePod { .. }, Some(_))
+                if refused.is_some_and(|r| r.code == Some(403) && namespace_terminating(r)) =>
+            {
+                return Vec::new();
+            }
             (Request::CreatePod { pod }, Some(error)) => Note::pod(
                 pod,
                 Event::warning("FailedCreate", format!("Error creating: {error}")),
@@ -80,3 +86,12 @@ impl Wording for DaemonSetWording {
         }
     }
 }
+
+/// The apiserver's refusal of a create in a namespace being deleted (its `NamespaceTerminating`
+/// cause, as its message words it).
+fn namespace_terminating(refusal: Refusal<'_>) -> bool {
+    refusal.message.contains("because it is being terminated")
+}
+
+#[cfg(test)]
+mod tests;
