@@ -25,7 +25,10 @@
 #   update     an image change with maxUnavailable 1: the first old pod waits in PreparingDelete
 #              (the other one untouched) until its label is removed, then both are replaced;
 #   surge      3 nodes, maxSurge 1, maxUnavailable 0: never fewer than 3 ready pods nor more than 4;
-#   partition  3 nodes, partition 1: the two highest names updated, n1 kept; then partition 0.
+#   partition  3 nodes, partition 1: the two highest names updated, n1 kept; then partition 0;
+#   adopt      bare pods its selector selects (one on n1, two on n4) before an OnDelete DaemonSet
+#              exists: it adopts them (controller reference), creates no pod beside them, and
+#              n4 keeps the older of its two.
 # E2E_DAEMONSET_LOGS=DIR keeps the controller's log.
 set -euo pipefail
 export KRUISE_WEBHOOK_SHUTDOWN_DELAY=${KRUISE_WEBHOOK_SHUTDOWN_DELAY:-0}
@@ -119,8 +122,8 @@ check "placement: pods carry the status's hash $(hash_of agent)" test "$(pod_has
 revisions=$(kubectl get controllerrevisions -n "$NS" -l app=agent -o json | jq -c '[.items[] | {name: .metadata.name, hash: .metadata.labels["controller-revision-hash"], revision}]')
 check "placement: one ControllerRevision agent-<hash> ($revisions)" \
   test "$(jq -r --arg h "$(hash_of agent)" '(length == 1) and (.[0].name == "agent-" + $h) and (.[0].revision == 1)' <<<"$revisions")" = true
-created=$(kubectl get events -n "$NS" -o json | jq -c '[.items[] | select(.involvedObject.name == "agent" and .reason == "SuccessfulCreate") | .message | test("^succeed to create pod agent-")] | [length, all]')
-check "placement: SuccessfulCreate 'succeed to create pod agent-…' twice ($created)" test "$created" = '[2,true]'
+created=$(kubectl get events -n "$NS" -o json | jq -c '[.items[] | select(.involvedObject.name == "agent" and .reason == "SuccessfulCreate") | .message | test("^Created pod: agent-[a-z0-9]{5}$")] | [length, all]')
+check "placement: SuccessfulCreate 'Created pod: agent-…' (upstream's words) twice ($created)" test "$created" = '[2,true]'
 columns=$(kubectl get daemonsets.apps.kruise.io -n "$NS" agent --no-headers | awk '{print $1, $2, $3, $4, $5, $6}')
 check "placement: kubectl get daemonsets.apps.kruise.io: '$columns'" test "$columns" = "agent 2 2 2 2 2"
 daemonset tolerant v1 \
@@ -142,8 +145,8 @@ check "evict: held: still there, counted misscheduled ($(status_of agent))" \
 check "evict: the tolerant DaemonSet keeps its n1 pod" test "$(nodes_of tolerant)" = "n1 n4 n5"
 kubectl label pod -n "$NS" "$held" example.io/block-deleting- >/dev/null
 until_kubelet 30 "evict: label removed: deleted, misscheduled 0" bash -c "! kubectl get pod -n $NS $held >/dev/null 2>&1 && [ \"\$(status_of agent)\" = '[1,1,1,1,1,0]' ]"
-check "evict: SuccessfulDelete 'succeed to delete pod $held'" \
-  test "$(kubectl get events -n "$NS" -o json | jq --arg p "succeed to delete pod $held" '[.items[] | select(.reason == "SuccessfulDelete" and .message == $p)] | length')" = 1
+check "evict: SuccessfulDelete 'Deleted pod: $held'" \
+  test "$(kubectl get events -n "$NS" -o json | jq --arg p "Deleted pod: $held" '[.items[] | select(.reason == "SuccessfulDelete" and .message == $p)] | length')" = 1
 kubectl taint node "$RUN-n1" e2e/evict- >/dev/null
 until_kubelet 30 "evict: taint removed: n1 gets a new pod" settled agent "n1 n4" '[2,2,2,2,2,0]'
 
@@ -197,3 +200,29 @@ check "partition: n1 still at the old revision" test "$kept" = "$old"
 three part v2 '{type: RollingUpdate, rollingUpdate: {rollingUpdateType: Standard, maxUnavailable: 3, partition: 0}}' \
   | kubectl apply -n "$NS" -f - >/dev/null
 until_kubelet 60 "partition 0: all updated" settled part "n1 n2 n4" '[3,3,3,3,3,0]'
+
+# --- adopt: orphans the selector selects are adopted, one pod per node kept -------------------
+orphan() { # NAME NODE: a bare pod with the DaemonSet's labels, bound to NODE
+  jq -nc --arg p "$1" --arg n "$RUN-$2" \
+    '{apiVersion: "v1", kind: "Pod", metadata: {name: $p, labels: {app: "keeper"}},
+      spec: {nodeName: $n, containers: [{name: "main", image: "example.com/keeper:v1"}]}}' \
+    | kubectl create -n "$NS" -f - >/dev/null
+}
+orphan keeper-left-a n1
+orphan keeper-left-b n4
+sleep 1
+orphan keeper-left-c n4
+kubelet_pass
+daemonset keeper v1 '  updateStrategy: {type: OnDelete}' | kubectl apply -n "$NS" -f - >/dev/null
+until_kubelet 60 "adopt: the orphans serve n1 and n4, the younger one on n4 deleted, status [2,2,2,0,2,0]" \
+  settled keeper "n1 n4" '[2,2,2,0,2,0]'
+names=$(live keeper | jq -r '[.[].metadata.name] | sort | join(" ")')
+check "adopt: the DaemonSet's pods are the orphans keeper-left-a and keeper-left-b ($names)" \
+  test "$names" = "keeper-left-a keeper-left-b"
+uid=$(ads keeper | jq -r .metadata.uid)
+owners=$(live keeper | jq -c --arg u "$uid" '[.[] | [.metadata.ownerReferences[]? | select(.controller == true and .uid == $u and .kind == "DaemonSet")] | length]')
+check "adopt: each carries the DaemonSet's controller reference ($owners)" test "$owners" = "[1,1]"
+check "adopt: no pod created beside them (SuccessfulCreate events: $(event_count keeper SuccessfulCreate))" \
+  test "$(event_count keeper SuccessfulCreate)" = 0
+check "adopt: n4's duplicate deleted ('Deleted pod: keeper-left-c')" \
+  test "$(kubectl get events -n "$NS" -o json | jq '[.items[] | select(.involvedObject.name == "keeper" and .reason == "SuccessfulDelete" and .message == "Deleted pod: keeper-left-c")] | length')" = 1

@@ -636,7 +636,7 @@ controller_script() {
 check "controllers (scripts/e2e-controller.sh): barriers, one-at-a-time rollout over 5 pods in batches, partition, Lease hand-over and leader crash" controller_script e2e-controller
 check "CloneSet controller (scripts/e2e-cloneset.sh): kubectl scale 0→3→5→2, InPlaceOnly refusal, W1 in place sidecar first, partition 2 of 5 with maxUnavailable 1, leader killed mid-update, ReCreate with maxSurge" controller_script e2e-cloneset
 check "Advanced StatefulSet controller (scripts/e2e-statefulset.sh): the release note's set made in ordinal order with its claims, in place highest ordinal first, kubectl scale in and out, stale claims, the four retention combinations, v1alpha1" controller_script e2e-statefulset
-check "Advanced DaemonSet controller (scripts/e2e-daemonset.sh): placement under nodeSelector, node affinity, NoSchedule/NoExecute taints and a cordoned node, the preDelete hook on eviction and on update, a surge and a partitioned rollout, status counters" controller_script e2e-daemonset
+check "Advanced DaemonSet controller (scripts/e2e-daemonset.sh): placement under nodeSelector, node affinity, NoSchedule/NoExecute taints and a cordoned node, the preDelete hook on eviction and on update, a surge and a partitioned rollout, orphans adopted, status counters" controller_script e2e-daemonset
 
 # Its own apiserver, which it stops and restarts (ports 17443/17379/17380).
 check "controllers across apiserver restarts and leader kills (scripts/e2e-failover.sh): 30 s outages with one and two replicas, one leader after each and a rollout, leader stops mid-rollout within the budget, one writer at a time in the audit log" \

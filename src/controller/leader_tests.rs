@@ -6,7 +6,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
 
 use super::*;
-use crate::controller::fake_apiserver::{Scenario, ok, patched};
+use crate::controller::tests::fake_apiserver::{Scenario, ok, patched};
 
 const PATH: &str =
     "/apis/coordination.k8s.io/v1/namespaces/kruise-system/leases/kruise-webhook-controller";
@@ -117,7 +117,7 @@ async fn a_leader_whose_apiserver_hangs_steps_down_at_the_renew_deadline() {
     // No Lease yet: it is created, held by this replica.
     let (_, respond) = handle.next_request().await.expect("the Lease is read");
     let (status, body) =
-        crate::controller::fake_apiserver::not_found("leases", "kruise-webhook-controller");
+        crate::controller::tests::fake_apiserver::not_found("leases", "kruise-webhook-controller");
     respond.send_response(answer(status, body));
     let (request, respond) = handle.next_request().await.expect("the Lease is created");
     let sent = request.into_body().collect_bytes().await.unwrap();
@@ -192,7 +192,7 @@ async fn a_leader_that_missed_its_deadline_leads_again_once_the_apiserver_answer
     // The Lease as stored: created by this replica, then rewritten by each renewal.
     let (_, respond) = handle.next_request().await.expect("the Lease is read");
     let (status, body) =
-        crate::controller::fake_apiserver::not_found("leases", "kruise-webhook-controller");
+        crate::controller::tests::fake_apiserver::not_found("leases", "kruise-webhook-controller");
     respond.send_response(answer(status, &body));
     let (request, respond) = handle.next_request().await.expect("the Lease is created");
     let sent = request.into_body().collect_bytes().await.unwrap();

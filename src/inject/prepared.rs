@@ -157,5 +157,4 @@ impl<'a> KnownJson<'a> {
 }
 
 #[cfg(test)]
-#[path = "prepared_tests.rs"]
 mod tests;

@@ -29,6 +29,13 @@ struct ControllerLabels {
     controller: &'static str,
 }
 
+/// A failed reconcile: its controller and why (`api_409`, `plan`, …).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FailureLabels {
+    controller: &'static str,
+    reason: String,
+}
+
 type HistogramFamily = Family<ControllerLabels, Histogram, fn() -> Histogram>;
 
 fn reconcile_histogram() -> Histogram {
@@ -47,6 +54,7 @@ pub struct ControllerMetrics {
     lease_rounds: Family<OutcomeLabels, Counter>,
     lease_renewed: Gauge<f64, AtomicU64>,
     api_wait: Histogram,
+    reconcile_failures: Family<FailureLabels, Counter>,
 }
 
 /// How a leader-election round ended (`renewed`, `acquired`, `followed`, `failed`).
@@ -67,6 +75,7 @@ impl Default for ControllerMetrics {
             lease_rounds: Family::default(),
             lease_renewed: Gauge::default(),
             api_wait: Histogram::new(WAIT_BUCKETS),
+            reconcile_failures: Family::default(),
         }
     }
 }
@@ -123,6 +132,11 @@ impl ControllerMetrics {
             Unit::Seconds,
             metrics.api_wait.clone(),
         );
+        registry.register(
+            "controller_reconcile_failures",
+            "Workload reconciles that ended in an error, by controller and reason",
+            metrics.reconcile_failures.clone(),
+        );
         metrics
     }
 
@@ -175,6 +189,16 @@ impl ControllerMetrics {
         self.lease_renewed.set(now);
     }
 
+    /// Counts a workload reconcile of `controller` that ended in an error of `reason`.
+    pub fn reconcile_failed(&self, controller: &'static str, reason: &str) {
+        self.reconcile_failures
+            .get_or_create(&FailureLabels {
+                controller,
+                reason: reason.to_string(),
+            })
+            .inc();
+    }
+
     /// Records how long one request waited for the shared budget.
     pub fn observe_api_wait(&self, waited: Duration) {
         self.api_wait.observe(waited.as_secs_f64());
@@ -225,6 +249,7 @@ mod tests {
         drop(metrics.reconcile_started("cloneset-controller"));
         metrics.set_leading(true);
         metrics.observe_api_wait(Duration::from_millis(20));
+        metrics.reconcile_failed("daemonset-controller", "api_409");
         let mut text = String::new();
         encode(&mut text, &registry).unwrap();
         for line in [
@@ -237,6 +262,7 @@ mod tests {
             "kruise_webhook_controller_leading 1",
             r#"kruise_webhook_controller_reconciles_in_flight{controller="cloneset-controller"} 1"#,
             "kruise_webhook_controller_api_wait_seconds_count 1",
+            r#"kruise_webhook_controller_reconcile_failures_total{controller="daemonset-controller",reason="api_409"} 1"#,
         ] {
             assert!(text.contains(line), "missing {line:?} in:\n{text}");
         }

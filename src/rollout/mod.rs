@@ -7,13 +7,10 @@
 //! controller executes (status, pods, events, when to look again); [`engine`] decides how an
 //! upgrade of several launch priorities goes through the in-place engine.
 
-pub mod budget;
 pub mod engine;
-pub mod order;
 pub mod plan;
 pub mod pod_state;
 pub mod round;
-pub mod scatter;
 pub mod upgrade;
 
 pub use engine::{UpgradeRoute, engine_revision, upgrade_route};

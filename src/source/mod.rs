@@ -7,8 +7,6 @@ pub mod acceptance;
 pub mod cluster;
 mod conflict_index;
 pub mod dir;
-#[cfg(test)]
-mod test_catalogues;
 pub mod watch;
 
 use std::collections::{BTreeMap, HashMap};
@@ -180,5 +178,4 @@ pub fn accept_in_name_order<O: std::fmt::Display>(
 }
 
 #[cfg(test)]
-#[path = "candidates_tests.rs"]
-mod candidates_tests;
+mod tests;

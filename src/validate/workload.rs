@@ -658,7 +658,3 @@ pub fn validate_object_meta_update(
 
 #[cfg(test)]
 mod tests;
-
-/// The three validators must answer, never panic, whatever a decodable object holds.
-#[cfg(test)]
-mod never_panics;

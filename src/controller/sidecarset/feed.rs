@@ -151,5 +151,4 @@ impl SidecarSetFeed {
 }
 
 #[cfg(test)]
-#[path = "feed_tests.rs"]
 mod tests;
