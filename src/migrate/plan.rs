@@ -1,0 +1,238 @@
+//! The switch's decision, pure: from a snapshot of what was read, the findings (each with its
+//! reason) and the ordered, idempotent steps. Applying the steps and reading again yields a
+//! snapshot whose plan has no steps.
+
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+
+use crate::tls::bundle_targets::{RemovedEntry, remove_unserved};
+
+/// One CRD of `apps.kruise.io` as found, next to the one this project installs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrdState {
+    pub name: String,
+    /// `status.storedVersions` of the CRD in the cluster.
+    pub stored_versions: Vec<String>,
+    /// The versions this project's CRD of that name serves.
+    pub wanted_versions: Vec<String>,
+    /// Whether the cluster's spec differs from this project's.
+    pub spec_differs: bool,
+}
+
+/// Objects of an OpenKruise kind this project does not run (PodUnavailableBudget, WorkloadSpread, …).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnrunKind {
+    pub kind: String,
+    pub objects: Vec<String>,
+}
+
+/// A SidecarSet using a feature this server does not serve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnservedFeature {
+    pub sidecarset: String,
+    pub feature: String,
+}
+
+/// Everything the switch decides on.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// `kruise-controller-manager` in `kruise-system`: its replicas, `None` when absent.
+    pub manager_replicas: Option<i32>,
+    pub mutating: Vec<MutatingWebhookConfiguration>,
+    pub validating: Vec<ValidatingWebhookConfiguration>,
+    pub crds: Vec<CrdState>,
+    pub unrun: Vec<UnrunKind>,
+    pub unserved_features: Vec<UnservedFeature>,
+}
+
+/// What the switch meets, with the reason an operator reads.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "finding", rename_all = "camelCase")]
+pub enum Finding {
+    /// OpenKruise's manager still runs: two controllers would act on the same objects.
+    ManagerRunning { replicas: i32 },
+    /// Entries pointing at paths this server does not serve; with `failurePolicy: Fail` each
+    /// refuses every request it matches once it points here.
+    UnservedEntries {
+        configuration: String,
+        entries: Vec<String>,
+    },
+    /// A CRD whose stored versions this project's CRD does not serve: replacing it would be
+    /// refused by the apiserver.
+    StoredVersionNotServed { crd: String, versions: Vec<String> },
+    /// Objects whose protection stops with the switch.
+    UnrunObjects { kind: String, objects: Vec<String> },
+    /// A SidecarSet feature this server does not serve.
+    UnservedFeature { sidecarset: String, feature: String },
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Finding::ManagerRunning { replicas } => write!(
+                f,
+                "OpenKruise's manager kruise-system/kruise-controller-manager runs {replicas} replica(s): two controllers would act on the same objects"
+            ),
+            Finding::UnservedEntries {
+                configuration,
+                entries,
+            } => write!(
+                f,
+                "{configuration}: entries this server does not serve (failurePolicy Fail would refuse what they match): {}",
+                entries.join(", ")
+            ),
+            Finding::StoredVersionNotServed { crd, versions } => write!(
+                f,
+                "{crd}: status.storedVersions holds {} which this project's CRD does not serve; it cannot be replaced in place",
+                versions.join(", ")
+            ),
+            Finding::UnrunObjects { kind, objects } => write!(
+                f,
+                "{} {kind} object(s) lose their protection (this project does not run {kind}): {}",
+                objects.len(),
+                objects.join(", ")
+            ),
+            Finding::UnservedFeature {
+                sidecarset,
+                feature,
+            } => write!(
+                f,
+                "SidecarSet {sidecarset} uses {feature}, which this server does not serve"
+            ),
+        }
+    }
+}
+
+/// Which configuration kind a step edits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum ConfigurationKind {
+    MutatingWebhookConfiguration,
+    ValidatingWebhookConfiguration,
+}
+
+/// One safe, idempotent step, in the order they must run.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "step", rename_all = "camelCase")]
+pub enum Step {
+    /// Scale OpenKruise's manager to zero (never deleted: switching back scales it up).
+    ScaleManagerToZero,
+    /// Remove the named entries of one configuration.
+    RemoveEntries {
+        kind: ConfigurationKind,
+        configuration: String,
+        entries: Vec<String>,
+    },
+    /// Replace a CRD in place with this project's (never deleted: that would delete its objects).
+    ReplaceCrd { name: String },
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Step::ScaleManagerToZero => {
+                write!(f, "scale kruise-system/kruise-controller-manager to 0")
+            }
+            Step::RemoveEntries {
+                kind,
+                configuration,
+                entries,
+            } => write!(
+                f,
+                "remove from {kind:?} {configuration}: {}",
+                entries.join(", ")
+            ),
+            Step::ReplaceCrd { name } => write!(f, "replace CRD {name} in place"),
+        }
+    }
+}
+
+/// The findings and the steps; `blocked` when a step cannot be taken safely yet (a stored
+/// version this project's CRD does not serve): then no CRD is replaced.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Plan {
+    pub findings: Vec<Finding>,
+    pub steps: Vec<Step>,
+    pub blocked: bool,
+}
+
+/// The switch's decision over `snapshot`; `served` is every path this server answers
+/// (`admission::SERVED_PATHS`).
+pub fn plan(snapshot: &Snapshot, served: &[&str]) -> Plan {
+    let mut out = Plan::default();
+    if let Some(replicas) = snapshot.manager_replicas.filter(|r| *r > 0) {
+        out.findings.push(Finding::ManagerRunning { replicas });
+        out.steps.push(Step::ScaleManagerToZero);
+    }
+    for config in &snapshot.mutating {
+        unserved(
+            &mut out,
+            ConfigurationKind::MutatingWebhookConfiguration,
+            config.metadata.name.as_deref().unwrap_or_default(),
+            remove_unserved(&mut config.clone(), served),
+        );
+    }
+    for config in &snapshot.validating {
+        unserved(
+            &mut out,
+            ConfigurationKind::ValidatingWebhookConfiguration,
+            config.metadata.name.as_deref().unwrap_or_default(),
+            remove_unserved(&mut config.clone(), served),
+        );
+    }
+    let mut replace = Vec::new();
+    for crd in &snapshot.crds {
+        let missing: Vec<String> = crd
+            .stored_versions
+            .iter()
+            .filter(|v| !crd.wanted_versions.contains(v))
+            .cloned()
+            .collect();
+        if !missing.is_empty() {
+            out.blocked = true;
+            out.findings.push(Finding::StoredVersionNotServed {
+                crd: crd.name.clone(),
+                versions: missing,
+            });
+        } else if crd.spec_differs {
+            replace.push(Step::ReplaceCrd {
+                name: crd.name.clone(),
+            });
+        }
+    }
+    if !out.blocked {
+        out.steps.extend(replace);
+    }
+    for kind in snapshot.unrun.iter().filter(|k| !k.objects.is_empty()) {
+        out.findings.push(Finding::UnrunObjects {
+            kind: kind.kind.clone(),
+            objects: kind.objects.clone(),
+        });
+    }
+    for feature in &snapshot.unserved_features {
+        out.findings.push(Finding::UnservedFeature {
+            sidecarset: feature.sidecarset.clone(),
+            feature: feature.feature.clone(),
+        });
+    }
+    out
+}
+
+fn unserved(out: &mut Plan, kind: ConfigurationKind, name: &str, removed: Vec<RemovedEntry>) {
+    if removed.is_empty() {
+        return;
+    }
+    let entries: Vec<String> = removed.iter().map(ToString::to_string).collect();
+    out.findings.push(Finding::UnservedEntries {
+        configuration: name.to_string(),
+        entries: entries.clone(),
+    });
+    out.steps.push(Step::RemoveEntries {
+        kind,
+        configuration: name.to_string(),
+        entries: removed.into_iter().map(|e| e.name).collect(),
+    });
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,156 @@
+use super::*;
+use serde_json::json;
+
+const SERVED: &[&str] = &["/mutate-pod", "/validate-apps-kruise-io-v1alpha1-cloneset"];
+
+fn validating() -> ValidatingWebhookConfiguration {
+    let entry = |name: &str, path: &str| {
+        json!({"name": name, "sideEffects": "None", "admissionReviewVersions": ["v1"],
+               "clientConfig": {"service": {"name": "kruise-webhook-service",
+                                            "namespace": "kruise-system", "path": path}}})
+    };
+    serde_json::from_value(json!({
+        "metadata": {"name": "kruise-validating-webhook-configuration"},
+        "webhooks": [entry("vcloneset.kb.io", "/validate-apps-kruise-io-v1alpha1-cloneset"),
+                     entry("vpod.kb.io", "/validate-pod"),
+                     entry("vpodeviction.kb.io", "/validate-pod-eviction")],
+    }))
+    .unwrap()
+}
+
+fn crd(name: &str, stored: &[&str], wanted: &[&str], differs: bool) -> CrdState {
+    CrdState {
+        name: name.to_string(),
+        stored_versions: stored.iter().map(|s| s.to_string()).collect(),
+        wanted_versions: wanted.iter().map(|s| s.to_string()).collect(),
+        spec_differs: differs,
+    }
+}
+
+fn openkruise_cluster() -> Snapshot {
+    Snapshot {
+        manager_replicas: Some(2),
+        validating: vec![validating()],
+        crds: vec![crd(
+            "clonesets.apps.kruise.io",
+            &["v1alpha1"],
+            &["v1alpha1"],
+            true,
+        )],
+        unrun: vec![UnrunKind {
+            kind: "PodUnavailableBudget".into(),
+            objects: vec!["default/web".into()],
+        }],
+        ..Snapshot::default()
+    }
+}
+
+/// What the cluster holds once every step ran.
+fn applied(snapshot: &Snapshot, plan: &Plan) -> Snapshot {
+    let mut next = snapshot.clone();
+    for step in &plan.steps {
+        match step {
+            Step::ScaleManagerToZero => next.manager_replicas = Some(0),
+            Step::RemoveEntries { entries, .. } => {
+                for config in &mut next.validating {
+                    if let Some(webhooks) = &mut config.webhooks {
+                        webhooks.retain(|w| !entries.contains(&w.name));
+                    }
+                }
+            }
+            Step::ReplaceCrd { name } => {
+                for crd in next.crds.iter_mut().filter(|c| &c.name == name) {
+                    crd.spec_differs = false;
+                }
+            }
+        }
+    }
+    next
+}
+
+#[test]
+fn an_openkruise_cluster_gets_its_steps_in_order() {
+    let plan = plan(&openkruise_cluster(), SERVED);
+    assert!(!plan.blocked);
+    assert_eq!(
+        plan.steps,
+        vec![
+            Step::ScaleManagerToZero,
+            Step::RemoveEntries {
+                kind: ConfigurationKind::ValidatingWebhookConfiguration,
+                configuration: "kruise-validating-webhook-configuration".into(),
+                entries: vec!["vpod.kb.io".into(), "vpodeviction.kb.io".into()],
+            },
+            Step::ReplaceCrd {
+                name: "clonesets.apps.kruise.io".into()
+            },
+        ]
+    );
+    let text: Vec<String> = plan.findings.iter().map(ToString::to_string).collect();
+    assert!(text[1].contains("vpod.kb.io (/validate-pod)"), "{text:?}");
+    assert!(
+        text.iter()
+            .any(|t| t.contains("PodUnavailableBudget") && t.contains("default/web"))
+    );
+}
+
+#[test]
+fn a_second_apply_does_nothing() {
+    let snapshot = openkruise_cluster();
+    let first = plan(&snapshot, SERVED);
+    let second = plan(&applied(&snapshot, &first), SERVED);
+    assert!(second.steps.is_empty(), "{:?}", second.steps);
+    // What it cannot change is still reported.
+    assert!(matches!(
+        second.findings[..],
+        [Finding::UnrunObjects { .. }]
+    ));
+}
+
+#[test]
+fn a_stored_version_not_served_blocks_every_crd_replacement() {
+    let mut snapshot = openkruise_cluster();
+    snapshot.crds.push(crd(
+        "daemonsets.apps.kruise.io",
+        &["v1alpha1", "v1beta1"],
+        &["v1alpha1"],
+        true,
+    ));
+    let plan = plan(&snapshot, SERVED);
+    assert!(plan.blocked);
+    assert!(
+        !plan
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::ReplaceCrd { .. }))
+    );
+    assert!(plan.findings.contains(&Finding::StoredVersionNotServed {
+        crd: "daemonsets.apps.kruise.io".into(),
+        versions: vec!["v1beta1".into()],
+    }));
+}
+
+#[test]
+fn a_cluster_already_switched_has_nothing_to_do() {
+    let snapshot = Snapshot {
+        manager_replicas: None,
+        crds: vec![crd(
+            "sidecarsets.apps.kruise.io",
+            &["v1beta1"],
+            &["v1alpha1", "v1beta1"],
+            false,
+        )],
+        ..Snapshot::default()
+    };
+    assert_eq!(plan(&snapshot, SERVED), Plan::default());
+}
+
+#[test]
+fn the_plan_serializes_for_json_output() {
+    let value = serde_json::to_value(plan(&openkruise_cluster(), SERVED)).unwrap();
+    assert_eq!(value["steps"][0], json!({"step": "scaleManagerToZero"}));
+    assert_eq!(
+        value["findings"][0],
+        json!({"finding": "managerRunning", "replicas": 2})
+    );
+}
