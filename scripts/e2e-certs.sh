@@ -40,6 +40,8 @@ bin=${KRUISE_WEBHOOK_BIN:-target/debug/kruise-webhook}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 port=$(free_port); admin=$(free_port)
 work=$(mktemp -d)
+# kubectl's discovery cache of its own (see scripts/e2e.sh).
+export KUBECACHEDIR=${KUBECACHEDIR:-$work/kube-cache}
 certs_dir=$work/certs; mkdir -p "$certs_dir"
 serve_pid=""; load_pid=""; created_sidecarset=0; patched_crd=""
 # shellcheck source=scripts/lib/identity.sh

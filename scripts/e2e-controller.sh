@@ -46,6 +46,8 @@ LEASE_SECONDS=15
 RENEW_SECONDS=2
 [ -x "$BIN" ] || cargo build --all-targets --quiet
 tmp=$(mktemp -d)
+# kubectl's discovery cache of its own (see scripts/e2e.sh).
+export KUBECACHEDIR=${KUBECACHEDIR:-$tmp/kube-cache}
 pid_a=""; pid_b=""; pid_c=""; pid_serve=""; failures=0
 BAD_SET=e2e-undecodable
 GOOD_SET=e2e-decodable

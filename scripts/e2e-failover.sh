@@ -22,7 +22,8 @@
 set -euo pipefail
 export KRUISE_WEBHOOK_SHUTDOWN_DELAY=${KRUISE_WEBHOOK_SHUTDOWN_DELAY:-0}
 cd "$(dirname "$0")/.."
-unset KUBECONFIG
+# Its own apiserver on its own ports, whatever a calling script (scripts/e2e.sh) exported.
+unset KUBECONFIG APISERVER_PORT ETCD_PORT ETCD_PEER_PORT E2E_AUDIT_LOG
 OUTAGE_SECONDS=${OUTAGE_SECONDS:-30}
 phases=${E2E_FAILOVER_PHASES:-outage kills}
 # The controller's Lease (src/controller/leader.rs): 15 s, renewed every 2 s, renew deadline 10 s.

@@ -71,6 +71,8 @@ phase_done() {
 }
 
 work=$(mktemp -d)
+# kubectl's discovery cache of its own (see scripts/e2e.sh).
+export KUBECACHEDIR=${KUBECACHEDIR:-$work/kube-cache}
 webhook_pid=""
 agent_pid=""
 load_pid=""

@@ -23,6 +23,8 @@ e2e_begin() {
   BIN=${BIN:-target/debug/kruise-webhook}
   [ -x "$BIN" ] || cargo build --locked --quiet
   tmp=$(mktemp -d)
+  # kubectl's discovery cache of its own (see scripts/e2e.sh).
+  export KUBECACHEDIR=${KUBECACHEDIR:-$tmp/kube-cache}
   ctl_pid="" watch_pids="" started_local=0 passed=0 failed=0
   if [ -z "${KUBECONFIG:-}" ]; then
     local shared=$HOME/.cache/kruise-webhook/kube-local

@@ -3,7 +3,8 @@
 
 Usage: outside_warmup.py SPANS_FILE [FIELD] < lines
 SPANS_FILE: "START_MS END_MS" per line (epoch milliseconds); missing or empty: nothing filtered.
-FIELD: the lines are JSON objects and FIELD holds their time; otherwise the line's first word is.
+FIELD: the lines are JSON objects and FIELD holds their time; otherwise the line's first word is,
+or "timestamp" for a line that is a JSON object (a JSON log line).
 A line whose time cannot be read is kept (never hidden by a parse failure).
 """
 
@@ -35,6 +36,12 @@ def main():
         if field:
             try:
                 stamp = json.loads(line).get(field)
+            except (ValueError, AttributeError):
+                stamp = None
+        elif line.startswith("{"):
+            # A JSON log line (`serve --log-format json`): its time is under "timestamp".
+            try:
+                stamp = json.loads(line).get("timestamp")
             except (ValueError, AttributeError):
                 stamp = None
         else:
