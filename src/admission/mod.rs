@@ -10,6 +10,9 @@ pub mod review;
 pub mod sidecarset;
 pub mod workload;
 
+#[cfg(test)]
+mod test_reviews;
+
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -16,6 +16,7 @@ use k8s_openapi::api::core::v1::{Container, LocalObjectReference, Pod, Volume};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::convert::Served;
 use crate::inject::prepared::KnownJson;
 
 /// Above this many element comparisons an array is diffed position by position instead (still a
@@ -140,6 +141,24 @@ pub fn defaulting_patch<T: serde::Serialize>(
     apply_defaults(&mut object);
     let after = serde_json::to_value(&object).map_err(re_encoding)?;
     Ok(diff(&raw, &carry_over(&raw, &before, &after)))
+}
+
+/// [`defaulting_patch`] for an object sent in the served version `S`, whose defaults are those
+/// of its working type: both renderings compared are `S` after a round trip through the working
+/// type, so only what the defaults changed is patched, in `S`'s own fields, and what the round
+/// trip alone would change (a field `S` has and the working type spells differently) is left
+/// as sent.
+pub fn served_defaulting_patch<S: Served + Clone>(
+    raw: &str,
+    object: S,
+    apply_defaults: impl FnOnce(&mut S::Working),
+) -> Result<Vec<PatchOperation>, String> {
+    let round_tripped = S::from_working(object.into_working());
+    defaulting_patch(raw, round_tripped, |object| {
+        let mut working = object.clone().into_working();
+        apply_defaults(&mut working);
+        *object = S::from_working(working);
+    })
 }
 
 /// The raw object with the changes between two typed renderings of it carried over: where

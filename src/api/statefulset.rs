@@ -8,10 +8,9 @@
 
 use k8s_openapi::api::apps::v1::StatefulSetCondition;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PodTemplateSpec};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use kube::{CustomResource, CustomResourceExt};
+use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -362,14 +361,6 @@ impl StatefulSet {
             .and_then(|r| r.pod_update_policy.as_deref())
             .unwrap_or("")
     }
-}
-
-/// The Advanced StatefulSet CRD with both versions, `v1beta1` stored.
-pub fn statefulset_crd() -> CustomResourceDefinition {
-    let beta = StatefulSet::crd();
-    // Merging only fails on mismatched groups, kinds or scopes, which these two derives share.
-    kube::core::crd::merge_crds(vec![beta.clone(), v1alpha1::StatefulSet::crd()], "v1beta1")
-        .unwrap_or(beta)
 }
 
 /// The `v1alpha1` Advanced StatefulSet: the `v1beta1` shape before `reserveOrdinals`,

@@ -1,5 +1,6 @@
 use super::*;
 use crate::admission::review::decode_envelope;
+use crate::admission::test_reviews::{denial, review};
 use serde_json::{Value, json};
 
 fn cloneset() -> Value {
@@ -15,37 +16,9 @@ fn cloneset() -> Value {
     })
 }
 
-fn review(
-    kind: &str,
-    version: &str,
-    operation: &str,
-    object: Value,
-    old: Option<Value>,
-) -> Vec<u8> {
-    let mut request = json!({
-        "uid": "u1",
-        "kind": {"group": "apps.kruise.io", "version": version, "kind": kind},
-        "operation": operation,
-        "object": object,
-    });
-    if let Some(old) = old {
-        request["oldObject"] = old;
-    }
-    serde_json::to_vec(&json!({
-        "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request
-    }))
-    .unwrap()
-}
-
 fn validate(workload: Workload, body: &[u8]) -> AdmissionResponse {
     let (_, request) = decode_envelope(body).unwrap();
     validate_workload(workload, &request)
-}
-
-fn denial(response: &AdmissionResponse) -> (u16, String) {
-    assert!(!response.allowed, "{response:?}");
-    let status = response.status.as_ref().unwrap();
-    (status.code, status.message.clone())
 }
 
 #[test]
