@@ -49,7 +49,7 @@ live() { pods_of "$1" | jq -c '[.items[] | select(.metadata.deletionTimestamp ==
 nodes_of() { live "$1" | jq -r --arg run "$RUN-" '[.[].spec.nodeName // "" | ltrimstr($run)] | sort | join(" ")'; }
 # settled APP NODES STATUS: pods exactly on NODES, the status counters STATUS, generation observed.
 settled() { [ "$(nodes_of "$1")" = "$2" ] && [ "$(status_of "$1")" = "$3" ] && observed "$1"; }
-hash_of() { ads "$1" | jq -r .status.daemonSetHash; }
+hash_of() { ads "$1" | jq -r .status.updateRevision; }
 # The revision hash of every live pod of APP, unique: "h" when all are at h.
 pod_hashes() { live "$1" | jq -r '[.[].metadata.labels["controller-revision-hash"]] | unique | join(" ")'; }
 lifecycle_of() { kubectl get pod -n "$NS" "$1" -o json | jq -r '.metadata.labels["lifecycle.apps.kruise.io/state"] // ""'; }

@@ -572,7 +572,7 @@ ads_json() { # image rollingUpdateType APP_INTERVAL
 ADS_COUNTERS='[.desiredNumberScheduled, .currentNumberScheduled, .numberReady, .numberAvailable, .updatedNumberScheduled,
   .numberMisscheduled, (.numberUnavailable // 0)]'
 ads_status() { kubectl get daemonsets.apps.kruise.io -n $ADS_NS agent -o json | jq -c ".status | $ADS_COUNTERS"; }
-# The one pod Running, Ready, not being deleted, at the status's daemonSetHash; the status counting it at the
+# The one pod Running, Ready, not being deleted, at the status's updateRevision; the status counting it at the
 # DaemonSet's generation.
 ads_settled() {
   local set pods
@@ -580,7 +580,7 @@ ads_settled() {
   pods=$(kubectl get pods -n $ADS_NS -l app=agent -o json) || return 1
   [ "$(jq -c ".status | $ADS_COUNTERS" <<<"$set")" = '[1,1,1,1,1,0,0]' ] \
     && jq -e '.metadata.generation == .status.observedGeneration' <<<"$set" >/dev/null \
-    && jq -e --arg hash "$(jq -r .status.daemonSetHash <<<"$set")" '.items | length == 1 and all(
+    && jq -e --arg hash "$(jq -r .status.updateRevision <<<"$set")" '.items | length == 1 and all(
       .metadata.deletionTimestamp == null and .status.phase == "Running"
       and .metadata.labels["controller-revision-hash"] == $hash
       and (.status.conditions // [] | any(.type == "Ready" and .status == "True")))' <<<"$pods" >/dev/null

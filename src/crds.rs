@@ -12,7 +12,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 use kube::CustomResourceExt;
 
 use crate::api::cloneset::CloneSet;
-use crate::api::daemonset::DaemonSet;
+use crate::api::daemonset::{self, DaemonSet};
 use crate::api::statefulset::{self, StatefulSet};
 use crate::api::{SidecarSet, keys, sidecarset};
 
@@ -30,7 +30,11 @@ pub fn all() -> Vec<CustomResourceDefinition> {
             StatefulSet::crd(),
             "v1beta1",
         ),
-        DaemonSet::crd(),
+        served_in_two_versions(
+            daemonset::v1alpha1::DaemonSet::crd(),
+            DaemonSet::crd(),
+            "v1beta1",
+        ),
     ]
     .into_iter()
     .map(with_clean_schemas)
@@ -344,6 +348,7 @@ mod tests {
         let table = [
             ("sidecarsets.apps.kruise.io", "v1beta1"),
             ("statefulsets.apps.kruise.io", "v1beta1"),
+            ("daemonsets.apps.kruise.io", "v1beta1"),
         ];
         for (name, storage) in table {
             let crd = find(name);

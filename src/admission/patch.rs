@@ -143,22 +143,24 @@ pub fn defaulting_patch<T: serde::Serialize>(
     Ok(diff(&raw, &carry_over(&raw, &before, &after)))
 }
 
-/// [`defaulting_patch`] for an object sent in the served version `S`, whose defaults are those
-/// of its working type: both renderings compared are `S` after a round trip through the working
-/// type, so only what the defaults changed is patched, in `S`'s own fields, and what the round
-/// trip alone would change (a field `S` has and the working type spells differently) is left
-/// as sent.
+/// [`defaulting_patch`] for an object sent in the served version `S`: the defaults of that
+/// version alone (`served_defaults`), then those of the working type. Both renderings compared
+/// are `S` after a round trip through the working type, so only what the defaults changed is
+/// patched, in `S`'s own fields, and what the round trip alone would change (a field `S` has and
+/// the working type spells differently) is left as sent.
 pub fn served_defaulting_patch<S: Served + Clone>(
     raw: &str,
     object: S,
-    apply_defaults: impl FnOnce(&mut S::Working),
+    served_defaults: impl FnOnce(&mut S),
+    working_defaults: impl FnOnce(&mut S::Working),
 ) -> Result<Vec<PatchOperation>, String> {
+    let mut defaulted = object.clone();
+    served_defaults(&mut defaulted);
+    let mut working = defaulted.into_working();
+    working_defaults(&mut working);
+    let after = S::from_working(working);
     let round_tripped = S::from_working(object.into_working());
-    defaulting_patch(raw, round_tripped, |object| {
-        let mut working = object.clone().into_working();
-        apply_defaults(&mut working);
-        *object = S::from_working(working);
-    })
+    defaulting_patch(raw, round_tripped, |object| *object = after)
 }
 
 /// The raw object with the changes between two typed renderings of it carried over: where

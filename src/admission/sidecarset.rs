@@ -41,7 +41,7 @@ fn mutate_in<S: Served<Working = SidecarSet> + Clone>(
     };
     // Present: `decode_object` refuses a missing object.
     let raw = request.object.map_or("null", |raw| raw.get());
-    match served_defaulting_patch(raw, set, default_and_hash) {
+    match served_defaulting_patch(raw, set, |_| {}, default_and_hash) {
         Ok(ops) => AdmissionResponse::allow(uid).with_patch(&ops),
         Err(message) => AdmissionResponse::fail(uid, 500, message),
     }

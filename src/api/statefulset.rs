@@ -1,6 +1,6 @@
 //! Advanced StatefulSet (`apps.kruise.io`): the storage version `v1beta1` at the top of this module
-//! and the older `v1alpha1` in [`v1alpha1`], which the webhook still accepts and validates by
-//! converting it ([`From`]) to `v1beta1`, as OpenKruise does.
+//! and the older `v1alpha1` in [`v1alpha1`], served and converted to `v1beta1`
+//! (`crate::convert::statefulset`), as OpenKruise does.
 //!
 //! Enumerated fields (`podManagementPolicy`, `podUpdatePolicy`, retention policies, …) are plain
 //! strings so an unknown value reaches the validator; the pod template and volume claim templates
@@ -83,7 +83,7 @@ pub struct StatefulSetSpec {
     pub volume_claim_templates: Option<Vec<PersistentVolumeClaim>>,
     /// VolumeClaimUpdateStrategy specifies the strategy for updating VolumeClaimTemplates within a StatefulSet.
     /// This field is currently only effective if the StatefulSetAutoResizePVCGate is enabled.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "VolumeClaimUpdateStrategy::is_unset")]
     pub volume_claim_update_strategy: VolumeClaimUpdateStrategy,
     /// serviceName is the name of the service that governs this StatefulSet.
     /// This service must exist before the StatefulSet, and is responsible for
@@ -260,6 +260,13 @@ pub struct VolumeClaimUpdateStrategy {
     /// OnPVCDeleteVolumeClaimUpdateStrategyType: Apply the update strategy when a PersistentVolumeClaim is deleted.
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<String>,
+}
+
+impl VolumeClaimUpdateStrategy {
+    /// Nothing set: the field is left out of the JSON, as Go's `omitempty` leaves it.
+    pub fn is_unset(&self) -> bool {
+        self.type_.is_none()
+    }
 }
 
 /// StatefulSetStatus defines the observed state of StatefulSet
@@ -574,58 +581,5 @@ pub mod v1alpha1 {
     }
 }
 
-/// OpenKruise's `ConvertTo`: every v1alpha1 field has a v1beta1 twin; the rest stay unset.
-impl From<v1alpha1::StatefulSet> for StatefulSet {
-    fn from(old: v1alpha1::StatefulSet) -> StatefulSet {
-        let spec = old.spec;
-        let strategy = spec.update_strategy;
-        let rolling_update = strategy
-            .rolling_update
-            .map(|r| RollingUpdateStatefulSetStrategy {
-                partition: r.partition,
-                max_unavailable: r.max_unavailable,
-                pod_update_policy: r.pod_update_policy,
-                paused: r.paused,
-                unordered_update: r.unordered_update.map(|u| UnorderedUpdateStrategy {
-                    priority_strategy: u.priority_strategy,
-                }),
-                in_place_update_strategy: r.in_place_update_strategy,
-                min_ready_seconds: r.min_ready_seconds,
-            });
-        let status = old.status.map(|s| StatefulSetStatus {
-            observed_generation: s.observed_generation,
-            replicas: s.replicas,
-            ready_replicas: s.ready_replicas,
-            available_replicas: s.available_replicas,
-            current_replicas: s.current_replicas,
-            updated_replicas: s.updated_replicas,
-            current_revision: s.current_revision,
-            update_revision: s.update_revision,
-            collision_count: s.collision_count,
-            conditions: s.conditions,
-            label_selector: s.label_selector,
-            ..StatefulSetStatus::default()
-        });
-        StatefulSet {
-            metadata: old.metadata,
-            spec: StatefulSetSpec {
-                replicas: spec.replicas,
-                selector: spec.selector,
-                template: spec.template,
-                volume_claim_templates: spec.volume_claim_templates,
-                service_name: spec.service_name,
-                pod_management_policy: spec.pod_management_policy,
-                update_strategy: StatefulSetUpdateStrategy {
-                    type_: strategy.type_,
-                    rolling_update,
-                },
-                revision_history_limit: spec.revision_history_limit,
-                ..StatefulSetSpec::default()
-            },
-            status,
-        }
-    }
-}
-
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

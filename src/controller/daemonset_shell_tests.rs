@@ -16,7 +16,7 @@ use crate::controller::pod_cache;
 use crate::controller::workload::reconcile::IN_FLIGHT_REQUEUE;
 use crate::workload::revision;
 
-const DAEMONSET: &str = "/apis/apps.kruise.io/v1alpha1/namespaces/default/daemonsets/agent";
+const DAEMONSET: &str = "/apis/apps.kruise.io/v1beta1/namespaces/default/daemonsets/agent";
 const REVISIONS: &str = "/apis/apps/v1/namespaces/default/controllerrevisions";
 const PODS: &str = "/api/v1/namespaces/default/pods";
 
@@ -87,7 +87,7 @@ async fn a_new_daemonset_gets_its_revision_one_pod_per_fitting_node_and_a_status
         .body_includes(json!({
             "metadata": {"name": name,
                 "labels": {"app": "agent", "controller-revision-hash": hash},
-                "ownerReferences": [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "DaemonSet",
+                "ownerReferences": [{"apiVersion": "apps.kruise.io/v1beta1", "kind": "DaemonSet",
                     "name": "agent", "uid": "agent-uid", "controller": true}]},
             "revision": 1,
             "data": serde_json::to_value(&wanted.data).unwrap()
@@ -101,7 +101,7 @@ async fn a_new_daemonset_gets_its_revision_one_pod_per_fitting_node_and_a_status
             "metadata": {
                 "generateName": "agent-",
                 "labels": {"app": "agent", "controller-revision-hash": hash},
-                "ownerReferences": [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "DaemonSet",
+                "ownerReferences": [{"apiVersion": "apps.kruise.io/v1beta1", "kind": "DaemonSet",
                     "name": "agent", "uid": "agent-uid", "controller": true,
                     "blockOwnerDeletion": true}]
             },
@@ -150,7 +150,7 @@ async fn a_new_daemonset_gets_its_revision_one_pod_per_fitting_node_and_a_status
         .body_includes(json!({"status": {
             "desiredNumberScheduled": 1, "currentNumberScheduled": 0,
             "numberMisscheduled": 0, "numberReady": 0, "updatedNumberScheduled": 0,
-            "daemonSetHash": hash
+            "updateRevision": hash
         }}))
         .reply_with(patched(serde_json::to_value(&set).unwrap(), "13"));
     let (result, mut expectations) = reconcile_once(&set, nodes, scenario).await;

@@ -3,11 +3,14 @@
 //! ([`sidecarset`], …), and [`convert`], which applies them to an object as the apiserver sends
 //! it (the `/convert` webhook and the admission webhooks use it).
 //!
-//! Fields the types do not know survive a conversion ([`unknown`]), and the object's metadata is
-//! the apiserver's own except for labels and annotations (which conversions may move fields to
-//! and from). The lossy cases are listed in `docs/conversion.md`.
+//! Fields the types do not know survive a conversion, what it does not change keeps its exact
+//! JSON ([`unknown`]), and the object's metadata is the apiserver's own except for labels and
+//! annotations (which conversions may move fields to and from). The lossy cases are listed in
+//! `docs/conversion.md`.
 
+pub mod daemonset;
 pub mod sidecarset;
+pub mod statefulset;
 mod unknown;
 
 use serde::Serialize;
@@ -40,7 +43,12 @@ macro_rules! served_as_itself {
         }
     )*};
 }
-served_as_itself!(api::SidecarSet);
+served_as_itself!(
+    api::SidecarSet,
+    api::daemonset::DaemonSet,
+    api::statefulset::StatefulSet,
+    api::cloneset::CloneSet
+);
 
 /// `object` converted to `desired` (an apiVersion of its group). An object already in that
 /// version comes back unchanged.
@@ -63,6 +71,10 @@ pub fn convert(object: &Value, desired: &str) -> Result<Value, ConvertError> {
     match (kind, from, to) {
         ("SidecarSet", ALPHA, BETA) => typed(object, sidecarset::to_v1beta1),
         ("SidecarSet", BETA, ALPHA) => typed(object, sidecarset::to_v1alpha1),
+        ("DaemonSet", ALPHA, BETA) => typed(object, daemonset::to_v1beta1),
+        ("DaemonSet", BETA, ALPHA) => typed(object, daemonset::to_v1alpha1),
+        ("StatefulSet", ALPHA, BETA) => typed(object, statefulset::to_v1beta1),
+        ("StatefulSet", BETA, ALPHA) => typed(object, statefulset::to_v1alpha1),
         _ => Err(unsupported()),
     }
 }
@@ -79,8 +91,9 @@ fn version_of(api_version: &str) -> Option<&'static str> {
     [ALPHA, BETA].into_iter().find(|v| *v == version)
 }
 
-/// Decodes `raw` as `A`, converts it with `f`, and gives the result back as JSON carrying what
-/// `A` did not know of `raw`, with `raw`'s metadata but for labels and annotations.
+/// Decodes `raw` as `A`, converts it with `f`, and gives the result back as JSON that is `raw`'s
+/// own wherever the conversion changed nothing (unknown fields included), with `raw`'s metadata
+/// but for labels and annotations.
 fn typed<A: DeserializeOwned + Serialize, B: Serialize>(
     raw: &Value,
     f: fn(A) -> B,
@@ -88,7 +101,7 @@ fn typed<A: DeserializeOwned + Serialize, B: Serialize>(
     let object: A = decode(raw)?;
     let known = encode(&object)?;
     let mut converted = encode(&f(object))?;
-    unknown::carry(raw, &known, &mut converted);
+    unknown::restore(raw, &known, &mut converted);
     unknown::keep_metadata(raw, &mut converted);
     Ok(converted)
 }

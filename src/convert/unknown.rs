@@ -1,32 +1,36 @@
-//! What a typed conversion would drop, put back: fields the Rust types do not know (a pod
-//! template field of a newer Kubernetes, a field of a newer OpenKruise), and the metadata the
-//! apiserver requires a conversion to leave alone.
+//! What a typed conversion would drop or re-render, put back: fields the Rust types do not know
+//! (a pod template field of a newer Kubernetes, a field of a newer OpenKruise), the exact JSON of
+//! what the conversion does not touch, and the metadata the apiserver requires a conversion to
+//! leave alone.
 
 use serde_json::Value;
 
-/// Copies into `converted` every field of `raw` that `known` (the typed reading of `raw`) lacks,
-/// at the same path, where `converted` has that path's parent and not the field itself. Arrays
-/// are followed element by element when all three have the same length (conversions never
-/// reorder them). A field the conversion moved elsewhere is known, so it is not copied back.
-pub fn carry(raw: &Value, known: &Value, converted: &mut Value) {
+/// Puts back into `converted` what the typed reading (`known`) of `raw` changed or left out,
+/// wherever the conversion itself did not touch it: a subtree the conversion left as the typed
+/// reading had it is `raw`'s own again (so a pod template keeps its exact JSON, fields the
+/// types do not know included), a field the types do not know is copied where its parent is, and
+/// a field the typed reading added (an empty default) goes. Arrays are followed element by
+/// element when all three have the same length (conversions never reorder them). A field the
+/// conversion moved or renamed is known, so it is not copied back.
+pub fn restore(raw: &Value, known: &Value, converted: &mut Value) {
+    if converted == known {
+        *converted = raw.clone();
+        return;
+    }
     match (raw, known, converted) {
         (Value::Object(raw), Value::Object(known), Value::Object(converted)) => {
+            converted.retain(|key, value| {
+                raw.contains_key(key) || known.get(key).is_none_or(|known| known != value)
+            });
             for (key, raw_value) in raw {
-                if raw_value.is_null() {
-                    continue;
-                }
-                match known.get(key) {
-                    None => {
-                        if !converted.contains_key(key) {
-                            converted.insert(key.clone(), raw_value.clone());
-                        }
+                match (known.get(key), converted.get_mut(key)) {
+                    (Some(known_value), Some(converted_value)) => {
+                        restore(raw_value, known_value, converted_value)
                     }
-                    Some(known_value) if known_value != raw_value => {
-                        if let Some(converted_value) = converted.get_mut(key) {
-                            carry(raw_value, known_value, converted_value);
-                        }
+                    (None, None) if !raw_value.is_null() => {
+                        converted.insert(key.clone(), raw_value.clone());
                     }
-                    Some(_) => {}
+                    _ => {}
                 }
             }
         }
@@ -34,7 +38,7 @@ pub fn carry(raw: &Value, known: &Value, converted: &mut Value) {
             if raw.len() == known.len() && known.len() == converted.len() =>
         {
             for ((raw, known), converted) in raw.iter().zip(known).zip(converted) {
-                carry(raw, known, converted);
+                restore(raw, known, converted);
             }
         }
         _ => {}

@@ -196,7 +196,7 @@ proptest! {
         unknown in proptest::collection::vec((0usize..64, any::<u8>()), 0..6),
     ) {
         let mut raw = serde_json::to_value(&set).unwrap();
-        with_unknown_fields(&mut raw, &unknown);
+        with_unknown_fields(&mut raw, &unknown, &[]);
         let there = convert(&raw, "apps.kruise.io/v1alpha1").unwrap();
         prop_assert_eq!(&there["apiVersion"], "apps.kruise.io/v1alpha1");
         let back = convert(&there, "apps.kruise.io/v1beta1").unwrap();
