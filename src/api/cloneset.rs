@@ -1,6 +1,8 @@
-//! `CloneSet` (`apps.kruise.io/v1alpha1`), field for field as OpenKruise defines it, plus the
-//! pieces OpenKruise shares between its workloads (`apps/pub`: lifecycle hooks and in-place
-//! update settings), which the Advanced StatefulSet and DaemonSet types reuse from here.
+//! `CloneSet` (`apps.kruise.io/v1alpha1`, the version this project stores and works in; the
+//! `v1beta1` of OpenKruise's main branch is in [`v1beta1`]), field for field as OpenKruise
+//! defines it, plus the pieces OpenKruise shares between its workloads (`apps/pub`: lifecycle
+//! hooks and in-place update settings), which the Advanced StatefulSet and DaemonSet types reuse
+//! from here.
 //!
 //! Enumerated fields (`updateStrategy.type`, …) are plain strings on purpose: an unknown value must
 //! reach the validator and be refused with a message naming it, not fail to decode. The pod
@@ -77,11 +79,11 @@ pub struct CloneSetSpec {
     pub volume_claim_templates: Option<Vec<PersistentVolumeClaim>>,
     /// ScaleStrategy indicates the ScaleStrategy that will be employed to
     /// create and delete Pods in the CloneSet.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "CloneSetScaleStrategy::is_unset")]
     pub scale_strategy: CloneSetScaleStrategy,
     /// UpdateStrategy indicates the UpdateStrategy that will be employed to
     /// update Pods in the CloneSet when a revision is made to Template.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "CloneSetUpdateStrategy::is_unset")]
     pub update_strategy: CloneSetUpdateStrategy,
     /// RevisionHistoryLimit is the maximum number of revisions that will
     /// be maintained in the CloneSet's revision history. The revision history
@@ -296,6 +298,21 @@ pub struct CloneSetCondition {
     pub message: Option<String>,
 }
 
+impl CloneSetScaleStrategy {
+    /// Nothing set: left out of the JSON, so that a conversion from v1beta1 (where these
+    /// settings are spelled differently) does not add an empty `scaleStrategy: {}`.
+    pub fn is_unset(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+impl CloneSetUpdateStrategy {
+    /// Nothing set: left out of the JSON, as [`CloneSetScaleStrategy::is_unset`].
+    pub fn is_unset(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
 impl CloneSet {
     pub fn update_type(&self) -> &str {
         self.spec.update_strategy.type_.as_deref().unwrap_or("")
@@ -329,6 +346,8 @@ pub(crate) fn schemaless_array(_: &mut SchemaGenerator) -> Schema {
         }
     })
 }
+
+pub mod v1beta1;
 
 #[cfg(test)]
 mod tests;

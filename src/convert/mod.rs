@@ -8,6 +8,7 @@
 //! annotations (which conversions may move fields to and from). The lossy cases are listed in
 //! `docs/conversion.md`.
 
+pub mod cloneset;
 pub mod daemonset;
 pub mod sidecarset;
 pub mod statefulset;
@@ -75,6 +76,8 @@ pub fn convert(object: &Value, desired: &str) -> Result<Value, ConvertError> {
         ("DaemonSet", BETA, ALPHA) => typed(object, daemonset::to_v1alpha1),
         ("StatefulSet", ALPHA, BETA) => typed(object, statefulset::to_v1beta1),
         ("StatefulSet", BETA, ALPHA) => typed(object, statefulset::to_v1alpha1),
+        ("CloneSet", ALPHA, BETA) => typed(object, cloneset::to_v1beta1),
+        ("CloneSet", BETA, ALPHA) => typed(object, cloneset::to_v1alpha1),
         _ => Err(unsupported()),
     }
 }

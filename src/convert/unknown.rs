@@ -8,8 +8,9 @@ use serde_json::Value;
 /// Puts back into `converted` what the typed reading (`known`) of `raw` changed or left out,
 /// wherever the conversion itself did not touch it: a subtree the conversion left as the typed
 /// reading had it is `raw`'s own again (so a pod template keeps its exact JSON, fields the
-/// types do not know included), a field the types do not know is copied where its parent is, and
-/// a field the typed reading added (an empty default) goes. Arrays are followed element by
+/// types do not know included), a field the types do not know is copied where its parent is (the
+/// parent made again if the conversion left it out as empty), and a field the typed reading
+/// added (an empty default) goes. Arrays are followed element by
 /// element when all three have the same length (conversions never reorder them). A field the
 /// conversion moved or renamed is known, so it is not copied back.
 pub fn restore(raw: &Value, known: &Value, converted: &mut Value) {
@@ -19,6 +20,8 @@ pub fn restore(raw: &Value, known: &Value, converted: &mut Value) {
     }
     match (raw, known, converted) {
         (Value::Object(raw), Value::Object(known), Value::Object(converted)) => {
+            // What the raw object did not have and the conversion did not make: a field the
+            // typed reading added (an empty default).
             converted.retain(|key, value| {
                 raw.contains_key(key) || known.get(key).is_none_or(|known| known != value)
             });
@@ -27,8 +30,26 @@ pub fn restore(raw: &Value, known: &Value, converted: &mut Value) {
                     (Some(known_value), Some(converted_value)) => {
                         restore(raw_value, known_value, converted_value)
                     }
+                    // An object the typed reading left out as empty, which the conversion
+                    // filled: what the types do not know of it stays too.
+                    (None, Some(converted_value @ Value::Object(_))) if raw_value.is_object() => {
+                        restore(
+                            raw_value,
+                            &Value::Object(Default::default()),
+                            converted_value,
+                        )
+                    }
                     (None, None) if !raw_value.is_null() => {
                         converted.insert(key.clone(), raw_value.clone());
+                    }
+                    // An object the conversion left empty, and so out: what it held that the
+                    // types do not know still goes.
+                    (Some(known_value @ Value::Object(_)), None) if raw_value.is_object() => {
+                        let mut unknown = Value::Object(Default::default());
+                        restore(raw_value, known_value, &mut unknown);
+                        if unknown.as_object().is_some_and(|o| !o.is_empty()) {
+                            converted.insert(key.clone(), unknown);
+                        }
                     }
                     _ => {}
                 }
