@@ -65,6 +65,8 @@ phase_done() {
 }
 
 work=$(mktemp -d)
+# shellcheck source=scripts/lib/conversion.sh
+. scripts/lib/conversion.sh
 webhook_pid=""
 agent_pid=""
 load_pid=""
@@ -171,6 +173,9 @@ host_webhook() {
     --listen "127.0.0.1:$webhook_port" --admin-listen "127.0.0.1:$admin_port" >> "$work/webhook.log" 2>&1 &
   webhook_pid=$!
   until_true 30 curl -fsS -o /dev/null "http://127.0.0.1:$admin_port/readyz" || { tail -20 "$work/webhook.log"; return 1; }
+  # The CRDs' conversion by URL too (scripts/lib/conversion.sh), to this webhook.
+  E2E_CONVERSION_URL="https://127.0.0.1:$webhook_port/convert" E2E_CONVERSION_CA="$work/certs/ca.crt" \
+    apply_crds deploy/crds/ || return 1
   kubectl create --dry-run=client -o json -f deploy/webhooks.yaml \
     | jq -s --arg base "https://127.0.0.1:$webhook_port" --arg ca "$(base64 -w0 < "$work/certs/ca.crt")" \
         '{apiVersion: "v1", kind: "List", items: [.[] | if .kind == "List" then .items[] else . end

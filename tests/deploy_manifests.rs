@@ -558,7 +558,7 @@ fn webhook_paths_and_rules_are_openkruises() {
             "/mutate-apps-kruise-io-cloneset".to_string(),
             set(&["clonesets"]),
             set(&["CREATE", "UPDATE"]),
-            set(&["v1alpha1"]),
+            set(&["v1alpha1", "v1beta1"]),
         ),
         (
             "MutatingWebhookConfiguration",
@@ -572,7 +572,7 @@ fn webhook_paths_and_rules_are_openkruises() {
             "/mutate-apps-kruise-io-daemonset".to_string(),
             set(&["daemonsets"]),
             set(&["CREATE", "UPDATE"]),
-            set(&["v1alpha1"]),
+            set(&["v1alpha1", "v1beta1"]),
         ),
         (
             "ValidatingWebhookConfiguration",
@@ -586,7 +586,7 @@ fn webhook_paths_and_rules_are_openkruises() {
             "/validate-apps-kruise-io-cloneset".to_string(),
             set(&["clonesets"]),
             set(&["CREATE", "UPDATE", "DELETE"]),
-            set(&["v1alpha1"]),
+            set(&["v1alpha1", "v1beta1"]),
         ),
         (
             "ValidatingWebhookConfiguration",
@@ -600,7 +600,7 @@ fn webhook_paths_and_rules_are_openkruises() {
             "/validate-apps-kruise-io-daemonset".to_string(),
             set(&["daemonsets"]),
             set(&["CREATE", "UPDATE"]),
-            set(&["v1alpha1"]),
+            set(&["v1alpha1", "v1beta1"]),
         ),
     ];
     assert_eq!(seen, expected);

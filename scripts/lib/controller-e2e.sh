@@ -6,10 +6,15 @@
 # The sourcing script sets NS (its namespace) and may define `e2e_cleanup`, run on exit against a
 # cluster it did not start (after the namespace is deleted).
 
+# shellcheck source=scripts/lib/conversion.sh
+. scripts/lib/conversion.sh
+
 # e2e_begin NAME APISERVER_PORT ETCD_PORT ETCD_PEER_PORT [LOGS_DIR]: the bookkeeping, the binary
 # (BIN, built when missing) and the cluster: KUBECONFIG as given, else a kube-apiserver of its own on
-# the ports given (the environment's APISERVER_PORT etc. win), stopped on exit. LOGS_DIR keeps the
-# controllers' logs and the recorded watches.
+# the ports given (the environment's APISERVER_PORT etc. win), stopped on exit; and the CRDs'
+# conversion webhook (scripts/lib/conversion.sh: scripts/e2e.sh's, else one of its own on
+# APISERVER_PORT + 2, admin + 3, or E2E_CONVERSION_PORT / E2E_CONVERSION_ADMIN_PORT), for
+# `apply_crds`. LOGS_DIR keeps the controllers' logs and the recorded watches.
 e2e_begin() {
   e2e_name=$1 e2e_logs=${5:-} here=$PWD
   BIN=${BIN:-target/debug/kruise-webhook}
@@ -27,6 +32,7 @@ e2e_begin() {
   fi
   export KUBECONFIG
   trap e2e_finish EXIT
+  conversion_begin "$BIN" "${E2E_CONVERSION_PORT:-$(($2 + 2))}" "${E2E_CONVERSION_ADMIN_PORT:-$(($2 + 3))}" "$tmp/conversion"
 }
 
 # On exit (the end of the last block, or a command that failed under `set -e`): the summary.
@@ -37,6 +43,7 @@ e2e_finish() {
     for log in "$tmp"/ctl*.log; do [ -f "$log" ] && { echo "--- $(basename "$log") (tail)"; tail -30 "$log"; }; done
   fi
   for p in $ctl_pid $watch_pids; do kill "$p" 2>/dev/null || true; done
+  conversion_end
   wait 2>/dev/null || true
   if [ "$started_local" = 1 ]; then
     "$here/scripts/kube-local/stop.sh" >/dev/null 2>&1 || true
