@@ -125,9 +125,7 @@ rolled() {
 ROLLED="$(declare -f live_pods rolled); NS=$NS"
 
 # --- setup ------------------------------------------------------------------------------------
-kubectl kustomize deploy/crds/ > "$tmp/crds.yaml"
-kubectl apply -f "$tmp/crds.yaml" >/dev/null
-kubectl wait --for condition=established -f "$tmp/crds.yaml" --timeout=30s >/dev/null
+apply_crds deploy/crds/
 e2e_namespace
 start_replica fo-a
 cloneset web 4 example.com/web:v0 1 | kubectl apply -n "$NS" -f - >/dev/null

@@ -16,6 +16,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("wire types and keys", &["api"]),
     ("Kubernetes and Go compatibility", &["k8s", "yaml"]),
     ("what Kruise writes on a pod", &["podmarks"]),
+    ("conversion between served versions", &["convert"]),
     (
         "pure cores and leaf plumbing",
         &[
