@@ -33,6 +33,8 @@ port=$(free_port); admin=$(free_port)
 work=$(mktemp -d)
 certs_dir=$work/certs; mkdir -p "$certs_dir"
 serve_pid=""; load_pid=""; created_sidecarset=0
+# shellcheck source=scripts/lib/conversion.sh
+. scripts/lib/conversion.sh
 
 cleanup() {
   [ -n "$load_pid" ] && kill "$load_pid" 2>/dev/null || true
@@ -45,6 +47,7 @@ cleanup() {
   if [ "$created_sidecarset" = 1 ]; then
     kubectl delete -f deploy/examples/log-agent.yaml --ignore-not-found >/dev/null 2>&1 || true
   fi
+  conversion_end
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -98,9 +101,10 @@ secret_leaf() {
 metric() { curl -fsS "http://127.0.0.1:$admin/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 
 kubectl get namespace "$ns" >/dev/null 2>&1 || kubectl create namespace "$ns" >/dev/null
-kubectl kustomize deploy/crds/ > "$work/crds.yaml"
-kubectl apply -f "$work/crds.yaml" >/dev/null
-kubectl wait --for=condition=Established --timeout=60s -f "$work/crds.yaml" >/dev/null
+# The CRDs' conversion (the example SidecarSet is v1alpha1, stored as v1beta1): scripts/e2e.sh's
+# server, or one of this script's own, by URL (scripts/lib/conversion.sh).
+conversion_begin "$bin" "$(free_port)" "$(free_port)" "$work/conversion"
+apply_crds deploy/crds/
 kubectl delete secret -n "$ns" "$secret" --ignore-not-found >/dev/null
 kubectl apply -f deploy/certs/serviceaccount.yaml -f deploy/certs/rbac.yaml >/dev/null
 kubectl config view --raw --flatten --minify -o json \
