@@ -171,12 +171,27 @@ type Make = fn(&str, usize) -> Value;
 
 /// The cases: name, the kind's objects, the version they are sent in, the version asked for.
 const CASES: &[(&str, Make, &str, &str)] = &[
-    ("sidecarset-v1alpha1-to-v1beta1", sidecarset, "v1alpha1", BETA),
-    ("sidecarset-v1beta1-to-v1alpha1", sidecarset, "v1beta1", ALPHA),
+    (
+        "sidecarset-v1alpha1-to-v1beta1",
+        sidecarset,
+        "v1alpha1",
+        BETA,
+    ),
+    (
+        "sidecarset-v1beta1-to-v1alpha1",
+        sidecarset,
+        "v1beta1",
+        ALPHA,
+    ),
     ("daemonset-v1alpha1-to-v1beta1", daemonset, "v1alpha1", BETA),
     ("daemonset-v1beta1-to-v1alpha1", daemonset, "v1beta1", ALPHA),
     ("cloneset-v1alpha1-to-v1beta1", cloneset, "v1alpha1", BETA),
-    ("statefulset-v1beta1-to-v1alpha1", statefulset, "v1beta1", ALPHA),
+    (
+        "statefulset-v1beta1-to-v1alpha1",
+        statefulset,
+        "v1beta1",
+        ALPHA,
+    ),
 ];
 
 fn review(make: Make, from: &str, desired: &str, objects: usize) -> Vec<u8> {
