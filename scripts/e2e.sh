@@ -127,8 +127,10 @@ explain_shows_types_and_descriptions() {
   explained clonesets.spec.updateStrategy Object "UpdateStrategy indicates the UpdateStrategy" &&
   explained clonesets.spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds integer "GracePeriodSeconds is the timespan" \
     --api-version=apps.kruise.io/v1alpha1 &&
-  explained clonesets.spec.updateStrategy.rollingUpdate.podUpdatePolicy string "PodUpdatePolicy indicates how pods should be updated" &&
-  explained sidecarsets.spec.customVersion string "CustomVersion is designed to record" &&
+  explained clonesets.spec.updateStrategy.rollingUpdate.podUpdatePolicy string "PodUpdatePolicy indicates how pods should be updated" \
+    --api-version=apps.kruise.io/v1beta1 &&
+  explained sidecarsets.spec.customVersion string "CustomVersion is designed to record" \
+    --api-version=apps.kruise.io/v1beta1 &&
   explained sidecarsets.spec.namespace string "Namespace sidecarSet will only match the pods in the namespace" \
     --api-version=apps.kruise.io/v1alpha1 &&
   explained daemonsets.spec.scaleStrategy.partitionedScaling boolean "PartitionedScaling indicates daemon pods" \

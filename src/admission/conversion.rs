@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::convert::{ConvertError, convert};
+use crate::convert::{ConvertError, convert_owned};
 
 pub const API_VERSION_V1: &str = "apiextensions.k8s.io/v1";
 pub const API_VERSION_V1BETA1: &str = "apiextensions.k8s.io/v1beta1";
@@ -85,13 +85,14 @@ pub fn answer(body: &[u8]) -> Result<Answer, ReviewError> {
         )));
     }
     let request = review.request.ok_or(ReviewError::MissingRequest)?;
+    let desired = request.desired_api_version;
     let converted: Result<Vec<Value>, String> = request
         .objects
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(index, object)| {
-            convert(object, &request.desired_api_version)
-                .map_err(|error| failure(index, object, &error))
+            let named = Named::of(&object);
+            convert_owned(object, &desired).map_err(|error| named.failure(index, &error))
         })
         .collect();
     let response = match converted {
@@ -119,16 +120,33 @@ pub fn answer(body: &[u8]) -> Result<Answer, ReviewError> {
     })
 }
 
-/// `objects[2] (SidecarSet "mesh"): spec.updateStrategy.paused: Invalid value: …`.
-fn failure(index: usize, object: &Value, error: &ConvertError) -> String {
-    let text = |pointer: &str| object.pointer(pointer).and_then(Value::as_str);
-    let kind = text("/kind").unwrap_or("object");
-    let name = match (text("/metadata/namespace"), text("/metadata/name")) {
-        (Some(namespace), Some(name)) => format!(" {namespace}/{name}"),
-        (None, Some(name)) => format!(" {name}"),
-        _ => String::new(),
-    };
-    format!("objects[{index}] ({kind}{name}): {error}")
+/// What names an object in a failure: its kind, namespace and name (read before the object is
+/// given to the conversion).
+struct Named {
+    kind: String,
+    namespace: Option<String>,
+    name: Option<String>,
+}
+
+impl Named {
+    fn of(object: &Value) -> Self {
+        let text = |pointer: &str| object.pointer(pointer).and_then(Value::as_str);
+        Named {
+            kind: text("/kind").unwrap_or("object").to_string(),
+            namespace: text("/metadata/namespace").map(String::from),
+            name: text("/metadata/name").map(String::from),
+        }
+    }
+
+    /// `objects[2] (SidecarSet mesh): spec.updateStrategy.paused: Invalid value: …`.
+    fn failure(&self, index: usize, error: &ConvertError) -> String {
+        let name = match (self.namespace.as_deref(), self.name.as_deref()) {
+            (Some(namespace), Some(name)) => format!(" {namespace}/{name}"),
+            (None, Some(name)) => format!(" {name}"),
+            _ => String::new(),
+        };
+        format!("objects[{index}] ({}{name}): {error}", self.kind)
+    }
 }
 
 #[cfg(test)]

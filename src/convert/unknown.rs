@@ -66,17 +66,26 @@ pub fn restore(raw: &Value, known: &Value, converted: &mut Value) {
     }
 }
 
-/// Gives `converted` the metadata of `raw` except for its labels and annotations, which stay
-/// as the conversion left them: the apiserver refuses a conversion that changes anything else
-/// there, and the typed metadata would re-render timestamps and managed fields.
-pub fn keep_metadata(raw: &Value, converted: &mut Value) {
-    let Some(raw_metadata) = raw.get("metadata").and_then(Value::as_object) else {
+/// Takes the metadata of `raw` but for its labels and annotations, which stay behind for the
+/// typed conversion (which may move fields to and from them).
+pub fn take_metadata(raw: &mut Value) -> Option<serde_json::Map<String, Value>> {
+    let metadata = raw.get_mut("metadata")?.as_object_mut()?;
+    let mut kept = std::mem::take(metadata);
+    for key in ["labels", "annotations"] {
+        if let Some(value) = kept.remove(key) {
+            metadata.insert(key.to_string(), value);
+        }
+    }
+    Some(kept)
+}
+
+/// Gives `converted` the `metadata` [`take_metadata`] took, but for the labels and annotations,
+/// which stay as the conversion left them: the apiserver refuses a conversion that changes
+/// anything else there, and the typed metadata would re-render timestamps and managed fields.
+pub fn put_metadata(metadata: Option<serde_json::Map<String, Value>>, converted: &mut Value) {
+    let (Some(mut metadata), Some(converted)) = (metadata, converted.as_object_mut()) else {
         return;
     };
-    let Some(converted) = converted.as_object_mut() else {
-        return;
-    };
-    let mut metadata = raw_metadata.clone();
     let converted_metadata = converted.get("metadata").and_then(Value::as_object);
     for key in ["labels", "annotations"] {
         match converted_metadata.and_then(|m| m.get(key)) {
