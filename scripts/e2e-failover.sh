@@ -35,8 +35,8 @@ e2e_begin e2e-failover 17443 17379 17380 "${E2E_FAILOVER_LOGS:-}"
 # The harness's audit log (every request of kruise-system's ServiceAccounts, appended across the
 # apiserver's restarts): the replicas run as deploy/'s kruise-system/kruise-webhook.
 audit_log=$KUBE_LOCAL/logs/audit.log
-# Each restart's warm-up span (scripts/lib/identity.sh): from its start until this long after ready.
-export IDENTITY_WARMUP=$tmp/warmup WARMUP_MS=10000
+# Each restart's warm-up span (identity_warmup_since, scripts/lib/identity.sh).
+export IDENTITY_WARMUP=$tmp/warmup
 : >"$IDENTITY_WARMUP"
 e2e_cleanup_failover() {
   for name in "${!rep_pid[@]}"; do kill -9 "${rep_pid[$name]}" 2>/dev/null || true; done
@@ -91,7 +91,7 @@ outage() {
   APISERVER_ONLY=1 WITH_KCM=0 scripts/kube-local/start.sh >/dev/null
   ready_ms=$(now_ms)
   # Its RBAC caches fill in the first seconds: what it forbids then is not the identity's fault.
-  echo "$started_ms $((ready_ms + WARMUP_MS))" >>"$IDENTITY_WARMUP"
+  identity_warmup_since "$started_ms"
 }
 now_ms() { date +%s%3N; }
 

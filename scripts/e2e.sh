@@ -432,7 +432,7 @@ survives_apiserver_restart() {
   started_ms=$(date +%s%3N)
   WITH_KCM=0 "$here/scripts/kube-local/start.sh" >/dev/null || return 1
   # Its RBAC caches fill in the first seconds: what it forbids then is not the identity's fault.
-  echo "$started_ms $(($(date +%s%3N) + 10000))" >>"$IDENTITY_WARMUP"
+  identity_warmup_since "$started_ms"
   kubectl apply -f - >/dev/null <<'EOT' || return 1
 apiVersion: apps.kruise.io/v1alpha1
 kind: SidecarSet

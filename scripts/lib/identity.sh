@@ -104,3 +104,9 @@ identity_refusals() {
 outside_warmup() {
   python3 "$(dirname "${BASH_SOURCE[0]}")/outside_warmup.py" "${IDENTITY_WARMUP:-}" "${1:-}"
 }
+
+# identity_warmup_since START_MS: records in IDENTITY_WARMUP the warm-up span of an apiserver started
+# at START_MS (epoch milliseconds) and ready now: until 10 s from now.
+identity_warmup_since() {
+  echo "$1 $(($(date +%s%3N) + 10000))" >>"$IDENTITY_WARMUP"
+}
