@@ -464,7 +464,8 @@ fn arithmetic(op: u8, left: Value, right: Value) -> Result<Value, String> {
         ))),
         (b'*', Number(a), Number(b)) => Ok(Number(a * b)),
         (_, _, Q(_)) => Err("division by quantity".into()),
-        (_, _, Number(b)) if b == 0.0 => Err("division by zero".into()),
+        // The pattern matches -0 too, as Go's `== 0` does.
+        (_, _, Number(0.0)) => Err("division by zero".into()),
         (_, Q(q), Number(b)) => Ok(Q(Quantity::from_milli(
             go_int64(milli(&q)? as f64 / b),
             q.format(),
