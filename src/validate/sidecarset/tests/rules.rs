@@ -343,7 +343,10 @@ fn resources_policy_expressions_evaluate_with_their_variable_at_one() {
     let none = Vec::<String>::new();
     assert_eq!(
         run(
-            ("0.5*cpu - 0.3*max(0, cpu-4) + 0.3*max(0, cpu-8)", "max(memory*50%, 100Mi)"),
+            (
+                "0.5*cpu - 0.3*max(0, cpu-4) + 0.3*max(0, cpu-8)",
+                "max(memory*50%, 100Mi)"
+            ),
             ("", "100Mi")
         ),
         none
@@ -353,7 +356,9 @@ fn resources_policy_expressions_evaluate_with_their_variable_at_one() {
     assert_eq!(run(("cpu*cpu", ""), ("", "")), none);
     assert_eq!(
         run(("max(cpu*50%, 50m", ""), ("", "")),
-        vec!["spec[0].resourcesPolicy.resourcesExpr.limits.cpu: Invalid value: \"max(cpu*50%, 50m\": invalid expression: parse error: syntax error at line 1, col 17"]
+        vec![
+            "spec[0].resourcesPolicy.resourcesExpr.limits.cpu: Invalid value: \"max(cpu*50%, 50m\": invalid expression: parse error: syntax error at line 1, col 17"
+        ]
     );
     assert_eq!(
         run(("", "cpu*50%"), ("invalidvar * 50%", "")),
