@@ -362,29 +362,20 @@ fn plan_injection<'a>(
         .collect();
     let mut hot_upgrade_injected = false;
     for set in sets {
-        for (index, sidecar) in set.init_containers().iter().enumerate() {
-            hot_upgrade_injected |= plan.add_sidecar(
-                (true, index),
-                sidecar,
-                set,
-                &app,
-                &sidecar_names,
-                &mut hot_upgrade_working,
-            )?;
+        for (init_container, list) in [(true, set.init_containers()), (false, set.containers())] {
+            for (index, sidecar) in list.iter().enumerate() {
+                hot_upgrade_injected |= plan.add_sidecar(
+                    (init_container, index),
+                    sidecar,
+                    set,
+                    &app,
+                    &sidecar_names,
+                    &mut hot_upgrade_working,
+                )?;
+            }
         }
         plan.image_pull_secrets
             .extend(set.spec.image_pull_secrets.iter().flatten().cloned());
-
-        for (index, sidecar) in set.containers().iter().enumerate() {
-            hot_upgrade_injected |= plan.add_sidecar(
-                (false, index),
-                sidecar,
-                set,
-                &app,
-                &sidecar_names,
-                &mut hot_upgrade_working,
-            )?;
-        }
         if let Some(prepared) = prepared.and_then(|prepared| prepared.get(set)) {
             known.add_volumes(set, prepared);
         }

@@ -328,27 +328,27 @@ impl<'a, 'v> Parser<'a, 'v> {
     }
 
     fn expr(&mut self) -> Result<Slot, Syntax> {
-        let mut left = self.term()?;
-        loop {
-            let op = match self.lookahead {
-                Token::Punct(op @ (b'+' | b'-')) => op,
-                _ => return Ok(left),
-            };
-            self.advance();
-            let right = self.term()?;
-            left = self.binary(op, left, right);
-        }
+        self.left_associative(b"+-", Self::term)
     }
 
     fn term(&mut self) -> Result<Slot, Syntax> {
-        let mut left = self.factor()?;
+        self.left_associative(b"*/", Self::factor)
+    }
+
+    /// `operand (op operand)*` with `ops`, applied left to right.
+    fn left_associative(
+        &mut self,
+        ops: &[u8],
+        operand: fn(&mut Self) -> Result<Slot, Syntax>,
+    ) -> Result<Slot, Syntax> {
+        let mut left = operand(self)?;
         loop {
             let op = match self.lookahead {
-                Token::Punct(op @ (b'*' | b'/')) => op,
+                Token::Punct(op) if ops.contains(&op) => op,
                 _ => return Ok(left),
             };
             self.advance();
-            let right = self.factor()?;
+            let right = operand(self)?;
             left = self.binary(op, left, right);
         }
     }
