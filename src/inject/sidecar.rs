@@ -12,6 +12,7 @@ use k8s_openapi::api::core::v1::{Container, LocalObjectReference, Pod, Volume};
 
 use super::build::{AppContainers, NameSet, build_sidecar, hot_upgrade_pair};
 use super::prepared::{KnownJson, PreparedSidecarSets, upgrade_spec};
+use super::resources_policy::sidecar_resources;
 use crate::api::{SidecarContainer, SidecarSet, keys};
 use crate::k8s::selector::{self, Labels, SelectorError};
 use crate::podmarks::sidecarset::{
@@ -60,6 +61,13 @@ pub enum InjectError {
     RevisionNotFound {
         sidecarset: String,
         revision: String,
+    },
+    #[error("sidecarset {sidecarset}: {field}: {message}")]
+    ResourcesPolicy {
+        sidecarset: String,
+        /// `spec.containers[i].resourcesPolicy` or `spec.initContainers[i].resourcesPolicy`.
+        field: String,
+        message: String,
     },
 }
 
@@ -255,18 +263,38 @@ struct InjectionPlan {
 }
 
 impl InjectionPlan {
-    /// Adds what `sidecar` becomes in the pod (two copies for a hot upgrade), each with its
-    /// placement, to the init containers or the containers, collecting the volumes it needs.
+    /// Adds what `sidecar` (the `index`th of its list) becomes in the pod (two copies for a hot
+    /// upgrade), each with its placement, to the init containers or the containers, collecting
+    /// the volumes it needs. Returns whether it was injected for a hot upgrade.
     fn add_sidecar(
         &mut self,
-        init_container: bool,
+        (init_container, index): (bool, usize),
         sidecar: &SidecarContainer,
         set: &SidecarSet,
         app: &AppContainers<'_>,
-        hot_upgrade: bool,
+        sidecar_names: &HashSet<&str>,
         hot_upgrade_working: &mut BTreeMap<String, String>,
-    ) {
-        let built = build_sidecar(sidecar, set, app, &mut self.volumes);
+    ) -> Result<bool, InjectError> {
+        // Only a native sidecar keeps running, so only it can be hot-upgraded among init containers.
+        let hot_upgrade =
+            sidecar.is_hot_upgrade() && (!init_container || sidecar.is_native_sidecar());
+        let mut built = build_sidecar(sidecar, set, app, &mut self.volumes);
+        if let Some(policy) = &sidecar.resources_policy {
+            // Computed before a hot upgrade copies the container: both copies get them.
+            let resources = sidecar_resources(policy, app.pod(), sidecar_names).map_err(|e| {
+                let list = if init_container {
+                    "initContainers"
+                } else {
+                    "containers"
+                };
+                InjectError::ResourcesPolicy {
+                    sidecarset: set.name().to_string(),
+                    field: format!("spec.{list}[{index}].resourcesPolicy"),
+                    message: e.0,
+                }
+            })?;
+            built.resources = Some(resources);
+        }
         let before = goes_before(sidecar);
         let target = if init_container {
             &mut self.init_containers
@@ -279,6 +307,7 @@ impl InjectionPlan {
         } else {
             target.push((built, before));
         }
+        Ok(hot_upgrade)
     }
 }
 
@@ -325,22 +354,28 @@ fn plan_injection<'a>(
     let mut hot_upgrade_working = working_containers(pod);
 
     let app = AppContainers::new(pod);
+    // No container of a matched SidecarSet is a target of a resourcesPolicy.
+    let sidecar_names: HashSet<&str> = sets
+        .iter()
+        .flat_map(|set| set.init_containers().iter().chain(set.containers()))
+        .map(SidecarContainer::name)
+        .collect();
     let mut hot_upgrade_injected = false;
     for set in sets {
-        for sidecar in set.init_containers() {
-            // Only a native sidecar keeps running, so only it can be hot-upgraded.
-            let hot = sidecar.is_native_sidecar() && sidecar.is_hot_upgrade();
-            hot_upgrade_injected |= hot;
-            plan.add_sidecar(true, sidecar, set, &app, hot, &mut hot_upgrade_working);
+        for (init_container, list) in [(true, set.init_containers()), (false, set.containers())] {
+            for (index, sidecar) in list.iter().enumerate() {
+                hot_upgrade_injected |= plan.add_sidecar(
+                    (init_container, index),
+                    sidecar,
+                    set,
+                    &app,
+                    &sidecar_names,
+                    &mut hot_upgrade_working,
+                )?;
+            }
         }
         plan.image_pull_secrets
             .extend(set.spec.image_pull_secrets.iter().flatten().cloned());
-
-        for sidecar in set.containers() {
-            let hot = sidecar.is_hot_upgrade();
-            hot_upgrade_injected |= hot;
-            plan.add_sidecar(false, sidecar, set, &app, hot, &mut hot_upgrade_working);
-        }
         if let Some(prepared) = prepared.and_then(|prepared| prepared.get(set)) {
             known.add_volumes(set, prepared);
         }

@@ -12,10 +12,7 @@
 //!   as missing, with the message OpenKruise gives for a missing one;
 //! * it reads no `kruise-configuration` ConfigMap, so `patchPodMetadata` behaves as with the
 //!   `SidecarSetPatchPodMetadataDefaultsAllowed` gate on and no whitelist: only the per-entry rules
-//!   apply;
-//! * it cannot inject `resourcesPolicy`, so such a policy is refused with a Forbidden error next
-//!   to upstream's structural checks (resources set as well, the name regex, no expression at
-//!   all); the expressions themselves are not evaluated.
+//!   apply.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
