@@ -6,4 +6,5 @@ pub mod candidates;
 pub mod hash;
 pub mod launch_priority;
 pub mod prepared;
+pub mod revision;
 pub mod sidecar;

@@ -109,6 +109,9 @@ pub struct PodSummary {
     containers: Box<[(Span, Span)]>,
     /// (SidecarSet, hash) pairs, sorted by SidecarSet; indexed by [`hash_slot`].
     hashes: [Box<[(Span, Span)]>; 2],
+    /// (SidecarSet, controllerRevision) of the `kruise.io/sidecarset-hash` entries that name
+    /// one, sorted by SidecarSet.
+    revisions: Box<[(Span, Span)]>,
     sidecar_states: SidecarStates,
     statuses: Box<[StatusSpans]>,
     ready_since: Option<Timestamp>,
@@ -212,6 +215,7 @@ impl PodSummary {
             .containers()
             .map(|c| (text.push(c.name), text.push(c.image)))
             .collect();
+        let mut revisions = Vec::new();
         let hashes = HASHES.map(|which| {
             let RecordedHashes::Text(Some(value)) = pod.recorded_hashes(which) else {
                 return Box::default();
@@ -220,7 +224,14 @@ impl PodSummary {
             let specs = parse_upgrade_specs(value).unwrap_or_default();
             specs
                 .iter()
-                .map(|(set, spec)| (text.push(set), text.push(&spec.hash)))
+                .map(|(set, spec)| {
+                    let set = text.push(set);
+                    if matches!(which, HashAnnotation::Hash) && !spec.controller_revision.is_empty()
+                    {
+                        revisions.push((set, text.push(&spec.controller_revision)));
+                    }
+                    (set, text.push(&spec.hash))
+                })
                 .collect()
         });
         let sidecar_states = match annotation(pod, keys::SIDECARSET_INPLACE_UPDATE_STATE) {
@@ -286,6 +297,7 @@ impl PodSummary {
             annotations,
             containers,
             hashes,
+            revisions: revisions.into(),
             sidecar_states,
             statuses,
             ready_since: pod.ready_since().copied(),
@@ -412,6 +424,14 @@ impl PodView for PodSummary {
             text: &self.text,
             entries: &self.hashes[hash_slot(which)],
         })
+    }
+
+    fn recorded_revision(&self, sidecarset: &str) -> Option<Cow<'_, str>> {
+        let i = self
+            .revisions
+            .binary_search_by(|(set, _)| self.str(*set).cmp(sidecarset))
+            .ok()?;
+        Some(Cow::Borrowed(self.str(self.revisions[i].1)))
     }
 
     fn sidecar_state(&self, sidecarset: &str) -> Cow<'_, SidecarState> {

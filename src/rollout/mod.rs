@@ -9,6 +9,7 @@
 
 pub mod budget;
 pub mod engine;
+pub mod history;
 pub mod order;
 pub mod plan;
 pub mod pod_state;
