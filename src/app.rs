@@ -584,6 +584,7 @@ pub fn inject_offline(args: &InjectArgs) -> Result<(), String> {
             now: &now,
             name_suffix: &suffix,
             sort_sidecars_by_name: false,
+            draw: &crate::inject::sidecar::random_draw,
         },
     );
     if !response.allowed {

@@ -171,6 +171,7 @@ async fn mutate_pod(
         now: &now,
         name_suffix: &suffix,
         sort_sidecars_by_name: state.sort_sidecars_by_name,
+        draw: &crate::inject::sidecar::random_draw,
     };
     handle_one_pass(
         &state,

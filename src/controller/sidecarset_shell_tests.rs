@@ -47,6 +47,8 @@ fn injected_pod(injected: &SidecarSet) -> Pod {
         namespace_labels: None,
         now: "2024-01-01T00:00:00Z",
         sort_sidecars_by_name: false,
+        revisions: None,
+        draw: &crate::inject::sidecar::random_draw,
     };
     assert!(inject_sidecars(&mut pod, &context).unwrap());
     let mut pod = serde_json::to_value(&pod).unwrap();

@@ -20,15 +20,6 @@ use crate::api::{SidecarSet, SidecarSetInjectRevision, SidecarSetSpec, keys};
 use crate::k8s::selector::{self, Labels, SelectorError};
 use crate::k8s::{gojson, history, quantity};
 
-/// The fields of the spec a revision records, as OpenKruise names them.
-const RECORDED: [&str; 5] = [
-    "containers",
-    "imagePullSecrets",
-    "initContainers",
-    "patchPodMetadata",
-    "volumes",
-];
-
 /// The bytes OpenKruise stores as the data of `set`'s revision (and hashes into its name).
 pub fn revision_data(set: &SidecarSet) -> String {
     let spec = &set.spec;
@@ -134,25 +125,27 @@ pub fn revision_name(set: &SidecarSet, collision_count: i32) -> String {
 }
 
 /// The revision a pod injected now records in its `kruise.io/sidecarset-hash` entry: the
-/// status's `latestRevision` once the controller has seen this generation of the set (it
-/// registers the revision before it writes the status), else the revision the controller is
-/// about to register, whose name follows from the set alone.
+/// status's `latestRevision` (empty before the controller registered any, as OpenKruise
+/// writes it) while it is current; after a change of the set the controller has not seen yet
+/// (`observedGeneration` behind), the revision it is about to register, whose name follows from
+/// the set alone, not the stale one the pod does not run.
 pub fn stamped_revision(set: &SidecarSet) -> String {
-    let status = set.status.as_ref();
-    let latest = status.and_then(|s| s.latest_revision.as_deref());
-    let current = status.and_then(|s| s.observed_generation) >= set.metadata.generation;
-    match latest {
-        Some(latest) if current && !latest.is_empty() => latest.to_string(),
-        _ => revision_name(set, status.and_then(|s| s.collision_count).unwrap_or(0)),
+    let Some(status) = set.status.as_ref() else {
+        return String::new();
+    };
+    let latest = status.latest_revision.as_deref().unwrap_or("");
+    if latest.is_empty() || status.observed_generation >= set.metadata.generation {
+        return latest.to_string();
     }
+    revision_name(set, status.collision_count.unwrap_or(0))
 }
 
 /// A ControllerRevision of a SidecarSet, as much as restoring it needs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RevisionContent {
     pub name: String,
-    /// The revision's data.
-    pub data: Value,
+    /// The revision's data, as JSON text.
+    pub data: String,
     /// Its `kruise.io/sidecarset-hash` and `-without-image` annotations, if set.
     pub hash: Option<String>,
     pub hash_without_image: Option<String>,
@@ -164,7 +157,9 @@ pub struct RevisionContent {
 /// annotations the revision's (computed from the restored spec where it has none), and a status
 /// whose `latestRevision` is the revision, observed at the set's generation.
 pub fn restore(set: &SidecarSet, revision: &RevisionContent) -> Result<SidecarSet, String> {
-    let Some(Value::Object(recorded)) = revision.data.get("spec") else {
+    let data: Value = serde_json::from_str(&revision.data)
+        .map_err(|e| format!("ControllerRevision {}: data: {e}", revision.name))?;
+    let Some(Value::Object(recorded)) = data.get("spec") else {
         return Err(format!(
             "ControllerRevision {}: data has no spec object",
             revision.name
@@ -209,16 +204,6 @@ fn non_empty(value: &Option<String>) -> Option<String> {
     value.clone().filter(|v| !v.is_empty())
 }
 
-/// Whether the data of a revision records exactly these spec fields (what [`restore`] reads).
-pub fn records_spec(data: &Value) -> bool {
-    data.get("spec")
-        .and_then(Value::as_object)
-        .is_some_and(|spec| {
-            spec.keys()
-                .all(|k| k == "$patch" || RECORDED.contains(&k.as_str()))
-        })
-}
-
 /// What a SidecarSet that injects a historical revision resolved to, as the catalogue holds it.
 #[derive(Debug, Clone)]
 pub enum HistoryRevision {
@@ -226,6 +211,9 @@ pub enum HistoryRevision {
     Restored(Arc<SidecarSet>),
     /// The revision cannot be found or restored: the pods the set matches are refused with this.
     Unresolved(String),
+    /// The revision is held but its content is still being read: the pods the set matches are
+    /// refused with this until it arrives (moments).
+    Pending(String),
 }
 
 /// The resolved history of the catalogue's SidecarSets that name a revision, by set name.

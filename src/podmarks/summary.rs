@@ -54,7 +54,8 @@ struct OwnerSpans {
     controller: bool,
 }
 
-/// What only a workload round reads of every pod, strings included, in a box of its own: inline,
+/// What only a workload round reads of every pod (and a SidecarSet's history truncation, now
+/// and then), strings included, in a box of its own: inline,
 /// it would put the summary in the next allocation class and spread the SidecarSet pass over
 /// more memory.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +69,9 @@ struct WorkloadParts {
     deletion_cost: i32,
     /// (volume, claim) of the volumes with a PVC source (a StatefulSet round checks them).
     claim_volumes: Box<[(Span, Span)]>,
+    /// (SidecarSet, controllerRevision) of the `kruise.io/sidecarset-hash` entries that name
+    /// one, sorted by SidecarSet: read by a SidecarSet's history truncation, not every round.
+    sidecarset_revisions: Box<[(Span, Span)]>,
 }
 
 impl WorkloadParts {
@@ -109,9 +113,6 @@ pub struct PodSummary {
     containers: Box<[(Span, Span)]>,
     /// (SidecarSet, hash) pairs, sorted by SidecarSet; indexed by [`hash_slot`].
     hashes: [Box<[(Span, Span)]>; 2],
-    /// (SidecarSet, controllerRevision) of the `kruise.io/sidecarset-hash` entries that name
-    /// one, sorted by SidecarSet.
-    revisions: Box<[(Span, Span)]>,
     sidecar_states: SidecarStates,
     statuses: Box<[StatusSpans]>,
     ready_since: Option<Timestamp>,
@@ -216,6 +217,7 @@ impl PodSummary {
             .map(|c| (text.push(c.name), text.push(c.image)))
             .collect();
         let mut revisions = Vec::new();
+        let mut workload_text = TextBuilder::new();
         let hashes = HASHES.map(|which| {
             let RecordedHashes::Text(Some(value)) = pod.recorded_hashes(which) else {
                 return Box::default();
@@ -225,12 +227,11 @@ impl PodSummary {
             specs
                 .iter()
                 .map(|(set, spec)| {
-                    let set = text.push(set);
-                    if matches!(which, HashAnnotation::Hash) && !spec.controller_revision.is_empty()
-                    {
-                        revisions.push((set, text.push(&spec.controller_revision)));
+                    let revision = &spec.controller_revision;
+                    if matches!(which, HashAnnotation::Hash) && !revision.is_empty() {
+                        revisions.push((workload_text.push(set), workload_text.push(revision)));
                     }
-                    (set, text.push(&spec.hash))
+                    (text.push(set), text.push(&spec.hash))
                 })
                 .collect()
         });
@@ -267,7 +268,6 @@ impl PodSummary {
             )
         });
         let text = text.finish();
-        let mut workload_text = TextBuilder::new();
         let uid = workload_text.push(pod.uid());
         let resource_version = workload_text.push(pod.resource_version());
         let owners = metadata
@@ -297,7 +297,6 @@ impl PodSummary {
             annotations,
             containers,
             hashes,
-            revisions: revisions.into(),
             sidecar_states,
             statuses,
             ready_since: pod.ready_since().copied(),
@@ -316,6 +315,7 @@ impl PodSummary {
                 inplace_ready_status,
                 deletion_cost: pod.deletion_cost(),
                 claim_volumes,
+                sidecarset_revisions: revisions.into(),
             }),
             first_ready_true: pod.first_ready_true(),
             inplace_gate: pod.has_inplace_gate(),
@@ -427,11 +427,12 @@ impl PodView for PodSummary {
     }
 
     fn recorded_revision(&self, sidecarset: &str) -> Option<Cow<'_, str>> {
-        let i = self
-            .revisions
-            .binary_search_by(|(set, _)| self.str(*set).cmp(sidecarset))
+        let parts = &self.workload;
+        let revisions = &parts.sidecarset_revisions;
+        let i = revisions
+            .binary_search_by(|(set, _)| parts.str(*set).cmp(sidecarset))
             .ok()?;
-        Some(Cow::Borrowed(self.str(self.revisions[i].1)))
+        Some(Cow::Borrowed(parts.str(revisions[i].1)))
     }
 
     fn sidecar_state(&self, sidecarset: &str) -> Cow<'_, SidecarState> {

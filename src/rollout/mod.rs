@@ -13,6 +13,7 @@ pub mod history;
 pub mod order;
 pub mod plan;
 pub mod pod_state;
+pub mod refusal;
 pub mod round;
 pub mod scatter;
 pub mod upgrade;
