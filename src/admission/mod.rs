@@ -220,7 +220,9 @@ async fn validate_sidecarset(
 ) -> Response {
     handle(&state, "validate-sidecarset", &headers, &body, |request| {
         let catalogue = state.catalogue.load();
-        sidecarset::validate_sidecarset_request(request, catalogue.sidecarsets())
+        catalogue.with_revision_history(|history| {
+            sidecarset::validate_sidecarset_request(request, catalogue.sidecarsets(), history)
+        })
     })
 }
 

@@ -319,3 +319,153 @@ fn a_seeded_draw_gives_the_partition_share() {
         .count();
     assert!((900..1100).contains(&history), "{history} of 4000");
 }
+
+mod injected {
+    use std::collections::BTreeMap;
+
+    use k8s_openapi::api::core::v1::Pod;
+
+    use super::*;
+    use crate::inject::sidecar::{InjectError, InjectionContext, inject_sidecars};
+    use crate::podmarks::sidecarset::parse_upgrade_specs;
+
+    fn pod(labels: &[(&str, &str)]) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": "web-0", "namespace": "default",
+                "labels": labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>()},
+            "spec": {"containers": [{"name": "app", "image": "app:1"}]}
+        }))
+        .unwrap()
+    }
+
+    /// `mesh` now at envoy:2, naming its envoy:1 revision with `policy` and `update`.
+    fn sets(
+        policy: &str,
+        update: SidecarSetUpdateStrategy,
+    ) -> (Arc<SidecarSet>, InjectionRevisions) {
+        let mut current = revision_set(policy, update);
+        current.spec.containers.as_mut().unwrap()[0].container.image = Some("envoy:2".into());
+        default_and_hash(&mut current);
+        let mut old = current.clone();
+        old.spec.containers.as_mut().unwrap()[0].container.image = Some("envoy:1".into());
+        default_and_hash(&mut old);
+        let content = RevisionContent {
+            name: "mesh-old".into(),
+            data: revision_data(&old),
+            hash: old.annotation(keys::SIDECARSET_HASH).map(Into::into),
+            hash_without_image: old
+                .annotation(keys::SIDECARSET_HASH_WITHOUT_IMAGE)
+                .map(Into::into),
+        };
+        let restored = restore(&current, &content).unwrap();
+        let revisions = InjectionRevisions::from([(
+            "mesh".to_string(),
+            HistoryRevision::Restored(Arc::new(restored)),
+        )]);
+        (Arc::new(current), revisions)
+    }
+
+    fn inject(
+        pod: &mut Pod,
+        set: &Arc<SidecarSet>,
+        revisions: Option<&InjectionRevisions>,
+        draw: f64,
+    ) -> Result<bool, InjectError> {
+        let sets = [set.clone()];
+        let draw = move || draw;
+        let context = InjectionContext {
+            sidecarsets: &sets,
+            namespace_labels: None,
+            now: "2026-01-01T00:00:00Z",
+            sort_sidecars_by_name: false,
+            revisions,
+            draw: &draw,
+        };
+        inject_sidecars(pod, &context)
+    }
+
+    fn injected_image(pod: &Pod) -> &str {
+        pod.spec.as_ref().unwrap().containers[0]
+            .image
+            .as_deref()
+            .unwrap()
+    }
+
+    fn stamp(pod: &Pod) -> (String, String) {
+        let annotations = pod.metadata.annotations.as_ref().unwrap();
+        let specs = parse_upgrade_specs(&annotations[keys::SIDECARSET_HASH]).unwrap();
+        let entry = &specs["mesh"];
+        (entry.hash.clone(), entry.controller_revision.clone())
+    }
+
+    #[test]
+    fn a_pod_gets_the_revision_its_hashes_and_its_name() {
+        let (set, revisions) = sets("Always", Default::default());
+        let mut web = pod(&[("app", "web")]);
+        assert!(inject(&mut web, &set, Some(&revisions), 0.0).unwrap());
+        assert_eq!(injected_image(&web), "envoy:1");
+        let HistoryRevision::Restored(restored) = &revisions["mesh"] else {
+            panic!()
+        };
+        assert_eq!(
+            stamp(&web),
+            (
+                restored
+                    .annotation(keys::SIDECARSET_HASH)
+                    .unwrap()
+                    .to_string(),
+                "mesh-old".to_string()
+            )
+        );
+        assert_ne!(
+            restored.annotation(keys::SIDECARSET_HASH),
+            set.annotation(keys::SIDECARSET_HASH)
+        );
+    }
+
+    #[test]
+    fn partial_gives_the_partition_share_the_revision() {
+        let (set, revisions) = sets(
+            "Partial",
+            SidecarSetUpdateStrategy {
+                partition: Some(IntOrString::String("40%".into())),
+                ..Default::default()
+            },
+        );
+        let mut kept = pod(&[("app", "web")]);
+        inject(&mut kept, &set, Some(&revisions), 0.39).unwrap();
+        assert_eq!(injected_image(&kept), "envoy:1");
+        let mut latest = pod(&[("app", "web")]);
+        inject(&mut latest, &set, Some(&revisions), 0.41).unwrap();
+        assert_eq!(injected_image(&latest), "envoy:2");
+        assert_eq!(
+            stamp(&latest).0,
+            set.annotation(keys::SIDECARSET_HASH).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_revision_that_cannot_be_found_refuses_the_pod() {
+        let (set, _) = sets("Partial", Default::default());
+        let missing = InjectionRevisions::from([(
+            "mesh".to_string(),
+            HistoryRevision::Unresolved(r#"ControllerRevision.apps "mesh" not found"#.into()),
+        )]);
+        let mut web = pod(&[("app", "web")]);
+        let error = inject(&mut web, &set, Some(&missing), 0.0).unwrap_err();
+        // OpenKruise's words alone, whichever revision the pod would have got.
+        assert_eq!(
+            error.to_string(),
+            r#"ControllerRevision.apps "mesh" not found"#
+        );
+        // Without a history (a directory) it is missing too.
+        let error = inject(&mut web, &set, None, 0.0).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            r#"ControllerRevision.apps "mesh" not found"#
+        );
+        // A pod the set does not select is not refused.
+        let mut other = pod(&[("app", "other")]);
+        assert!(!inject(&mut other, &set, Some(&missing), 0.0).unwrap());
+    }
+}

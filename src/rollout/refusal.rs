@@ -64,6 +64,9 @@ pub struct Refusal {
     pub message: String,
 }
 
+/// Every SidecarSet the webhooks cannot serve, by name.
+pub type Refusals = std::collections::BTreeMap<String, Refusal>;
+
 /// Conditions and event notes are bounded; the message keeps its start.
 const MESSAGE_LIMIT: usize = 1024;
 
