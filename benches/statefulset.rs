@@ -101,7 +101,7 @@ fn run(replicas: usize, runs: usize) {
     for (i, action) in created.actions.iter().enumerate() {
         match action {
             Action::CreatePod { pod, .. } => pods.push(running(pod.as_ref().clone(), i, now)),
-            Action::CreateClaim { claim, .. } => {
+            Action::CreatePvc { pvc: claim, .. } => {
                 let mut claim = PersistentVolumeClaim::clone(claim);
                 claim.metadata.uid = Some(format!("claim-{i}"));
                 claim.metadata.resource_version = Some(i.to_string());

@@ -32,6 +32,8 @@
 #   progress   progressDeadlineSeconds 5 on pods the kubelet leaves alone: Progressing True
 #              CloneSetUpdated, then False ProgressDeadlineExceeded; once they run, CloneSetAvailable
 #              and updatedAvailableReplicas 2; without the deadline the condition goes.
+#   fresh      created with progressDeadlineSeconds 600 and 6 replicas: CloneSetAvailable once the
+#              pods run, with minReadySeconds 0 and 3.
 # The pods carry the KRUISE_CONTAINER_BARRIER env the pod webhook would add (no webhook runs here).
 # E2E_CLONESET_LOGS=DIR keeps the controllers' logs and the recorded watches.
 set -euo pipefail
@@ -50,7 +52,7 @@ e2e_begin e2e-cloneset 18443 18379 18380 "${E2E_CLONESET_LOGS:-}"
 # start_controller IDENTITY: a controller process for the namespace (its log: $tmp/ctl-N.log).
 start_controller() {
   ctl_runs=$((ctl_runs + 1))
-  RUST_LOG=${E2E_CLONESET_RUST_LOG:-info} "$BIN" controller --namespace "$NS" --identity "$1" --no-sidecarsets --no-barriers \
+  RUST_LOG=${E2E_CLONESET_RUST_LOG:-info} KUBECONFIG=$CTL_KUBECONFIG "$BIN" controller --namespace "$NS" --identity "$1" --no-sidecarsets --no-barriers \
     > "$tmp/ctl-$ctl_runs.log" 2>&1 &
   ctl_pid=$!
 }
@@ -83,9 +85,8 @@ watch_start() {
 JQ_COND='def cond($t): ([.status.conditions[]? | select(.type == $t) | .status][0] // "");'
 
 # --- setup ------------------------------------------------------------------------------------
-kubectl apply -f deploy/crds/clonesets.apps.kruise.io.yaml >/dev/null
-kubectl wait --for condition=established crd/clonesets.apps.kruise.io --timeout=30s >/dev/null
-kubectl create namespace "$NS" >/dev/null
+apply_crds deploy/crds/clonesets.apps.kruise.io.yaml
+e2e_namespace
 start_controller e2e-cloneset-a
 
 # --- scale: 0 → 3 → 5 → 2 with kubectl scale -------------------------------------------------
@@ -309,9 +310,10 @@ starts=$(watched part | jq -c "$JQ_COND"' group_by(.metadata.name) | map(map(con
 check "partition: one in-place start per pod ($starts)" test "$starts" = "[1,1,1,1,1]"
 
 # --- recreate: ReCreate with maxSurge 1 and maxUnavailable 0; podsToDelete --------------------
+# Written as v1beta1 (OpenKruise's main branch), stored as v1alpha1 through the conversion webhook.
 rc() { # ENV_VALUE
   cat <<EOF
-apiVersion: apps.kruise.io/v1alpha1
+apiVersion: apps.kruise.io/v1beta1
 kind: CloneSet
 metadata: {name: rc}
 spec:
@@ -321,10 +323,13 @@ spec:
     metadata: {labels: {app: rc}}
     spec:
       containers: [{name: main, image: example.com/rc:v1, env: [{name: MODE, value: "$1"}]}]
-  updateStrategy: {type: ReCreate, maxSurge: 1, maxUnavailable: 0}
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {podUpdatePolicy: ReCreate, maxSurge: 1, maxUnavailable: 0}}
 EOF
 }
 rc a | kubectl apply -n "$NS" -f - >/dev/null
+stored=$(kubectl get clonesets.v1alpha1.apps.kruise.io -n "$NS" rc -o json | jq -c '[.spec.updateStrategy, .spec.scaleStrategy]')
+check "recreate: the v1beta1 set stored as v1alpha1 ($stored)" \
+  test "$stored" = '[{"maxSurge":1,"maxUnavailable":0,"type":"ReCreate"},{"disablePVCReuse":true}]'
 until_kubelet 60 "recreate: 3 pods, status [3,3,3,3]" \
   bash -c "$(declare -f cloneset status_of status_is live_pods pod_count count_is settled); NS=$NS; settled rc 3"
 rc_uids=$(uids rc)
@@ -496,3 +501,36 @@ available() {
 until_kubelet 30 "progress: pods running: Progressing True CloneSetAvailable, updatedAvailableReplicas 2" available
 kubectl patch cloneset -n "$NS" prog --type=merge -p '{"spec": {"progressDeadlineSeconds": null}}' >/dev/null
 wait_for 10 "progress: progressDeadlineSeconds removed: no Progressing condition" progressing_is ""
+
+# --- fresh: the Progressing condition of a CloneSet created with a deadline ------------------
+# Created, its pods started: CloneSetAvailable once every pod is updated and available, with and
+# without minReadySeconds (then only once the pods have been Ready that long).
+fresh() { # NAME MIN_READY_SECONDS
+  kubectl apply -n "$NS" -f - >/dev/null <<EOT
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata: {name: $1}
+spec:
+  replicas: 6
+  progressDeadlineSeconds: 600
+  minReadySeconds: $2
+  selector: {matchLabels: {app: $1}}
+  template:
+    metadata: {labels: {app: $1}}
+    spec:
+      containers: [{name: main, image: example.com/$1:v1}]
+EOT
+}
+fresh fresh 0
+fresh fresh-min 3
+fresh_available() { # NAME: prints what it sees
+  local seen
+  seen=$(cloneset "$1" | jq -r '([.status.conditions[]? | select(.type == "Progressing") | "\(.status) \(.reason)"][0] // "")
+    + " " + ([.status.updatedAvailableReplicas, .status.availableReplicas] | tostring)')
+  echo "     $1: $seen"
+  [ "$seen" = 'True CloneSetAvailable [6,6]' ]
+}
+until_kubelet 60 "fresh: created with progressDeadlineSeconds 600, 6 pods running: Progressing True CloneSetAvailable" \
+  bash -c "$(declare -f cloneset fresh_available); NS=$NS; fresh_available fresh"
+until_kubelet 60 "fresh: the same with minReadySeconds 3: CloneSetAvailable once the pods have been Ready 3 s" \
+  bash -c "$(declare -f cloneset fresh_available); NS=$NS; fresh_available fresh-min"

@@ -24,6 +24,9 @@
 # E2E_UNDECODABLE_ONLY=1 stops after this part.
 # Everything it creates lives in namespace e2e-controller-<pid> plus the SidecarSets e2e-mesh,
 # e2e-undecodable and e2e-decodable; all are deleted at the end.
+# Every serve and controller process runs as deploy/'s ServiceAccount kruise-system/kruise-webhook
+# with the RBAC of deploy/rbac.yaml (its Lease Role bound in the test's namespace); at the end, any
+# request of theirs the apiserver refused fails the run (scripts/lib/identity.sh).
 set -euo pipefail
 # The webhook binaries started here stop at once: no endpoints drain them (see --shutdown-delay).
 export KRUISE_WEBHOOK_SHUTDOWN_DELAY=${KRUISE_WEBHOOK_SHUTDOWN_DELAY:-0}
@@ -43,12 +46,17 @@ LEASE_SECONDS=15
 RENEW_SECONDS=2
 [ -x "$BIN" ] || cargo build --all-targets --quiet
 tmp=$(mktemp -d)
+# kubectl's discovery cache of its own (see scripts/e2e.sh).
+export KUBECACHEDIR=${KUBECACHEDIR:-$tmp/kube-cache}
 pid_a=""; pid_b=""; pid_c=""; pid_serve=""; failures=0
 BAD_SET=e2e-undecodable
 GOOD_SET=e2e-decodable
 
+# shellcheck source=scripts/lib/conversion.sh
+. scripts/lib/conversion.sh
 cleanup() {
   for p in $pid_a $pid_b $pid_c $pid_serve; do kill "$p" 2>/dev/null || true; done
+  conversion_end
   wait 2>/dev/null || true
   kubectl delete sidecarset "$SET" "$BAD_SET" "$GOOD_SET" --ignore-not-found --wait=false >/dev/null 2>&1 || true
   kubectl delete sidecarset -l e2e.kruise.io/slow=1 --wait=false >/dev/null 2>&1 || true
@@ -56,6 +64,9 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+# SidecarSets are stored as v1beta1: those written as v1alpha1 here go through the conversion
+# webhook (scripts/e2e.sh's, or one of this script's own on E2E_CONVERSION_PORT, 19445).
+conversion_begin "$BIN" "${E2E_CONVERSION_PORT:-19445}" "${E2E_CONVERSION_ADMIN_PORT:-19446}" "$tmp/conversion"
 
 pass() { echo "ok   $*"; }
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
@@ -251,22 +262,30 @@ pod_upgraded_to() { # POD VERSION: images, condition and batches of a finished u
 }
 
 # --- setup ------------------------------------------------------------------------------------
-kubectl apply -f deploy/crds/sidecarsets.apps.kruise.io.yaml >/dev/null
-kubectl wait --for condition=established crd/sidecarsets.apps.kruise.io --timeout=30s >/dev/null
+apply_crds deploy/crds/sidecarsets.apps.kruise.io.yaml
 kubectl create namespace "$NS" >/dev/null
 # Older apiservers do not label namespaces with their name; select on a label of our own.
 kubectl label namespace "$NS" "e2e.kruise.io/run=$NS" >/dev/null
+# shellcheck source=scripts/lib/identity.sh
+. scripts/lib/identity.sh
+identity_mark=$(identity_mark)
+identity_apply deploy/rbac.yaml
+identity_lease_role "$NS"
+SA_KUBECONFIG=$tmp/kruise-webhook.kubeconfig
+identity_kubeconfig kruise-webhook "$SA_KUBECONFIG"
 
 # --- a stored SidecarSet the types refuse -----------------------------------------------------
 serve_webhook_port=${E2E_CONTROLLER_WEBHOOK_PORT:-19444}
 serve_admin_port=${E2E_CONTROLLER_ADMIN_PORT:-19091}
 # The CRD of before: int32 fields without minimum/maximum, which the apiserver does not enforce.
-kubectl create --dry-run=client -o json -f deploy/crds/sidecarsets.apps.kruise.io.yaml \
+crds_by_url deploy/crds/sidecarsets.apps.kruise.io.yaml \
   | jq 'walk(if type == "object" and .format == "int32" then del(.minimum, .maximum) else . end)' \
   > "$tmp/unbounded-crd.json"
+# In the storage version: the conversion webhook would refuse to convert the value the types
+# cannot read, so it is written where no conversion is needed.
 undecodable_yaml() { # NAME LIMIT
   cat <<EOF
-apiVersion: apps.kruise.io/v1alpha1
+apiVersion: apps.kruise.io/v1beta1
 kind: SidecarSet
 metadata:
   name: $1
@@ -286,8 +305,7 @@ kubectl wait --for condition=established crd/sidecarsets.apps.kruise.io --timeou
 undecodable_yaml "$BAD_SET" 99999999999 | kubectl create -f - >/dev/null \
   && pass "the unbounded CRD stores revisionHistoryLimit 99999999999" \
   || fail "the unbounded CRD refused revisionHistoryLimit 99999999999"
-kubectl apply -f deploy/crds/sidecarsets.apps.kruise.io.yaml >/dev/null
-kubectl wait --for condition=established crd/sidecarsets.apps.kruise.io --timeout=30s >/dev/null
+apply_crds deploy/crds/sidecarsets.apps.kruise.io.yaml
 # The new schema reaches the apiserver's validation asynchronously.
 refused_now() {
   local out
@@ -303,7 +321,7 @@ undecodable_yaml e2e-in-range 2147483647 | kubectl create --dry-run=server -f - 
   || fail "the SidecarSet stored before is gone or changed"
 # The serving process with its controllers, no webhook registered; its Lease lives in $NS.
 KRUISE_WEBHOOK_LOG=info,kruise_webhook::controller::guarded_watch=debug,kruise_webhook::controller::events=debug \
-  "$BIN" serve --kubeconfig "$KUBECONFIG" --cert-dir "$tmp/certs" --log-format json \
+  "$BIN" serve --kubeconfig "$SA_KUBECONFIG" --cert-dir "$tmp/certs" --log-format json \
   --service-namespace "$NS" \
   --listen "127.0.0.1:$serve_webhook_port" --admin-listen "127.0.0.1:$serve_admin_port" \
   > "$tmp/serve.log" 2>&1 &
@@ -369,7 +387,7 @@ kill "$pid_serve"; wait "$pid_serve" 2>/dev/null || true; pid_serve=""
 for i in $(seq 1 10); do
   printf '{"apiVersion":"apps.kruise.io/v1alpha1","kind":"SidecarSet","metadata":{"name":"e2e-slow-%s","labels":{"e2e.kruise.io/slow":"1"}},"spec":{"selector":{"matchLabels":{"app":"e2e-slow-%s"}},"updateStrategy":{"type":"NotUpdate"},"containers":[{"name":"slow","image":"example.com/slow:v1","podInjectPolicy":"BeforeAppContainer","shareVolumePolicy":{"type":"disabled"},"upgradeStrategy":{"upgradeType":"ColdUpgrade"}}]}}\n' "$i" "$i"
 done | kubectl create -f - >/dev/null
-"$BIN" serve --kubeconfig "$KUBECONFIG" --cert-dir "$tmp/certs" --log-format json \
+"$BIN" serve --kubeconfig "$SA_KUBECONFIG" --cert-dir "$tmp/certs" --log-format json \
   --service-namespace "$NS" --kube-api-qps 1 --kube-api-burst 1 \
   --listen "127.0.0.1:$serve_webhook_port" --admin-listen "127.0.0.1:$serve_admin_port" \
   > "$tmp/serve-slow.log" 2>&1 &
@@ -413,10 +431,10 @@ kubelet_status web-0 ""
 for pod in "${PODS[@]:1}"; do kubelet_status "$pod" "*"; done
 
 # --- leader election --------------------------------------------------------------------------
-RUST_LOG=info "$BIN" controller --namespace "$NS" --identity ctl-a > "$tmp/a.log" 2>&1 &
+RUST_LOG=info KUBECONFIG=$SA_KUBECONFIG "$BIN" controller --namespace "$NS" --identity ctl-a > "$tmp/a.log" 2>&1 &
 pid_a=$!
 wait_for 30 "controller a takes the Lease" sh -c "[ \"\$(kubectl get lease -n $NS kruise-webhook-controller -o jsonpath='{.spec.holderIdentity}')\" = ctl-a ]"
-RUST_LOG=info "$BIN" controller --namespace "$NS" --identity ctl-b > "$tmp/b.log" 2>&1 &
+RUST_LOG=info KUBECONFIG=$SA_KUBECONFIG "$BIN" controller --namespace "$NS" --identity ctl-b > "$tmp/b.log" 2>&1 &
 pid_b=$!
 
 # --- barrier ----------------------------------------------------------------------------------
@@ -466,7 +484,7 @@ while [ $SECONDS -lt $deadline ]; do
     sleep 0.5
     read -r _ _ gap_specs _ killed_pod <<<"$(observe "$hash_v2" v2)"
     [ "$killed_pod" = - ] || killed_batches=$(batches_of "${killed_pod%%,*}")
-    RUST_LOG=info "$BIN" controller --namespace "$NS" --identity ctl-c > "$tmp/c.log" 2>&1 &
+    RUST_LOG=info KUBECONFIG=$SA_KUBECONFIG "$BIN" controller --namespace "$NS" --identity ctl-c > "$tmp/c.log" 2>&1 &
     pid_c=$!
   elif [ "$killed" != 0 ] && [ -z "$takeover_ms" ]; then
     # Until c holds the Lease nobody may write a pod (the kubelet only writes status). The holder
@@ -548,6 +566,13 @@ components=$(kubectl get events -n "$NS" -o json | jq -c '[.items[] | select(.re
   && pass "they come from Kruise's component sidecarset-controller" \
   || fail "SidecarSetUpgrade events reported by $components, not sidecarset-controller"
 
+for p in $pid_a $pid_b $pid_c $pid_serve; do kill "$p" 2>/dev/null || true; done
+wait 2>/dev/null || true
+if identity_refusals "$identity_mark" "$tmp"/serve*.log "$tmp"/[abc].log -- "$NS"; then
+  pass "no request of kruise-system/kruise-webhook refused (audit log, process logs, Warning events)"
+else
+  fail "requests of kruise-system/kruise-webhook refused"
+fi
 if [ "$failures" -gt 0 ]; then
   for c in serve a b c; do echo "--- controller $c log (tail)"; tail -25 "$tmp/$c.log" 2>/dev/null || true; done
   echo "e2e-controller: $failures check(s) failed"; exit 1

@@ -25,7 +25,10 @@
 #   update     an image change with maxUnavailable 1: the first old pod waits in PreparingDelete
 #              (the other one untouched) until its label is removed, then both are replaced;
 #   surge      3 nodes, maxSurge 1, maxUnavailable 0: never fewer than 3 ready pods nor more than 4;
-#   partition  3 nodes, partition 1: the two highest names updated, n1 kept; then partition 0.
+#   partition  3 nodes, partition 1: the two highest names updated, n1 kept; then partition 0;
+#   adopt      bare pods its selector selects (one on n1, two on n4) before an OnDelete DaemonSet
+#              exists: it adopts them (controller reference), creates no pod beside them, and
+#              n4 keeps the older of its two.
 # E2E_DAEMONSET_LOGS=DIR keeps the controller's log.
 set -euo pipefail
 export KRUISE_WEBHOOK_SHUTDOWN_DELAY=${KRUISE_WEBHOOK_SHUTDOWN_DELAY:-0}
@@ -58,9 +61,8 @@ export -f ads status_of observed pods_of live nodes_of settled hash_of pod_hashe
 export NS RUN
 
 # --- setup ------------------------------------------------------------------------------------
-kubectl apply -f deploy/crds/daemonsets.apps.kruise.io.yaml >/dev/null
-kubectl wait --for condition=established crd/daemonsets.apps.kruise.io --timeout=30s >/dev/null
-kubectl create namespace "$NS" >/dev/null
+apply_crds deploy/crds/daemonsets.apps.kruise.io.yaml
+e2e_namespace
 node() { # NAME LABELS(json) SPEC(json)
   jq -nc --arg n "$RUN-$1" --arg run "$RUN" --argjson l "$2" --argjson s "$3" \
     '{apiVersion: "v1", kind: "Node", metadata: {name: $n, labels: ($l + {"e2e-ads-run": $run})}, spec: $s}' \
@@ -74,15 +76,16 @@ node n2 "{\"role\": \"$RUN\", \"zone\": \"b\"}" '{"taints": [{"key": "dedicated"
 node n3 '{"zone": "a"}' '{}'
 node n4 "{\"role\": \"$RUN\", \"zone\": \"a\"}" '{"unschedulable": true, "taints": [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]}'
 node n5 "{\"role\": \"$RUN\", \"zone\": \"c\"}" '{"taints": [{"key": "e2e/evict", "value": "now", "effect": "NoExecute"}]}'
-KRUISE_WEBHOOK_LOG=${E2E_DAEMONSET_LOG:-info} "$BIN" controller --namespace "$NS" --identity e2e-ads \
+KRUISE_WEBHOOK_LOG=${E2E_DAEMONSET_LOG:-info} KUBECONFIG=$CTL_KUBECONFIG "$BIN" controller --namespace "$NS" --identity e2e-ads \
   --no-sidecarsets --no-barriers --no-clonesets > "$tmp/ctl.log" 2>&1 &
 ctl_pid=$!
 
-# daemonset NAME IMAGE [YAML lines appended to the spec]: a DaemonSet on the run's role label.
+# daemonset NAME IMAGE [YAML lines appended to the spec]: a DaemonSet on the run's role label,
+# written as apps.kruise.io/$DS_VERSION (v1alpha1 unless set; stored as v1beta1 either way).
 daemonset() {
   local name=$1 image=$2; shift 2
   cat <<EOF
-apiVersion: apps.kruise.io/v1alpha1
+apiVersion: apps.kruise.io/${DS_VERSION:-v1alpha1}
 kind: DaemonSet
 metadata: {name: $name}
 spec:
@@ -109,7 +112,7 @@ until_kubelet 60 "placement: the release note's DaemonSet runs on n1 and n4 (cor
 pod=$(live agent | jq -c '.[0]')
 check "placement: pods are named agent-<random>" test "$(jq -r '.metadata.name | test("^agent-[a-z0-9]{5}$")' <<<"$pod")" = true
 owner=$(jq -c '.metadata.ownerReferences | map({apiVersion, kind, name, controller, blockOwnerDeletion})' <<<"$pod")
-check "placement: owner $owner" test "$owner" = '[{"apiVersion":"apps.kruise.io/v1alpha1","kind":"DaemonSet","name":"agent","controller":true,"blockOwnerDeletion":true}]'
+check "placement: owner $owner" test "$owner" = '[{"apiVersion":"apps.kruise.io/v1beta1","kind":"DaemonSet","name":"agent","controller":true,"blockOwnerDeletion":true}]'
 tolerations=$(jq -c '[.spec.tolerations[] | .key + ":" + .effect]' <<<"$pod")
 check "placement: the six default tolerations ($tolerations)" test "$tolerations" = \
   '["node.kubernetes.io/not-ready:NoExecute","node.kubernetes.io/unreachable:NoExecute","node.kubernetes.io/disk-pressure:NoSchedule","node.kubernetes.io/memory-pressure:NoSchedule","node.kubernetes.io/pid-pressure:NoSchedule","node.kubernetes.io/unschedulable:NoSchedule"]'
@@ -119,8 +122,8 @@ check "placement: pods carry the status's hash $(hash_of agent)" test "$(pod_has
 revisions=$(kubectl get controllerrevisions -n "$NS" -l app=agent -o json | jq -c '[.items[] | {name: .metadata.name, hash: .metadata.labels["controller-revision-hash"], revision}]')
 check "placement: one ControllerRevision agent-<hash> ($revisions)" \
   test "$(jq -r --arg h "$(hash_of agent)" '(length == 1) and (.[0].name == "agent-" + $h) and (.[0].revision == 1)' <<<"$revisions")" = true
-created=$(kubectl get events -n "$NS" -o json | jq -c '[.items[] | select(.involvedObject.name == "agent" and .reason == "SuccessfulCreate") | .message | test("^succeed to create pod agent-")] | [length, all]')
-check "placement: SuccessfulCreate 'succeed to create pod agent-…' twice ($created)" test "$created" = '[2,true]'
+created=$(kubectl get events -n "$NS" -o json | jq -c '[.items[] | select(.involvedObject.name == "agent" and .reason == "SuccessfulCreate") | .message | test("^Created pod: agent-[a-z0-9]{5}$")] | [length, all]')
+check "placement: SuccessfulCreate 'Created pod: agent-…' (upstream's words) twice ($created)" test "$created" = '[2,true]'
 columns=$(kubectl get daemonsets.apps.kruise.io -n "$NS" agent --no-headers | awk '{print $1, $2, $3, $4, $5, $6}')
 check "placement: kubectl get daemonsets.apps.kruise.io: '$columns'" test "$columns" = "agent 2 2 2 2 2"
 daemonset tolerant v1 \
@@ -142,8 +145,8 @@ check "evict: held: still there, counted misscheduled ($(status_of agent))" \
 check "evict: the tolerant DaemonSet keeps its n1 pod" test "$(nodes_of tolerant)" = "n1 n4 n5"
 kubectl label pod -n "$NS" "$held" example.io/block-deleting- >/dev/null
 until_kubelet 30 "evict: label removed: deleted, misscheduled 0" bash -c "! kubectl get pod -n $NS $held >/dev/null 2>&1 && [ \"\$(status_of agent)\" = '[1,1,1,1,1,0]' ]"
-check "evict: SuccessfulDelete 'succeed to delete pod $held'" \
-  test "$(kubectl get events -n "$NS" -o json | jq --arg p "succeed to delete pod $held" '[.items[] | select(.reason == "SuccessfulDelete" and .message == $p)] | length')" = 1
+check "evict: SuccessfulDelete 'Deleted pod: $held'" \
+  test "$(kubectl get events -n "$NS" -o json | jq --arg p "Deleted pod: $held" '[.items[] | select(.reason == "SuccessfulDelete" and .message == $p)] | length')" = 1
 kubectl taint node "$RUN-n1" e2e/evict- >/dev/null
 until_kubelet 30 "evict: taint removed: n1 gets a new pod" settled agent "n1 n4" '[2,2,2,2,2,0]'
 
@@ -184,7 +187,8 @@ done
 check "surge: rolled out to the new revision" test "$(pod_hashes surge)" = "$(hash_of surge)"
 check "surge: never fewer than 3 ready pods ($min_ready) nor more than 4 ($max_pods)" test "$min_ready,$max_pods" = "3,4"
 
-# --- partition: the lowest name stays --------------------------------------------------------
+# --- partition: the lowest name stays (this set written as v1beta1) ---------------------------
+export DS_VERSION=v1beta1
 three part v1 '{type: RollingUpdate, rollingUpdate: {rollingUpdateType: Standard, maxUnavailable: 3, partition: 1}}' \
   | kubectl apply -n "$NS" -f - >/dev/null
 until_kubelet 60 "partition: 3 pods" settled part "n1 n2 n4" '[3,3,3,3,3,0]'
@@ -197,3 +201,35 @@ check "partition: n1 still at the old revision" test "$kept" = "$old"
 three part v2 '{type: RollingUpdate, rollingUpdate: {rollingUpdateType: Standard, maxUnavailable: 3, partition: 0}}' \
   | kubectl apply -n "$NS" -f - >/dev/null
 until_kubelet 60 "partition 0: all updated" settled part "n1 n2 n4" '[3,3,3,3,3,0]'
+unset DS_VERSION
+# Written as v1beta1, read as v1alpha1 through the conversion webhook: the same revision as
+# daemonSetHash, the update strategy as written.
+read_back=$(kubectl get daemonsets.v1alpha1.apps.kruise.io -n "$NS" part -o json \
+  | jq -c '[.apiVersion, .status.daemonSetHash == "'"$(hash_of part)"'", .spec.updateStrategy.rollingUpdate.partition]')
+check "partition: the v1beta1 set read as v1alpha1 ($read_back)" test "$read_back" = '["apps.kruise.io/v1alpha1",true,0]'
+
+# --- adopt: orphans the selector selects are adopted, one pod per node kept -------------------
+orphan() { # NAME NODE: a bare pod with the DaemonSet's labels, bound to NODE
+  jq -nc --arg p "$1" --arg n "$RUN-$2" \
+    '{apiVersion: "v1", kind: "Pod", metadata: {name: $p, labels: {app: "keeper"}},
+      spec: {nodeName: $n, containers: [{name: "main", image: "example.com/keeper:v1"}]}}' \
+    | kubectl create -n "$NS" -f - >/dev/null
+}
+orphan keeper-left-a n1
+orphan keeper-left-b n4
+sleep 1
+orphan keeper-left-c n4
+kubelet_pass
+daemonset keeper v1 '  updateStrategy: {type: OnDelete}' | kubectl apply -n "$NS" -f - >/dev/null
+until_kubelet 60 "adopt: the orphans serve n1 and n4, the younger one on n4 deleted, status [2,2,2,0,2,0]" \
+  settled keeper "n1 n4" '[2,2,2,0,2,0]'
+names=$(live keeper | jq -r '[.[].metadata.name] | sort | join(" ")')
+check "adopt: the DaemonSet's pods are the orphans keeper-left-a and keeper-left-b ($names)" \
+  test "$names" = "keeper-left-a keeper-left-b"
+uid=$(ads keeper | jq -r .metadata.uid)
+owners=$(live keeper | jq -c --arg u "$uid" '[.[] | [.metadata.ownerReferences[]? | select(.controller == true and .uid == $u and .kind == "DaemonSet")] | length]')
+check "adopt: each carries the DaemonSet's controller reference ($owners)" test "$owners" = "[1,1]"
+check "adopt: no pod created beside them (SuccessfulCreate events: $(event_count keeper SuccessfulCreate))" \
+  test "$(event_count keeper SuccessfulCreate)" = 0
+check "adopt: n4's duplicate deleted ('Deleted pod: keeper-left-c')" \
+  test "$(kubectl get events -n "$NS" -o json | jq '[.items[] | select(.involvedObject.name == "keeper" and .reason == "SuccessfulDelete" and .message == "Deleted pod: keeper-left-c")] | length')" = 1

@@ -9,7 +9,10 @@
 #      grace period measured over 12 in-place updates (gate False to image patched, never less than the grace);
 #      skipped while the CloneSet controller is missing;
 #   d. the install from deploy/ (overlay scripts/kube-node/overlay: image and 1.20 API versions only): certificate
-#      Job, caBundle, two Ready replicas, the Lease, injection through the Service, Lease hand-over under load;
+#      Job, caBundle, two Ready replicas, the Lease, injection through the Service, Lease hand-over under load, the
+#      node agent's DaemonSet, an Advanced StatefulSet (its claim bound, updated in place) and an Advanced DaemonSet
+#      run by the installed controllers, and no request of the installed identities refused (the apiserver's audit
+#      log of kruise-system's ServiceAccounts, the pods' logs, Warning events);
 #   e. `kubectl rollout restart` of the webhook Deployment under pod-creation load: no failed creation, no pod
 #      without its sidecar;
 #   f. the node agent (`node-agent` on the host, CRI over the node's containerd socket), run after c: the v1.1
@@ -47,6 +50,9 @@ V1=localhost/kube-node/app:v1
 V2=localhost/kube-node/app:v2
 
 scripts/kube-node/check-host.sh || exit 1
+# identity_mark / identity_refusals: phase d proves the installed identities were refused nothing.
+# shellcheck source=scripts/lib/identity.sh
+. scripts/lib/identity.sh
 for tool in jq kubectl; do
   command -v $tool >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq jq kubernetes-client >/dev/null; break; }
 done
@@ -65,6 +71,10 @@ phase_done() {
 }
 
 work=$(mktemp -d)
+# kubectl's discovery cache of its own (see scripts/e2e.sh).
+export KUBECACHEDIR=${KUBECACHEDIR:-$work/kube-cache}
+# shellcheck source=scripts/lib/conversion.sh
+. scripts/lib/conversion.sh
 webhook_pid=""
 agent_pid=""
 load_pid=""
@@ -171,6 +181,9 @@ host_webhook() {
     --listen "127.0.0.1:$webhook_port" --admin-listen "127.0.0.1:$admin_port" >> "$work/webhook.log" 2>&1 &
   webhook_pid=$!
   until_true 30 curl -fsS -o /dev/null "http://127.0.0.1:$admin_port/readyz" || { tail -20 "$work/webhook.log"; return 1; }
+  # The CRDs' conversion by URL too (scripts/lib/conversion.sh), to this webhook.
+  E2E_CONVERSION_URL="https://127.0.0.1:$webhook_port/convert" E2E_CONVERSION_CA="$work/certs/ca.crt" \
+    apply_crds deploy/crds/ || return 1
   kubectl create --dry-run=client -o json -f deploy/webhooks.yaml \
     | jq -s --arg base "https://127.0.0.1:$webhook_port" --arg ca "$(base64 -w0 < "$work/certs/ca.crt")" \
         '{apiVersion: "v1", kind: "List", items: [.[] | if .kind == "List" then .items[] else . end
@@ -652,12 +665,20 @@ phase_h() {
 
 # ---------------------------------------------------------------------------------------------------------------
 # f. The node agent: env values read from pod metadata change in place.
+# The agent runs as deploy/node-agent's ServiceAccount kruise-system/kruise-node-agent, with that RBAC applied.
 host_agent() { # [log file, default $work/agent.log]
   local log=${1:-$work/agent.log}
-  KRUISE_WEBHOOK_LOG=info,kruise_webhook::nodeagent=debug "$binary" node-agent --kubeconfig "$KUBECONFIG" --node-name kube-node --cri-socket "$KUBE_NODE/run/containerd.sock" \
+  if [ ! -f "$work/node-agent.kubeconfig" ]; then
+    identity_apply deploy/node-agent/rbac.yaml || return 1
+    identity_kubeconfig kruise-node-agent "$work/node-agent.kubeconfig" || return 1
+  fi
+  KRUISE_WEBHOOK_LOG=info,kruise_webhook::nodeagent=debug "$binary" node-agent --kubeconfig "$work/node-agent.kubeconfig" --node-name kube-node --cri-socket "$KUBE_NODE/run/containerd.sock" \
     --log-format json >> "$log" 2>&1 &
   agent_pid=$!
   until_true 30 grep -q 'node agent started' "$log" || { tail -5 "$log"; return 1; }
+}
+agent_identity_allowed() {
+  E2E_AUDIT_LOG=$KUBE_NODE/logs/audit.log identity_refusals "$agent_mark" "$work/agent.log" "$work/agent.log.2" -- e2e-node-agent
 }
 # The agent's record of a container: containerID and env hash.
 agent_meta() { # namespace selector
@@ -844,6 +865,7 @@ lease_hand_over() {
   webhook_pods | jq -e --arg p "$new" 'any(.items[]; .metadata.name == $p and .metadata.deletionTimestamp == null)' >/dev/null
 }
 phase_d() {
+  install_mark=$(E2E_AUDIT_LOG=$KUBE_NODE/logs/audit.log identity_mark)
   # the host webhook of a-c goes: its URL registrations carry the names deploy/ uses
   stop_host_webhook
   kubectl delete --ignore-not-found -f "$work/webhooks.json" >/dev/null 2>&1 || true
@@ -858,6 +880,49 @@ phase_d() {
   # the host agent of f goes: the DaemonSet's takes over
   [ -z "$agent_pid" ] || { kill "$agent_pid" 2>/dev/null; wait "$agent_pid" 2>/dev/null || true; agent_pid=""; }
   check "d. node agent from deploy/node-agent/ (image and socket path only): Ready, not privileged, records the injected pod" agent_daemonset
+  check "d. the installed controllers run an Advanced StatefulSet: its pod Ready on its bound claim, the status counting it, then v1 -> v2 in place" \
+    installed_statefulset
+  check "d. the installed controllers run an Advanced DaemonSet: its pod Running and Ready on the node, status [1,1,1,1,1,0,0]" \
+    installed_daemonset
+  check "d. no request of the installed pods' ServiceAccounts refused (audit log, the replicas', the job's and the agent's logs, Warning events)" \
+    installed_identities_allowed
+}
+# The install's identities (deploy/rbac.yaml, deploy/certs, deploy/node-agent) are what run here: any refusal fails.
+INSTALLED_NS=e2e-node-installed
+installed_statefulset() {
+  local uid t0
+  new_namespace $INSTALLED_NS || return 1
+  mkdir -p "$work/pv-installed" && chmod 777 "$work/pv-installed"
+  jq -n --arg path "$work/pv-installed" '{apiVersion: "v1", kind: "PersistentVolume", metadata: {name: "e2e-installed-pv"},
+    spec: {capacity: {storage: "1Gi"}, accessModes: ["ReadWriteOnce"], persistentVolumeReclaimPolicy: "Retain",
+      hostPath: {path: $path}}}' | kubectl apply -f - >/dev/null || return 1
+  STS_NS=$INSTALLED_NS sts_json installed 1 OrderedReady Delete Delete $V1 | kubectl apply -f - >/dev/null || return 1
+  until_true 180 bash -c "$(declare -f sts_ready pods_ready claims_bound); STS_NS=$INSTALLED_NS; sts_ready installed 1 \
+    && claims_bound app=installed 1" || { kubectl get pods,pvc -n $INSTALLED_NS -o wide; return 1; }
+  uid=$(kubectl get pod -n $INSTALLED_NS installed-0 -o jsonpath='{.metadata.uid}')
+  t0=$SECONDS
+  kubectl patch statefulsets.apps.kruise.io -n $INSTALLED_NS installed --type=json \
+    -p "[{\"op\": \"replace\", \"path\": \"/spec/template/spec/containers/0/image\", \"value\": \"$V2\"}]" >/dev/null || return 1
+  until_true 180 bash -c "$(declare -f sts_ready pods_ready); STS_NS=$INSTALLED_NS; sts_ready installed 1 && \
+    [ \"\$(kubectl get pods -n $INSTALLED_NS -l app=installed -o jsonpath='{.items[*].status.containerStatuses[0].image}')\" = '$V2' ]" \
+    || { kubectl get statefulsets.apps.kruise.io -n $INSTALLED_NS installed -o json | jq -c .status; kubectl get pods -n $INSTALLED_NS -o wide; return 1; }
+  echo "     installed-0 on claim $(kubectl get pvc -n $INSTALLED_NS data-installed-0 -o jsonpath='{.spec.volumeName}'), in place in $((SECONDS - t0)) s; status $(kubectl get statefulsets.apps.kruise.io -n $INSTALLED_NS installed -o json | jq -c '.status | [.replicas, .readyReplicas, .updatedReplicas]')"
+  [ "$(kubectl get pod -n $INSTALLED_NS installed-0 -o jsonpath='{.metadata.uid}')" = "$uid" ]
+}
+installed_daemonset() {
+  ADS_NS=$INSTALLED_NS ads_json $V1 InPlaceIfPossible 30 | kubectl apply -f - >/dev/null || return 1
+  ADS_NS=$INSTALLED_NS until_true 90 ads_settled || { ADS_NS=$INSTALLED_NS ads_status; kubectl get pods -n $INSTALLED_NS -o wide; return 1; }
+  echo "     $(ADS_NS=$INSTALLED_NS ads_pod | jq -c '.[0] | {name, node, main: .main | {image, ready}}'); status $(ADS_NS=$INSTALLED_NS ads_status)"
+  # The preDelete hook's label would hold its deletion: the set goes without it.
+  kubectl label pods -n $INSTALLED_NS -l app=agent $HOOK_LABEL- >/dev/null 2>&1 || true
+}
+installed_identities_allowed() {
+  local pod
+  for pod in $(kubectl get pods -n $SYS -o jsonpath='{.items[*].metadata.name}'); do
+    kubectl logs -n $SYS "$pod" --all-containers > "$work/installed-$pod.log" 2>&1 || true
+  done
+  E2E_AUDIT_LOG=$KUBE_NODE/logs/audit.log identity_refusals "$install_mark" "$work"/installed-*.log \
+    -- $SYS $INSTALL_NS $INSTALLED_NS default
 }
 agent_daemonset() {
   local name changed
@@ -912,10 +977,13 @@ if [[ $phases == *c* ]]; then
 fi
 if [[ $phases == *f* ]]; then
   phase "f. node agent"
+  agent_mark=$(E2E_AUDIT_LOG=$KUBE_NODE/logs/audit.log identity_mark)
   if check "f. node agent on the host, talking CRI to the node's containerd" host_agent; then
     check "f. v1.1 example with the node agent: app-config and main image together: sidecar restarted first with config v2, then main at v2, same pod" agent_w1
     check "f. app-config alone: only the sidecar restarts, with config v3" agent_annotation_only
     check "f. the agent restarted stops no container again" agent_restart_restarts_nothing
+    check "f. no request of kruise-system/kruise-node-agent refused (audit log, agent logs, Warning events)" \
+      agent_identity_allowed
   fi
 fi
 if [[ $phases == *g* ]]; then phase "g. Advanced StatefulSet with real PVCs"; phase_g || { echo "FAIL g. set-up"; failed=$((failed + 1)); }; fi

@@ -3,8 +3,8 @@
 //! Kept apart from the TLS admission port so probes and scrapes need no certificate and cannot be
 //! starved by admission traffic.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::extract::State;
@@ -19,11 +19,32 @@ const OPENMETRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.
 /// What `/readyz` waits for. The process is ready only once a serving certificate is loaded and the
 /// SidecarSet catalogue has synced, and stops being ready as soon as it starts draining, so the
 /// endpoint is removed from the Service before the listener closes.
+///
+/// Leadership never makes a replica unready (every replica serves the webhooks), but
+/// `/readyz?verbose` says whether this one leads and how recent its last renewal is; and `/livez`
+/// fails once the controllers or the election have stopped for good while the process lives on,
+/// so the kubelet restarts it instead of leaving a replica that never leads again.
 #[derive(Debug, Default)]
 pub struct Readiness {
     cert_loaded: AtomicBool,
     catalogue_loaded: AtomicBool,
     draining: AtomicBool,
+    parts: Mutex<Vec<Part>>,
+    controllers_stopped: Mutex<Option<String>>,
+}
+
+/// A part of the process that reports on itself (the leader election): a line for
+/// `/readyz?verbose`, and why the process should be restarted, if it should.
+#[derive(Clone)]
+struct Part {
+    describe: Arc<dyn Fn() -> String + Send + Sync>,
+    failure: Arc<dyn Fn() -> Option<String> + Send + Sync>,
+}
+
+impl std::fmt::Debug for Part {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str((self.describe)().as_str())
+    }
 }
 
 impl Readiness {
@@ -42,6 +63,55 @@ impl Readiness {
     /// Marks the process as shutting down; `/readyz` answers 503 from now on.
     pub fn set_draining(&self) {
         self.draining.store(true, Ordering::Release);
+    }
+
+    /// A part whose `describe` line `/readyz?verbose` shows and whose `failure` fails `/livez`
+    /// (the leader election: whether this replica leads, and whether the election has stalled).
+    pub fn report_on(
+        &self,
+        describe: impl Fn() -> String + Send + Sync + 'static,
+        failure: impl Fn() -> Option<String> + Send + Sync + 'static,
+    ) {
+        self.parts().push(Part {
+            describe: Arc::new(describe),
+            failure: Arc::new(failure),
+        });
+    }
+
+    fn parts(&self) -> std::sync::MutexGuard<'_, Vec<Part>> {
+        self.parts
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The controllers ended with `error` and will not run again in this process.
+    pub fn set_controllers_stopped(&self, error: String) {
+        *self
+            .controllers_stopped
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(error);
+    }
+
+    /// Why the process should be restarted; empty while it is alive.
+    pub fn liveness_failures(&self) -> Vec<String> {
+        let mut failures = Vec::new();
+        if let Some(error) = self
+            .controllers_stopped
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .as_ref()
+        {
+            failures.push(format!("controllers stopped: {error}"));
+        }
+        let parts = self.parts().clone();
+        failures.extend(parts.iter().filter_map(|part| (part.failure)()));
+        failures
+    }
+
+    /// What `/readyz?verbose` adds beside the conditions: a line from each part.
+    pub fn details(&self) -> Vec<String> {
+        let parts = self.parts().clone();
+        parts.iter().map(|part| (part.describe)()).collect()
     }
 
     pub fn is_ready(&self) -> bool {
@@ -64,18 +134,41 @@ impl Readiness {
     }
 }
 
-/// What an admin port reports: the metrics text and why the process is not ready.
+type Lines<T> = Arc<dyn Fn() -> Vec<T> + Send + Sync>;
+
+/// What an admin port reports: the metrics text, why the process is not ready, why it should be
+/// restarted, and what `/readyz?verbose` shows beside the conditions.
 #[derive(Clone)]
 pub struct Probes {
     pub metrics: Arc<dyn Fn() -> String + Send + Sync>,
-    pub unmet_conditions: Arc<dyn Fn() -> Vec<&'static str> + Send + Sync>,
+    pub unmet_conditions: Lines<&'static str>,
+    pub liveness_failures: Lines<String>,
+    pub details: Lines<String>,
+}
+
+impl Probes {
+    /// Probes whose liveness is the process answering, with no details.
+    pub fn new(
+        metrics: Arc<dyn Fn() -> String + Send + Sync>,
+        unmet_conditions: Lines<&'static str>,
+    ) -> Self {
+        Probes {
+            metrics,
+            unmet_conditions,
+            liveness_failures: Arc::new(Vec::new),
+            details: Arc::new(Vec::new),
+        }
+    }
 }
 
 /// Router for the admin port. Unknown paths get 404, other methods 405 (axum defaults).
 pub fn admin_router(metrics: Arc<Metrics>, readiness: Arc<Readiness>) -> Router {
+    let (live, details) = (readiness.clone(), readiness.clone());
     probe_router(Probes {
         metrics: Arc::new(move || metrics.encode()),
         unmet_conditions: Arc::new(move || readiness.unmet_conditions()),
+        liveness_failures: Arc::new(move || live.liveness_failures()),
+        details: Arc::new(move || details.details()),
     })
 }
 
@@ -88,18 +181,47 @@ pub fn probe_router(probes: Probes) -> Router {
         .with_state(probes)
 }
 
-async fn livez() -> &'static str {
-    "ok"
-}
-
-async fn readyz(State(probes): State<Probes>) -> Response {
-    let unmet = (probes.unmet_conditions)();
-    if unmet.is_empty() {
+async fn livez(State(probes): State<Probes>) -> Response {
+    let failures = (probes.liveness_failures)();
+    if failures.is_empty() {
         (StatusCode::OK, "ok").into_response()
     } else {
-        let body = format!("not ready: {}\n", unmet.join(", "));
+        let body = format!("not alive: {}\n", failures.join(", "));
         (StatusCode::SERVICE_UNAVAILABLE, body).into_response()
     }
+}
+
+/// `?verbose` (as the kube-apiserver's `/readyz?verbose`): one line per condition and detail.
+#[derive(Debug, Default, serde::Deserialize)]
+struct ReadyzQuery {
+    verbose: Option<String>,
+}
+
+async fn readyz(
+    State(probes): State<Probes>,
+    axum::extract::Query(query): axum::extract::Query<ReadyzQuery>,
+) -> Response {
+    let unmet = (probes.unmet_conditions)();
+    let status = if unmet.is_empty() {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let body = if query.verbose.is_some() {
+        let mut lines: Vec<String> = unmet.iter().map(|u| format!("[-] {u}")).collect();
+        lines.extend((probes.details)().into_iter().map(|d| format!("[+] {d}")));
+        lines.push(if unmet.is_empty() {
+            "ready".to_string()
+        } else {
+            "not ready".to_string()
+        });
+        lines.join("\n") + "\n"
+    } else if unmet.is_empty() {
+        "ok".to_string()
+    } else {
+        format!("not ready: {}\n", unmet.join(", "))
+    };
+    (status, body).into_response()
 }
 
 async fn metrics_text(State(probes): State<Probes>) -> Response {
@@ -111,88 +233,4 @@ async fn metrics_text(State(probes): State<Probes>) -> Response {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use axum::body::{Body, to_bytes};
-    use axum::http::Request;
-    use tower::ServiceExt;
-
-    async fn get_path(router: Router, path: &str) -> (StatusCode, Option<String>, String) {
-        let request = Request::get(path).body(Body::empty()).unwrap();
-        let response = router.oneshot(request).await.unwrap();
-        let status = response.status();
-        let content_type = response
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .map(|value| value.to_str().unwrap().to_owned());
-        let body = to_bytes(response.into_body(), 1 << 20).await.unwrap();
-        (
-            status,
-            content_type,
-            String::from_utf8(body.to_vec()).unwrap(),
-        )
-    }
-
-    fn router_with(readiness: Arc<Readiness>) -> Router {
-        admin_router(Arc::new(Metrics::new()), readiness)
-    }
-
-    #[tokio::test]
-    async fn livez_is_always_ok() {
-        let (status, _, body) = get_path(router_with(Arc::new(Readiness::new())), "/livez").await;
-        assert_eq!(status, StatusCode::OK);
-        assert_eq!(body, "ok");
-    }
-
-    #[tokio::test]
-    async fn readyz_names_each_missing_condition() {
-        let readiness = Arc::new(Readiness::new());
-        let router = router_with(readiness.clone());
-
-        let (status, _, body) = get_path(router.clone(), "/readyz").await;
-        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
-        assert!(body.contains("serving certificate not loaded"), "{body}");
-        assert!(body.contains("SidecarSet catalogue not synced"), "{body}");
-
-        readiness.set_cert_loaded(true);
-        let (status, _, body) = get_path(router.clone(), "/readyz").await;
-        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
-        assert!(!body.contains("certificate"), "{body}");
-        assert!(body.contains("SidecarSet catalogue not synced"), "{body}");
-
-        readiness.set_catalogue_loaded(true);
-        let (status, _, body) = get_path(router.clone(), "/readyz").await;
-        assert_eq!(status, StatusCode::OK);
-        assert_eq!(body, "ok");
-        assert!(readiness.is_ready());
-
-        readiness.set_draining();
-        let (status, _, body) = get_path(router, "/readyz").await;
-        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
-        assert!(body.contains("shutting down"), "{body}");
-    }
-
-    #[tokio::test]
-    async fn metrics_are_openmetrics_text() {
-        let metrics = Arc::new(Metrics::new());
-        metrics.set_sidecarsets_loaded(3);
-        let router = admin_router(metrics, Arc::new(Readiness::new()));
-
-        let (status, content_type, body) = get_path(router, "/metrics").await;
-        assert_eq!(status, StatusCode::OK);
-        assert_eq!(content_type.as_deref(), Some(OPENMETRICS_CONTENT_TYPE));
-        assert!(body.contains("sidecarsets_loaded 3\n"), "{body}");
-        assert!(body.ends_with("# EOF\n"));
-    }
-
-    #[tokio::test]
-    async fn unknown_paths_and_methods_are_refused() {
-        let router = router_with(Arc::new(Readiness::new()));
-        let (status, _, _) = get_path(router.clone(), "/nope").await;
-        assert_eq!(status, StatusCode::NOT_FOUND);
-
-        let request = Request::post("/livez").body(Body::empty()).unwrap();
-        let response = router.oneshot(request).await.unwrap();
-        assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
-    }
-}
+mod tests;

@@ -11,6 +11,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::admin::{Probes, Readiness, admin_router, probe_router};
+use crate::admission::deletion::ClusterReads;
 use crate::admission::{AdmissionState, router};
 use crate::cli::{CrdsArgs, InjectArgs, NodeAgentArgs, ServeArgs, SourceKind};
 use crate::metrics::Metrics;
@@ -50,10 +51,14 @@ impl From<String> for Failure {
 /// signal, then the ordered shutdown.
 pub async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let source = checked_source(&args).await?;
+    let cluster = match &source {
+        StartSource::Cluster(config, _) => Some(config.as_ref().clone()),
+        StartSource::Embedded | StartSource::Dir { .. } => None,
+    };
     let process = Process::new();
     let certificate = serving_certificate(&args, &process).await?;
     let (catalogue, controllers) = sidecarset_source(&args, source, &process);
-    let servers = start_servers(&args, &process, certificate, catalogue).await?;
+    let servers = start_servers(&args, &process, certificate, catalogue, cluster).await?;
     wait_for_signal().await;
     Ok(shut_down(&args, &process, servers, controllers).await?)
 }
@@ -220,6 +225,14 @@ fn sidecarset_source(
             }
             // One list and watch of the SidecarSets for the catalogue and the controller.
             let mut controller_config = controller_config(args, process.metrics.clone());
+            let (describe, stalled) = (
+                controller_config.lease_health.clone(),
+                controller_config.lease_health.clone(),
+            );
+            process.readiness.report_on(
+                move || describe.describe(std::time::Instant::now()),
+                move || stalled.stalled(std::time::Instant::now()),
+            );
             let reporter = crate::controller::sidecarset_reporter(&client, &controller_config);
             let (refusals, refusals_seen) = tokio::sync::watch::channel(Default::default());
             let (feed, mut writer) = crate::controller::sidecarset::feed::feed(
@@ -234,6 +247,7 @@ fn sidecarset_source(
             let controllers = spawn_controller(
                 *config,
                 controller_config,
+                process.readiness.clone(),
                 process.terminating.child_token(),
             );
             (catalogue, Some(controllers))
@@ -339,18 +353,15 @@ struct Servers {
 
 /// Binds both ports (a port in use stops the start) and serves them. The webhook port stops on
 /// `terminating` after its shutdown delay; the admin port only on `shutdown`, so it keeps
-/// answering "not ready" while the webhook port drains.
+/// answering "not ready" while the webhook port drains. With a cluster, the deletion-protection
+/// webhooks get a client of their own, on the admission runtime.
 async fn start_servers(
     args: &ServeArgs,
     process: &Process,
     certificate: Arc<ReloadableCert>,
     catalogue: SharedCatalogue,
+    cluster: Option<kube::Config>,
 ) -> Result<Servers, String> {
-    let state = AdmissionState {
-        catalogue,
-        metrics: process.metrics.clone(),
-        sort_sidecars_by_name: args.sort_sidecars_by_name,
-    };
     let https = std::net::TcpListener::bind(args.listen)
         .and_then(|listener| listener.set_nonblocking(true).map(|()| listener))
         .map_err(|e| format!("binding {}: {e}", args.listen))?;
@@ -368,6 +379,22 @@ async fn start_servers(
     };
     warn_if_open_files_below(options.max_connections + ADMIN_MAX_CONNECTIONS);
     let admission = admission_runtime().map_err(|e| format!("admission runtime: {e}"))?;
+    let deletion_reads = match cluster {
+        Some(config) => {
+            // Its connections are then served by the admission runtime, not the controllers'.
+            let _admission = admission.enter();
+            let client = kube::Client::try_from(config)
+                .map_err(|e| format!("building the deletion protection's client: {e}"))?;
+            Some(Arc::new(ClusterReads::new(client)))
+        }
+        None => None,
+    };
+    let state = AdmissionState {
+        catalogue,
+        metrics: process.metrics.clone(),
+        sort_sidecars_by_name: args.sort_sidecars_by_name,
+        deletion_reads,
+    };
     let (tls, routes, terminating) = (
         server_config(certificate),
         router(state, args.baseline_route),
@@ -480,6 +507,7 @@ async fn spawn_external_bundle_check(
                 CheckedConfigurations {
                     mutating: args.configurations.mutating.clone(),
                     validating: args.configurations.validating.clone(),
+                    crds: args.configurations.crds.clone(),
                 },
                 certificate.clone(),
                 metrics.clone(),
@@ -501,16 +529,19 @@ fn embedded_files() -> Vec<(String, String)> {
 }
 
 /// The leader-elected controllers, beside the webhooks: every replica serves admission, the
-/// Lease holder also drives rollouts and barriers. A controller failure is logged; the webhooks
-/// keep serving.
+/// Lease holder also drives rollouts and barriers. A controller failure is logged and fails
+/// `/livez`: the webhooks keep serving until the kubelet restarts the process, which runs the
+/// controllers again.
 fn spawn_controller(
     kube_config: kube::Config,
     config: crate::controller::ControllerConfig,
+    readiness: Arc<Readiness>,
     shutdown: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         if let Err(error) = crate::controller::run(kube_config, config, shutdown).await {
             tracing::error!(%error, "controllers stopped");
+            readiness.set_controllers_stopped(error.to_string());
         }
     })
 }
@@ -570,16 +601,16 @@ pub async fn node_agent(args: NodeAgentArgs) -> Result<(), String> {
         .await
         .map_err(|e| format!("binding {}: {e}", args.admin_listen))?;
     let shutdown = CancellationToken::new();
-    let probes = Probes {
-        metrics: Arc::new({
+    let probes = Probes::new(
+        Arc::new({
             let health = health.clone();
             move || health.encode()
         }),
-        unmet_conditions: Arc::new({
+        Arc::new({
             let health = health.clone();
             move || health.unmet_conditions()
         }),
-    };
+    );
     let admin = tokio::spawn(crate::server::serve_http(
         listener,
         probe_router(probes),

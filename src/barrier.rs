@@ -180,5 +180,4 @@ fn owner_of(pod: &Pod) -> OwnerReference {
 }
 
 #[cfg(test)]
-#[path = "barrier/tests.rs"]
 mod tests;

@@ -11,7 +11,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 use kube::CustomResourceExt;
 
-use crate::api::cloneset::CloneSet;
+use crate::api::cloneset::{self, CloneSet};
 use crate::api::daemonset::{self, DaemonSet};
 use crate::api::statefulset::{self, StatefulSet};
 use crate::api::{SidecarSet, keys, sidecarset};
@@ -24,7 +24,11 @@ pub fn all() -> Vec<CustomResourceDefinition> {
             SidecarSet::crd(),
             "v1beta1",
         ),
-        CloneSet::crd(),
+        served_in_two_versions(
+            CloneSet::crd(),
+            cloneset::v1beta1::CloneSet::crd(),
+            "v1alpha1",
+        ),
         served_in_two_versions(
             statefulset::v1alpha1::StatefulSet::crd(),
             StatefulSet::crd(),
@@ -349,6 +353,7 @@ mod tests {
             ("sidecarsets.apps.kruise.io", "v1beta1"),
             ("statefulsets.apps.kruise.io", "v1beta1"),
             ("daemonsets.apps.kruise.io", "v1beta1"),
+            ("clonesets.apps.kruise.io", "v1alpha1"),
         ];
         for (name, storage) in table {
             let crd = find(name);

@@ -29,6 +29,7 @@ pub mod signal;
 pub mod source;
 pub mod statefulset;
 pub mod tls;
+pub mod updatesort;
 pub mod validate;
 pub mod workload;
 pub mod yaml;

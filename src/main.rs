@@ -38,7 +38,10 @@ fn main() -> ExitCode {
             .map_err(|e| e.to_string())
             .and_then(|runtime| {
                 runtime
-                    .block_on(kruise_webhook::tls::rotation_job::run(&args))
+                    .block_on(kruise_webhook::tls::rotation_job::run(
+                        &args,
+                        kruise_webhook::admission::SERVED_PATHS,
+                    ))
                     .map_err(|e| e.to_string())
             }),
         Command::Controller(args) => tokio::runtime::Builder::new_multi_thread()

@@ -145,7 +145,10 @@ fn namespaced_objects_live_in_kruise_system_which_webhooks_skip() {
             "MutatingWebhookConfiguration",
             "ValidatingWebhookConfiguration",
         ];
-        if !cluster_scoped.contains(&kind) {
+        // The certs job records its events about the (cluster-scoped) webhook configurations
+        // where such events live: `default`.
+        let certs_events = object["metadata"]["name"] == "kruise-webhook-certs-events";
+        if !cluster_scoped.contains(&kind) && !certs_events {
             assert_eq!(object["metadata"]["namespace"], "kruise-system", "{object}");
         }
     }
@@ -289,84 +292,57 @@ fn service_pdb_and_rbac() {
     assert_eq!(pdb["spec"]["minAvailable"], 1);
 
     // Least privilege: exactly these grants, each with the feature that needs it in rbac.yaml.
-    let grants = |role: &Value| -> BTreeSet<String> {
-        let mut granted = BTreeSet::new();
-        for rule in role["rules"].as_array().unwrap() {
-            let names = strings(&rule["resourceNames"]);
-            for group in strings(&rule["apiGroups"]) {
-                for resource in strings(&rule["resources"]) {
-                    for verb in strings(&rule["verbs"]) {
-                        let scope = if names.is_empty() {
-                            "*".to_string()
-                        } else {
-                            names.iter().cloned().collect::<Vec<_>>().join(",")
-                        };
-                        granted.insert(format!("{group}/{resource} {verb} {scope}"));
-                    }
-                }
-            }
-        }
-        granted
-    };
     let role = named(&docs, "ClusterRole", "kruise-webhook");
-    let expected: BTreeSet<String> = [
-        "apps.kruise.io/sidecarsets get *",
+    let crds = crd_names();
+    let mut expected: BTreeSet<String> = [
         "apps.kruise.io/sidecarsets list *",
         "apps.kruise.io/sidecarsets watch *",
-        "/namespaces get *",
+        "apps.kruise.io/sidecarsets/status patch *",
         "/namespaces list *",
         "/namespaces watch *",
         "admissionregistration.k8s.io/mutatingwebhookconfigurations get kruise-mutating-webhook-configuration",
         "admissionregistration.k8s.io/validatingwebhookconfigurations get kruise-validating-webhook-configuration",
-        "apps.kruise.io/sidecarsets/status get *",
-        "apps.kruise.io/sidecarsets/status patch *",
-        "apps.kruise.io/sidecarsets/status update *",
         "/pods get *",
         "/pods list *",
         "/pods watch *",
-        "/pods update *",
+        "/pods create *",
+        "/pods delete *",
         "/pods patch *",
-        "/pods/status get *",
-        "/pods/status update *",
         "/pods/status patch *",
         "/configmaps get *",
         "/configmaps create *",
         "/configmaps patch *",
         "events.k8s.io/events create *",
         "events.k8s.io/events patch *",
-        "apps.kruise.io/clonesets get *",
-        "apps.kruise.io/clonesets list *",
-        "apps.kruise.io/clonesets watch *",
         "apps.kruise.io/clonesets patch *",
-        "apps.kruise.io/clonesets/status get *",
         "apps.kruise.io/clonesets/status patch *",
-        "apps.kruise.io/clonesets/status update *",
+        "apps.kruise.io/daemonsets/status patch *",
+        "apps.kruise.io/statefulsets/status update *",
         "apps/controllerrevisions get *",
         "apps/controllerrevisions list *",
-        "apps/controllerrevisions watch *",
         "apps/controllerrevisions create *",
         "apps/controllerrevisions patch *",
         "apps/controllerrevisions delete *",
-        "/pods create *",
-        "/pods delete *",
         "/persistentvolumeclaims list *",
         "/persistentvolumeclaims watch *",
         "/persistentvolumeclaims create *",
         "/persistentvolumeclaims delete *",
         "/persistentvolumeclaims patch *",
-        "apps.kruise.io/daemonsets get *",
-        "apps.kruise.io/daemonsets list *",
-        "apps.kruise.io/daemonsets watch *",
-        "apps.kruise.io/daemonsets/status get *",
-        "apps.kruise.io/daemonsets/status patch *",
-        "apps.kruise.io/daemonsets/status update *",
-        "/nodes get *",
+        "/persistentvolumeclaims update *",
         "/nodes list *",
         "/nodes watch *",
     ]
     .into_iter()
     .map(String::from)
     .collect();
+    for kind in ["clonesets", "statefulsets", "daemonsets"] {
+        for verb in ["get", "list", "watch"] {
+            expected.insert(format!("apps.kruise.io/{kind} {verb} *"));
+        }
+    }
+    expected.insert(format!(
+        "apiextensions.k8s.io/customresourcedefinitions get {crds}"
+    ));
     assert_eq!(grants(role), expected);
     let election = named(&docs, "Role", "kruise-webhook-leader-election");
     assert_eq!(election["metadata"]["namespace"], "kruise-system");
@@ -393,6 +369,37 @@ fn service_pdb_and_rbac() {
     assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);
     assert_eq!(binding["subjects"][0]["name"], "kruise-webhook");
     assert_eq!(binding["subjects"][0]["namespace"], "kruise-system");
+}
+
+/// Every grant of a role as `group/resource verb names` (`*` for any name).
+fn grants(role: &Value) -> BTreeSet<String> {
+    let mut granted = BTreeSet::new();
+    for rule in role["rules"].as_array().unwrap() {
+        let names = strings(&rule["resourceNames"]);
+        for group in strings(&rule["apiGroups"]) {
+            for resource in strings(&rule["resources"]) {
+                for verb in strings(&rule["verbs"]) {
+                    let scope = if names.is_empty() {
+                        "*".to_string()
+                    } else {
+                        names.iter().cloned().collect::<Vec<_>>().join(",")
+                    };
+                    granted.insert(format!("{group}/{resource} {verb} {scope}"));
+                }
+            }
+        }
+    }
+    granted
+}
+
+/// The CRDs of this project, by name: what `certs` and `serve --external-certs` look after.
+fn crd_names() -> String {
+    let mut names: Vec<String> = kruise_webhook::crds::all()
+        .iter()
+        .map(|crd| crd.metadata.name.clone().unwrap())
+        .collect();
+    names.sort();
+    names.join(",")
 }
 
 /// `(configuration kind, webhook)` for every webhook of both configurations.
@@ -558,7 +565,7 @@ fn webhook_paths_and_rules_are_openkruises() {
             "/mutate-apps-kruise-io-cloneset".to_string(),
             set(&["clonesets"]),
             set(&["CREATE", "UPDATE"]),
-            set(&["v1alpha1"]),
+            set(&["v1alpha1", "v1beta1"]),
         ),
         (
             "MutatingWebhookConfiguration",
@@ -572,7 +579,7 @@ fn webhook_paths_and_rules_are_openkruises() {
             "/mutate-apps-kruise-io-daemonset".to_string(),
             set(&["daemonsets"]),
             set(&["CREATE", "UPDATE"]),
-            set(&["v1alpha1"]),
+            set(&["v1alpha1", "v1beta1"]),
         ),
         (
             "ValidatingWebhookConfiguration",
@@ -586,7 +593,7 @@ fn webhook_paths_and_rules_are_openkruises() {
             "/validate-apps-kruise-io-cloneset".to_string(),
             set(&["clonesets"]),
             set(&["CREATE", "UPDATE", "DELETE"]),
-            set(&["v1alpha1"]),
+            set(&["v1alpha1", "v1beta1"]),
         ),
         (
             "ValidatingWebhookConfiguration",
@@ -600,10 +607,117 @@ fn webhook_paths_and_rules_are_openkruises() {
             "/validate-apps-kruise-io-daemonset".to_string(),
             set(&["daemonsets"]),
             set(&["CREATE", "UPDATE"]),
-            set(&["v1alpha1"]),
+            set(&["v1alpha1", "v1beta1"]),
         ),
     ];
+    // OpenKruise's deletion protection of Kubernetes' own objects: DELETE only.
+    let mut expected = expected;
+    for (path, resource, versions) in [
+        ("/validate-namespace", "namespaces", &["v1"][..]),
+        (
+            "/validate-customresourcedefinition",
+            "customresourcedefinitions",
+            &["v1", "v1beta1"][..],
+        ),
+        ("/validate-apps-deployment", "deployments", &["v1"][..]),
+        ("/validate-apps-replicaset", "replicasets", &["v1"][..]),
+        ("/validate-apps-statefulset", "statefulsets", &["v1"][..]),
+        ("/validate-service", "services", &["v1"][..]),
+        ("/validate-ingress", "ingresses", &["v1", "v1beta1"][..]),
+    ] {
+        expected.push((
+            "ValidatingWebhookConfiguration",
+            path.to_string(),
+            set(&[resource]),
+            set(&["DELETE"]),
+            set(versions),
+        ));
+    }
     assert_eq!(seen, expected);
+}
+
+/// The entries of deploy/ carry OpenKruise v1.9.0's names, so `kubectl apply` over an OpenKruise
+/// install replaces its entries rather than adding beside them.
+#[test]
+fn webhook_names_are_openkruises() {
+    let docs = documents(&deploy_dir());
+    let names: Vec<&str> = webhooks(&docs)
+        .iter()
+        .map(|(_, w)| w["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "mpod.kb.io",
+            "msidecarset.kb.io",
+            "mcloneset.kb.io",
+            "mstatefulset.kb.io",
+            "mdaemonset.kb.io",
+            "vsidecarset.kb.io",
+            "vcloneset.kb.io",
+            "vstatefulset.kb.io",
+            "vdaemonset.kb.io",
+            "vnamespace.kb.io",
+            "vcustomresourcedefinition.kb.io",
+            "vbuiltindeployment.kb.io",
+            "vbuiltinreplicaset.kb.io",
+            "vbuiltinstatefulset.kb.io",
+            "vservice.kb.io",
+            "vingress.kb.io",
+        ]
+    );
+}
+
+/// The certificate job: its Secret, the two configurations, the caBundle of the CRDs' conversion
+/// webhook (get and patch, by name, exactly the CRDs of deploy/crds and of `--conversion-crd`'s
+/// default), and events in `default` (create only).
+#[test]
+fn certs_job_rbac_is_least_privilege() {
+    let docs = documents(&deploy_dir());
+    let crds = crd_names();
+    assert_eq!(crds, kruise_webhook::cli::DEFAULT_CONVERSION_CRDS);
+    let cluster = named(&docs, "ClusterRole", "kruise-webhook-certs");
+    let expected: BTreeSet<String> = [
+        "admissionregistration.k8s.io/mutatingwebhookconfigurations get kruise-mutating-webhook-configuration".to_string(),
+        "admissionregistration.k8s.io/mutatingwebhookconfigurations update kruise-mutating-webhook-configuration".to_string(),
+        "admissionregistration.k8s.io/validatingwebhookconfigurations get kruise-validating-webhook-configuration".to_string(),
+        "admissionregistration.k8s.io/validatingwebhookconfigurations update kruise-validating-webhook-configuration".to_string(),
+        format!("apiextensions.k8s.io/customresourcedefinitions get {crds}"),
+        format!("apiextensions.k8s.io/customresourcedefinitions patch {crds}"),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(grants(cluster), expected);
+    let secret = named(&docs, "Role", "kruise-webhook-certs");
+    assert_eq!(secret["metadata"]["namespace"], "kruise-system");
+    assert_eq!(
+        grants(secret),
+        [
+            "/secrets get kruise-webhook-certs",
+            "/secrets update kruise-webhook-certs",
+            "/secrets create *",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect()
+    );
+    let events = named(&docs, "Role", "kruise-webhook-certs-events");
+    assert_eq!(events["metadata"]["namespace"], "default");
+    assert_eq!(
+        grants(events),
+        BTreeSet::from(["/events create *".to_string()])
+    );
+    for name in ["kruise-webhook-certs", "kruise-webhook-certs-events"] {
+        let kind = if name.ends_with("events") {
+            "RoleBinding"
+        } else {
+            "ClusterRoleBinding"
+        };
+        let binding = named(&docs, kind, name);
+        assert_eq!(binding["roleRef"]["name"], name);
+        assert_eq!(binding["subjects"][0]["name"], "kruise-webhook-certs");
+        assert_eq!(binding["subjects"][0]["namespace"], "kruise-system");
+    }
 }
 
 /// Whether the router has a route at `path` (anything but its 404 fallback).
@@ -614,6 +728,7 @@ async fn routed(path: &str) -> bool {
         catalogue: kruise_webhook::source::shared(Default::default()),
         metrics: std::sync::Arc::new(kruise_webhook::metrics::Metrics::new()),
         sort_sidecars_by_name: false,
+        deletion_reads: None,
     };
     let request = axum::http::Request::post(path)
         .header("content-type", "application/json")
@@ -693,26 +808,17 @@ fn node_agent_is_opt_in_and_least_privilege() {
     }
 
     let role = named(&docs, "ClusterRole", "kruise-node-agent");
-    let mut grants = BTreeSet::new();
-    for rule in role["rules"].as_array().unwrap() {
-        for resource in strings(&rule["resources"]) {
-            for verb in strings(&rule["verbs"]) {
-                grants.insert(format!("{resource}:{verb}"));
-            }
-        }
-    }
     let expected: BTreeSet<String> = [
-        "pods:get",
-        "pods:list",
-        "pods:watch",
-        "pods/status:patch",
-        "events:create",
-        "events:patch",
+        "/pods list *",
+        "/pods watch *",
+        "/pods/status patch *",
+        "events.k8s.io/events create *",
+        "events.k8s.io/events patch *",
     ]
     .into_iter()
     .map(String::from)
     .collect();
-    assert_eq!(grants, expected);
+    assert_eq!(grants(role), expected);
     let binding = named(&docs, "ClusterRoleBinding", "kruise-node-agent");
     assert_eq!(binding["subjects"][0]["name"], "kruise-node-agent");
     assert_eq!(binding["subjects"][0]["namespace"], "kruise-system");

@@ -252,8 +252,8 @@ fn e2e_workloads_pass_validation() {
 }
 
 /// A SidecarSet is defaulted in the version it was sent in: the patch adds the defaults and the
-/// hashes, never the v1beta1 spelling of a v1alpha1 field (`spec.namespace`, the custom-version
-/// label stay as written), and the hashes do not depend on the version.
+/// hashes and makes the object what storage (v1beta1) keeps of it (`spec.namespace` as a
+/// namespace selector), and the hashes do not depend on the version.
 #[test]
 fn sidecarsets_are_defaulted_in_either_version() {
     let catalogue = example_catalogue();
@@ -264,8 +264,11 @@ fn sidecarsets_are_defaulted_in_either_version() {
     let review = load("sidecarset-v1alpha1-namespace.json");
     let response = answer(&review, &catalogue);
     let object = apply(&review["request"]["object"], &response);
-    assert_eq!(object["spec"]["namespace"], "shop");
-    assert_eq!(object["spec"].get("namespaceSelector"), None);
+    assert_eq!(object["spec"].get("namespace"), None);
+    assert_eq!(
+        object["spec"]["namespaceSelector"],
+        serde_json::json!({"matchLabels": {"kubernetes.io/metadata.name": "shop"}})
+    );
     assert_eq!(
         object["metadata"]["labels"]["apps.kruise.io/sidecarset-custom-version"],
         "v1"

@@ -1,7 +1,10 @@
 //! The shape of the house: which top-level module under `src/` imports which (`crate::x::…`), checked
 //! against the floors below. A module may import only modules on a lower floor, so no import runs
-//! upward, none runs sideways between rooms of one floor, and no circle can form. Also: no file holds
-//! more than [`MAX_CODE_LINES`] lines of non-test code.
+//! upward, none runs sideways between rooms of one floor, and no circle can form. Inside every
+//! module with a folder, its children (its rooms: `controller/expectations.rs`,
+//! `controller/workload/`) import each other in no circle either, as its non-test code reads
+//! (`crate::a::b::…` and `super::…` paths). Also: no file holds more than [`MAX_CODE_LINES`] lines
+//! of non-test code.
 //!
 //! `cargo test --test module_graph -- --nocapture` prints the map it measured.
 
@@ -18,6 +21,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         "pure cores and leaf plumbing",
         &[
             "inject",
+            "updatesort",
             "validate",
             "metrics",
             "cli",
@@ -54,6 +58,17 @@ struct Source {
     code: String,
     test_ranges: Vec<(usize, usize)>,
     is_test_file: bool,
+}
+
+impl Source {
+    /// Its path below `src/`, as messages show it.
+    fn shown(&self) -> String {
+        self.path
+            .strip_prefix(src_dir())
+            .unwrap()
+            .display()
+            .to_string()
+    }
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -213,17 +228,24 @@ fn matching_brace(code: &str, open: usize) -> usize {
     code.len()
 }
 
-/// Test-only modules declared in `code`: inline ones as byte ranges, out-of-line ones as files.
-fn test_modules(path: &Path, code: &str) -> (Vec<(usize, usize)>, Vec<PathBuf>) {
-    let mut ranges = Vec::new();
-    let mut files = Vec::new();
-    let mut search = 0;
-    while let Some(found) = code[search..].find("#[cfg(test)]") {
-        let start = search + found;
-        search = start + "#[cfg(test)]".len();
-        // Skip further attributes, remembering a #[path = "…"] (its literal is blanked in `code`,
-        // so read it from the file).
-        let mut rest = code[search..].trim_start();
+/// A `#[cfg(test)] mod name` declaration found in blanked code.
+struct TestModule {
+    /// Where its `#[cfg(test)]` starts.
+    start: usize,
+    name: String,
+    /// For an inline module, the offset of its `{`.
+    open: Option<usize>,
+    /// The byte range of its `#[path = "…"]` attribute, if any (the literal is blanked in the code,
+    /// so it is read from the file).
+    path_attr: Option<std::ops::Range<usize>>,
+}
+
+/// The test-only modules `code` declares (`#[cfg(test)]`, other attributes, a visibility, then
+/// `mod name;` or `mod name { … }`).
+fn test_module_declarations(code: &str) -> Vec<TestModule> {
+    let mut found = Vec::new();
+    for (start, _) in code.match_indices("#[cfg(test)]") {
+        let mut rest = code[start + "#[cfg(test)]".len()..].trim_start();
         let mut path_attr = None;
         while rest.starts_with("#[") {
             let end = rest.find(']').unwrap();
@@ -233,6 +255,9 @@ fn test_modules(path: &Path, code: &str) -> (Vec<(usize, usize)>, Vec<PathBuf>) 
             }
             rest = rest[end + 1..].trim_start();
         }
+        for visibility in ["pub(crate) ", "pub(super) ", "pub "] {
+            rest = rest.strip_prefix(visibility).unwrap_or(rest);
+        }
         let Some(after_mod) = rest.strip_prefix("mod ") else {
             continue;
         };
@@ -241,26 +266,46 @@ fn test_modules(path: &Path, code: &str) -> (Vec<(usize, usize)>, Vec<PathBuf>) 
             .take_while(|c| c.is_alphanumeric() || *c == '_')
             .collect();
         let after_name = after_mod[name.len()..].trim_start();
-        if after_name.starts_with('{') {
-            let open = code.len() - after_name.len();
-            ranges.push((start, matching_brace(code, open)));
-        } else if after_name.starts_with(';') {
-            let dir = if path
-                .file_name()
-                .is_some_and(|f| f == "mod.rs" || f == "lib.rs")
-            {
-                path.parent().unwrap().to_path_buf()
-            } else {
-                path.with_extension("")
-            };
-            if let Some(attr) = path_attr {
-                let original = std::fs::read_to_string(path).unwrap();
-                let literal = original[attr].split('"').nth(1).unwrap().to_string();
-                files.push(path.parent().unwrap().join(literal));
-            } else {
-                files.push(dir.join(format!("{name}.rs")));
-                files.push(dir.join(&name).join("mod.rs"));
-            }
+        if !after_name.starts_with('{') && !after_name.starts_with(';') {
+            continue;
+        }
+        let open = after_name
+            .starts_with('{')
+            .then(|| code.len() - after_name.len());
+        found.push(TestModule {
+            start,
+            name,
+            open,
+            path_attr,
+        });
+    }
+    found
+}
+
+/// Test-only modules declared in `code`: inline ones as byte ranges, out-of-line ones as files.
+fn test_modules(path: &Path, code: &str) -> (Vec<(usize, usize)>, Vec<PathBuf>) {
+    let mut ranges = Vec::new();
+    let mut files = Vec::new();
+    for module in test_module_declarations(code) {
+        if let Some(open) = module.open {
+            ranges.push((module.start, matching_brace(code, open)));
+            continue;
+        }
+        let dir = if path
+            .file_name()
+            .is_some_and(|f| f == "mod.rs" || f == "lib.rs")
+        {
+            path.parent().unwrap().to_path_buf()
+        } else {
+            path.with_extension("")
+        };
+        if let Some(attr) = module.path_attr {
+            let original = std::fs::read_to_string(path).unwrap();
+            let literal = original[attr].split('"').nth(1).unwrap().to_string();
+            files.push(path.parent().unwrap().join(literal));
+        } else {
+            files.push(dir.join(format!("{}.rs", module.name)));
+            files.push(dir.join(&module.name).join("mod.rs"));
         }
     }
     (ranges, files)
@@ -307,44 +352,131 @@ fn sources() -> Vec<Source> {
 
 /// Every `crate::x` in `code` with its byte offset, `use crate::{x, y::…}` included.
 fn crate_references(code: &str) -> Vec<(usize, String)> {
+    prefixed_references(code, "crate::")
+}
+
+/// Every first segment after `prefix` (`crate::`, `crate::controller::`) in `code` with its byte
+/// offset, groups included; `$crate::` and `some_crate::` are not `crate::`.
+fn prefixed_references(code: &str, prefix: &str) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    for (offset, _) in code.match_indices(prefix) {
+        if offset > 0 {
+            let before = code[..offset].chars().next_back().unwrap();
+            if before.is_alphanumeric() || before == '_' || before == '$' {
+                continue;
+            }
+        }
+        for name in first_segments(&code[offset + prefix.len()..]) {
+            found.push((offset, name));
+        }
+    }
+    found
+}
+
+/// The first segment of the path at the start of `rest`: one name, or each name of a `{…}`
+/// group.
+fn first_segments(rest: &str) -> Vec<String> {
     let ident = |s: &str| -> String {
         s.chars()
             .take_while(|c| c.is_alphanumeric() || *c == '_')
             .collect()
     };
-    let mut found = Vec::new();
-    for (offset, _) in code.match_indices("crate::") {
-        if offset > 0 {
-            let before = code[..offset].chars().next_back().unwrap();
-            if before.is_alphanumeric() || before == '_' {
-                continue; // `$crate::` or `some_crate::`
-            }
-        }
-        let rest = code[offset + "crate::".len()..].trim_start();
-        if let Some(group) = rest.strip_prefix('{') {
-            let group = &group[..matching_brace(rest, 0) - 2];
-            let mut depth = 0;
-            let mut item_start = true;
-            for (i, c) in group.char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' => depth -= 1,
-                    ',' if depth == 0 => item_start = true,
-                    c if item_start && (c.is_alphanumeric() || c == '_') => {
-                        found.push((offset, ident(&group[i..])));
-                        item_start = false;
-                    }
-                    _ => {}
-                }
-            }
+    let rest = rest.trim_start();
+    let Some(group) = rest.strip_prefix('{') else {
+        let name = ident(rest);
+        return if name.is_empty() {
+            Vec::new()
         } else {
-            let name = ident(rest);
-            if !name.is_empty() {
-                found.push((offset, name));
+            vec![name]
+        };
+    };
+    let group = &group[..matching_brace(rest, 0) - 2];
+    let mut names = Vec::new();
+    let mut depth = 0;
+    let mut item_start = true;
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => item_start = true,
+            c if item_start && (c.is_alphanumeric() || c == '_') => {
+                names.push(ident(&group[i..]));
+                item_start = false;
             }
+            _ => {}
+        }
+    }
+    names
+}
+
+/// Every path that follows `super::` (one or more) in `code`, with its byte offset and the
+/// number of `super`s; a group gives one path per member (`super::x::{a, b::c}`: `x::a`,
+/// `x::b::c`).
+fn super_paths(code: &str) -> Vec<(usize, usize, Vec<String>)> {
+    let mut found = Vec::new();
+    for (offset, _) in code.match_indices("super::") {
+        let before = code[..offset].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+            continue; // inside a chain already counted, or `not_super::`
+        }
+        let mut ups = 0;
+        let mut rest = &code[offset..];
+        while let Some(after) = rest.strip_prefix("super::") {
+            ups += 1;
+            rest = after;
+        }
+        for path in paths_at(rest) {
+            found.push((offset, ups, path));
         }
     }
     found
+}
+
+/// The paths at the start of `rest` (`a::b`, `a::{b, c::d}`), each as its segments.
+fn paths_at(rest: &str) -> Vec<Vec<String>> {
+    let rest = rest.trim_start();
+    if let Some(group) = rest.strip_prefix('{') {
+        let group = &group[..matching_brace(rest, 0) - 2];
+        let mut paths = Vec::new();
+        let mut depth = 0;
+        let mut start = 0;
+        for (i, c) in group.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    paths.extend(paths_at(&group[start..i]));
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        paths.extend(paths_at(&group[start..]));
+        return paths;
+    }
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    if name.is_empty() {
+        return Vec::new();
+    }
+    match rest[name.len()..].trim_start().strip_prefix("::") {
+        Some(tail) => {
+            let tails = paths_at(tail);
+            if tails.is_empty() {
+                return vec![vec![name]];
+            }
+            tails
+                .into_iter()
+                .map(|mut path| {
+                    path.insert(0, name.clone());
+                    path
+                })
+                .collect()
+        }
+        None => vec![vec![name]],
+    }
 }
 
 struct Graph {
@@ -355,7 +487,6 @@ struct Graph {
 }
 
 fn graph(sources: &[Source]) -> Graph {
-    let src = src_dir();
     let mut graph = Graph {
         code: BTreeMap::new(),
         tests: BTreeMap::new(),
@@ -376,12 +507,7 @@ fn graph(sources: &[Source]) -> Graph {
             } else {
                 &mut graph.code
             };
-            let shown = source
-                .path
-                .strip_prefix(&src)
-                .unwrap()
-                .display()
-                .to_string();
+            let shown = source.shown();
             map.entry(source.module.clone())
                 .or_default()
                 .entry(target)
@@ -459,6 +585,124 @@ fn all_edges(graph: &Graph) -> BTreeMap<String, BTreeSet<String>> {
     edges
 }
 
+/// The module path of a file below `src/`: `controller/workload/round.rs` → controller, workload,
+/// round; a `mod.rs` is its folder's module.
+fn module_path(src: &Path, path: &Path) -> Vec<String> {
+    let relative = path.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_str().unwrap().to_string())
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    parts
+}
+
+/// A module's rooms: its children, each a file `x.rs` or a folder `x/` below its folder.
+fn rooms_of(src: &Path, module: &[String]) -> BTreeSet<String> {
+    let folder = module.iter().fold(src.to_path_buf(), |p, m| p.join(m));
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return BTreeSet::new();
+    };
+    entries
+        .map(|e| e.unwrap().path())
+        .filter_map(|p| {
+            let name = p.file_stem()?.to_str()?.to_string();
+            (p.is_dir() || p.extension().is_some_and(|e| e == "rs")).then_some(name)
+        })
+        .filter(|name| name != "mod")
+        .collect()
+}
+
+/// For every module with a folder, the imports between its rooms that non-test code makes
+/// (`crate::a::b::…`, `super::…`): module (`controller::workload`) → room → imported room → the
+/// first file that imports it.
+type RoomGraphs = BTreeMap<String, BTreeMap<String, BTreeMap<String, String>>>;
+
+fn room_graphs(sources: &[Source]) -> RoomGraphs {
+    let src = src_dir();
+    let mut graphs = RoomGraphs::new();
+    for source in sources.iter().filter(|s| !s.is_test_file) {
+        let path = module_path(&src, &source.path);
+        let in_code = |offset: usize| {
+            !source
+                .test_ranges
+                .iter()
+                .any(|&(a, b)| (a..b).contains(&offset))
+        };
+        let mut targets: Vec<Vec<String>> = Vec::new();
+        for (offset, _) in source.code.match_indices("crate::") {
+            let before = source.code[..offset].chars().next_back();
+            if in_code(offset)
+                && !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$')
+            {
+                targets.extend(paths_at(&source.code[offset + "crate::".len()..]));
+            }
+        }
+        for (offset, ups, tail) in super_paths(&source.code) {
+            if in_code(offset) && ups < path.len() {
+                let mut target = path[..path.len() - ups].to_vec();
+                target.extend(tail);
+                targets.push(target);
+            }
+        }
+        let shown = source.shown();
+        // Each enclosing module: the file's room in it, and the rooms the targets reach there.
+        for depth in 1..path.len() {
+            let (module, room) = (&path[..depth], &path[depth]);
+            let rooms = rooms_of(&src, module);
+            let imports = graphs
+                .entry(module.join("::"))
+                .or_default()
+                .entry(room.clone())
+                .or_default();
+            for target in &targets {
+                if target.len() > depth
+                    && target[..depth] == *module
+                    && target[depth] != *room
+                    && rooms.contains(&target[depth])
+                {
+                    imports
+                        .entry(target[depth].clone())
+                        .or_insert_with(|| shown.clone());
+                }
+            }
+        }
+    }
+    graphs
+}
+
+#[test]
+fn no_import_circle_between_the_rooms_of_a_module() {
+    let graphs = room_graphs(&sources());
+    let mut found = Vec::new();
+    for (module, rooms) in &graphs {
+        let edges: BTreeMap<String, BTreeSet<String>> = rooms
+            .iter()
+            .map(|(room, imports)| (room.clone(), imports.keys().cloned().collect()))
+            .collect();
+        for circle in circles(&edges) {
+            let files: Vec<&str> = circle
+                .iter()
+                .zip(circle.iter().cycle().skip(1))
+                .map(|(from, to)| rooms[from][to].as_str())
+                .collect();
+            found.push(format!(
+                "{module}: {} → {} (in {})",
+                circle.join(" → "),
+                circle[0],
+                files.join(", ")
+            ));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "import circles between rooms:\n{}",
+        found.join("\n")
+    );
+}
+
 #[test]
 fn no_import_circle_and_none_upward() {
     let graph = graph(&sources());
@@ -499,9 +743,60 @@ fn no_import_circle_and_none_upward() {
     );
 }
 
+/// Files that still hold their tests another way, to move to `foo/tests.rs` when they are next
+/// changed.
+const OLD_TEST_LAYOUT: &[&str] = &[
+    "admission/mod.rs",
+    "admission/pod.rs",
+    "admission/review.rs",
+    "api/daemonset.rs",
+    "api/mod.rs",
+    "crds.rs",
+];
+
+/// One test layout for the crate: a module's tests are its child module `tests`, in its own file
+/// `foo/tests.rs` (topics below it in `foo/tests/`), never inline and never placed by `#[path]`;
+/// test-only support lives inside a `tests` module too (`controller::tests::fake_apiserver`).
+#[test]
+fn tests_live_in_a_tests_module_of_their_own() {
+    let mut wrong = Vec::new();
+    let mut still_old = BTreeSet::new();
+    for source in sources().iter().filter(|s| !s.is_test_file) {
+        let shown = source.shown();
+        for module in test_module_declarations(&source.code) {
+            let (name, inline, placed) = (
+                module.name,
+                module.open.is_some(),
+                module.path_attr.is_some(),
+            );
+            if name == "tests" && !inline && !placed {
+                continue;
+            }
+            if OLD_TEST_LAYOUT.contains(&shown.as_str()) {
+                still_old.insert(shown.clone());
+                continue;
+            }
+            wrong.push(format!(
+                "{shown}: test module `{name}`{}{}",
+                if inline { " inline" } else { "" },
+                if placed { " placed by #[path]" } else { "" }
+            ));
+        }
+    }
+    for moved in OLD_TEST_LAYOUT.iter().filter(|f| !still_old.contains(**f)) {
+        wrong.push(format!(
+            "{moved}: moved to the one layout, take it off OLD_TEST_LAYOUT"
+        ));
+    }
+    assert!(
+        wrong.is_empty(),
+        "tests belong in `foo/tests.rs` (declared `#[cfg(test)] mod tests;`):\n{}",
+        wrong.join("\n")
+    );
+}
+
 #[test]
 fn no_file_holds_more_than_max_code_lines() {
-    let src = src_dir();
     let mut too_long = Vec::new();
     for source in sources() {
         if source.is_test_file {
@@ -516,7 +811,7 @@ fn no_file_holds_more_than_max_code_lines() {
         if lines > MAX_CODE_LINES {
             too_long.push(format!(
                 "{}: {lines} lines of non-test code",
-                source.path.strip_prefix(&src).unwrap().display()
+                source.shown()
             ));
         }
     }
@@ -545,6 +840,25 @@ fn the_scanner_sees_through_comments_literals_and_groups() {
         ),
     );
     assert_eq!(ranges.len(), 1);
+}
+
+#[test]
+fn paths_are_read_whole_through_groups_and_super_chains() {
+    let code = blank_comments_and_literals(
+        "use super::round::{Round, x::{y, z}};\nuse super::super::events as e;\nlet a = super::b::c();",
+    );
+    let paths: Vec<(usize, String)> = super_paths(&code)
+        .into_iter()
+        .map(|(_, ups, path)| (ups, path.join("::")))
+        .collect();
+    let expected = [
+        (1, "round::Round"),
+        (1, "round::x::y"),
+        (1, "round::x::z"),
+        (2, "events"),
+        (1, "b::c"),
+    ];
+    assert_eq!(paths, expected.map(|(ups, path)| (ups, path.to_string())));
 }
 
 #[test]

@@ -12,12 +12,12 @@ use kruise_webhook::api::{
 };
 use kruise_webhook::k8s::selector::Labels;
 use kruise_webhook::podmarks::{PodSummary, PodView};
-use kruise_webhook::rollout::order::default_order;
-use kruise_webhook::rollout::scatter::expand_terms;
 use kruise_webhook::rollout::{
     self, Halt, PodFacts, RolloutError, RoundPlan, reset_idle_copies, upgradable_condition,
     upgrade_order, upgrade_pod,
 };
+use kruise_webhook::updatesort::order::default_order;
+use kruise_webhook::updatesort::scatter::expand_terms;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use support::SidecarSetBuilder;
@@ -1502,8 +1502,8 @@ proptest! {
         recoveries in proptest::collection::vec(0usize..4, 200),
     ) {
         let set = sidecarset(json!({"maxUnavailable": max_unavailable, "partition": partition}));
-        let budget = kruise_webhook::rollout::budget::max_unavailable_count(set.spec.update_strategy.as_ref().and_then(|s| s.max_unavailable.as_ref()), total);
-        let kept = kruise_webhook::rollout::budget::partition_count(set.spec.update_strategy.as_ref().and_then(|s| s.partition.as_ref()), total);
+        let budget = kruise_webhook::updatesort::budget::max_unavailable_count(set.spec.update_strategy.as_ref().and_then(|s| s.max_unavailable.as_ref()), total);
+        let kept = kruise_webhook::updatesort::budget::partition_count(set.spec.update_strategy.as_ref().and_then(|s| s.partition.as_ref()), total);
         let mut initial = population(total, 0, 0);
         for (pod, down) in initial.iter_mut().zip(&not_ready) {
             if *down {

@@ -5,6 +5,8 @@
 #                WITH_KCM=0 do not start kube-controller-manager (default: started when bin/kube-controller-manager exists;
 #                           it runs only the namespace, garbagecollector, serviceaccount, serviceaccount-token controllers)
 #                FRESH=1 wipe the etcd data dir first
+#                APISERVER_ONLY=1 start only kube-apiserver, on the etcd already running (a restart of the
+#                           apiserver alone, as a control-plane upgrade does it)
 #                KUBE_BIN=dir with kube-apiserver / kube-controller-manager (default $KUBE_LOCAL/bin)
 set -euo pipefail
 K=${KUBE_LOCAL:-$HOME/.cache/kruise-webhook/kube-local}
@@ -19,14 +21,18 @@ unset HTTP_PROXY HTTPS_PROXY http_proxy https_proxy || true
 export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
-if alive $RUN/etcd.pid || alive $RUN/kube-apiserver.pid; then
+if [ "${APISERVER_ONLY:-0}" = 1 ]; then
+  alive $RUN/etcd.pid || { echo "APISERVER_ONLY=1: no etcd running (see $RUN/etcd.pid)" >&2; exit 1; }
+  if alive $RUN/kube-apiserver.pid; then echo "kube-apiserver already running" >&2; exit 1; fi
+elif alive $RUN/etcd.pid || alive $RUN/kube-apiserver.pid; then
   echo "already running (see $RUN/*.pid); run $K/stop.sh first" >&2; exit 1
 fi
 
 "$(dirname "$0")/gen-pki.sh"
-[ "${FRESH:-0}" = 1 ] && rm -rf $K/data/etcd
+[ "${FRESH:-0}" = 1 ] && [ "${APISERVER_ONLY:-0}" != 1 ] && rm -rf $K/data/etcd $K/logs/audit.log
 
 # --- etcd ---
+if [ "${APISERVER_ONLY:-0}" != 1 ]; then
 nohup etcd --name kube-local --data-dir $K/data/etcd \
   --listen-client-urls http://127.0.0.1:$ETCD_PORT --advertise-client-urls http://127.0.0.1:$ETCD_PORT \
   --listen-peer-urls http://127.0.0.1:$ETCD_PEER_PORT --initial-advertise-peer-urls http://127.0.0.1:$ETCD_PEER_PORT \
@@ -40,9 +46,12 @@ for i in $(seq 1 50); do
   sleep 0.2
 done
 echo "etcd up (pid $(cat $RUN/etcd.pid)) on 127.0.0.1:$ETCD_PORT"
+fi
 
 # --- kube-apiserver ---
 P=$K/pki
+# Every request of kruise-system's ServiceAccounts goes to $K/logs/audit.log (scripts/lib/identity.sh reads it).
+AUDIT_POLICY=$(cd "$(dirname "$0")/../lib" && pwd)/audit-policy.yaml
 nohup $BIN/kube-apiserver \
   --etcd-servers=http://127.0.0.1:$ETCD_PORT \
   --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
@@ -62,8 +71,9 @@ nohup $BIN/kube-apiserver \
   --allow-privileged=true \
   --profiling=false \
   --endpoint-reconciler-type=none \
+  --audit-policy-file="$AUDIT_POLICY" --audit-log-path=$K/logs/audit.log \
   --v=1 \
-  > $K/logs/kube-apiserver.log 2>&1 &
+  >> $K/logs/kube-apiserver.log 2>&1 &
 echo $! > $RUN/kube-apiserver.pid
 CURL="curl -fsS -m 5 --cacert $P/ca.crt --cert $P/admin.crt --key $P/admin.key"
 for i in $(seq 1 300); do

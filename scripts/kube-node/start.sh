@@ -96,7 +96,7 @@ kubeconfig $KN/kubeconfig $P/admin.crt $P/admin.key
 kubeconfig $KN/etc/kubelet.kubeconfig $P/node-$NODE_NAME.crt $P/node-$NODE_NAME.key
 
 # ---------- etcd
-[ "${FRESH:-0}" = 1 ] && rm -rf $KN/data/etcd
+[ "${FRESH:-0}" = 1 ] && rm -rf $KN/data/etcd $KN/logs/audit.log
 nohup etcd --name kube-node --data-dir $KN/data/etcd \
   --listen-client-urls http://127.0.0.1:$ETCD_PORT --advertise-client-urls http://127.0.0.1:$ETCD_PORT \
   --listen-peer-urls http://127.0.0.1:$ETCD_PEER_PORT --initial-advertise-peer-urls http://127.0.0.1:$ETCD_PEER_PORT \
@@ -132,6 +132,7 @@ nohup $BIN/kube-apiserver \
   --kubelet-preferred-address-types=InternalIP,Hostname \
   --profiling=false \
   --endpoint-reconciler-type=none \
+  --audit-policy-file="$HERE/../lib/audit-policy.yaml" --audit-log-path=$KN/logs/audit.log \
   --v=1 > $KN/logs/kube-apiserver.log 2>&1 &
 echo $! > $RUN/kube-apiserver.pid
 CURL="curl -fsS --cacert $P/ca.crt --cert $P/admin.crt --key $P/admin.key"

@@ -3,18 +3,33 @@
 # bookkeeping, and the scheduler and kubelet they stand in for (there is neither: pods are bound and
 # their status written here, terminating pods removed).
 #
-# The sourcing script sets NS (its namespace) and may define `e2e_cleanup`, run on exit against a
-# cluster it did not start (after the namespace is deleted).
+# The sourcing script sets NS (its namespace), makes it with `e2e_namespace`, starts its controllers
+# with `KUBECONFIG=$CTL_KUBECONFIG` and may define `e2e_cleanup`, run on exit against a cluster it did not start
+# (after the namespace is deleted).
+#
+# The controllers run as deploy/'s ServiceAccount kruise-system/kruise-webhook, with the RBAC of
+# deploy/rbac.yaml applied (scripts/lib/identity.sh); on exit, any request of theirs that the
+# apiserver refused fails the run.
+
+# shellcheck source=scripts/lib/identity.sh
+. scripts/lib/identity.sh
+
+# shellcheck source=scripts/lib/conversion.sh
+. scripts/lib/conversion.sh
 
 # e2e_begin NAME APISERVER_PORT ETCD_PORT ETCD_PEER_PORT [LOGS_DIR]: the bookkeeping, the binary
 # (BIN, built when missing) and the cluster: KUBECONFIG as given, else a kube-apiserver of its own on
-# the ports given (the environment's APISERVER_PORT etc. win), stopped on exit. LOGS_DIR keeps the
-# controllers' logs and the recorded watches.
+# the ports given (the environment's APISERVER_PORT etc. win), stopped on exit; and the CRDs'
+# conversion webhook (scripts/lib/conversion.sh: scripts/e2e.sh's, else one of its own on
+# APISERVER_PORT + 2, admin + 3, or E2E_CONVERSION_PORT / E2E_CONVERSION_ADMIN_PORT), for
+# `apply_crds`. LOGS_DIR keeps the controllers' logs and the recorded watches.
 e2e_begin() {
   e2e_name=$1 e2e_logs=${5:-} here=$PWD
   BIN=${BIN:-target/debug/kruise-webhook}
   [ -x "$BIN" ] || cargo build --locked --quiet
   tmp=$(mktemp -d)
+  # kubectl's discovery cache of its own (see scripts/e2e.sh).
+  export KUBECACHEDIR=${KUBECACHEDIR:-$tmp/kube-cache}
   ctl_pid="" watch_pids="" started_local=0 passed=0 failed=0
   if [ -z "${KUBECONFIG:-}" ]; then
     local shared=$HOME/.cache/kruise-webhook/kube-local
@@ -27,6 +42,19 @@ e2e_begin() {
   fi
   export KUBECONFIG
   trap e2e_finish EXIT
+  identity_mark=$(identity_mark)
+  identity_apply deploy/rbac.yaml
+  # The controllers' kubeconfig: deploy/'s ServiceAccount kruise-system/kruise-webhook.
+  CTL_KUBECONFIG=$tmp/kruise-webhook.kubeconfig
+  identity_kubeconfig kruise-webhook "$CTL_KUBECONFIG"
+  conversion_begin "$BIN" "${E2E_CONVERSION_PORT:-$(($2 + 2))}" "${E2E_CONVERSION_ADMIN_PORT:-$(($2 + 3))}" "$tmp/conversion"
+}
+
+# e2e_namespace: makes NS, and lets the webhook's identity keep its Lease there (the Role of
+# deploy/rbac.yaml, bound in NS: each test has a Lease of its own).
+e2e_namespace() {
+  kubectl create namespace "$NS" >/dev/null
+  identity_lease_role "$NS"
 }
 
 # On exit (the end of the last block, or a command that failed under `set -e`): the summary.
@@ -37,7 +65,11 @@ e2e_finish() {
     for log in "$tmp"/ctl*.log; do [ -f "$log" ] && { echo "--- $(basename "$log") (tail)"; tail -30 "$log"; }; done
   fi
   for p in $ctl_pid $watch_pids; do kill "$p" 2>/dev/null || true; done
+  conversion_end
   wait 2>/dev/null || true
+  # Every request of the controllers' identity was allowed.
+  check "no request of kruise-system/kruise-webhook refused (audit log, controller logs, Warning events)" \
+    identity_refusals "${identity_mark:-0}" "$tmp"/ctl*.log -- "$NS"
   if [ "$started_local" = 1 ]; then
     "$here/scripts/kube-local/stop.sh" >/dev/null 2>&1 || true
   else
@@ -60,11 +92,12 @@ check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; f
 # grace period 0); a pod not yet bound is bound to the node its node-name affinity names (a
 # DaemonSet's pod), else to node-1; a pod whose status differs from what a kubelet would report
 # gets that status (Running; Ready = every readiness gate condition True; imageIDs follow the
-# images and an image change raises restartCount and the containerID). One jq over the list:
+# images and an image change raises restartCount and the containerID; each condition's
+# lastTransitionTime moves when its status does, so minReadySeconds counts). One jq over the list:
 # unchanged pods cost nothing. Pods labelled e2e.kruise.io/kubelet=off are left alone.
 kubelet_pass() {
   local name action node patch
-  kubectl get pods -n "$NS" -o json | jq -r '
+  kubectl get pods -n "$NS" -o json | jq -r --arg now "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '
     .items[] | select(.metadata.labels["e2e.kruise.io/kubelet"] != "off")
     | if .metadata.deletionTimestamp != null then [.metadata.name, "delete", "", ""] | @tsv else
       ([.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[]?
@@ -79,8 +112,10 @@ kubelet_pass() {
     | [(.spec.readinessGates // [])[] | .conditionType] as $gates
     | (.status.conditions // []) as $conds
     | (if all($gates[]; . as $g | any($conds[]; .type == $g and .status == "True")) then "True" else "False" end) as $ready
-    | [{type: "PodScheduled", status: "True"}, {type: "Initialized", status: "True"},
-       {type: "ContainersReady", status: "True"}, {type: "Ready", status: $ready}] as $want
+    | def since($t; $s): ([$conds[] | select(.type == $t and .status == $s) | .lastTransitionTime][0] // $now);
+      ([{type: "PodScheduled", status: "True"}, {type: "Initialized", status: "True"},
+        {type: "ContainersReady", status: "True"}, {type: "Ready", status: $ready}]
+       | map(. + {lastTransitionTime: since(.type; .status)})) as $want
     | def brief: map({name, image, imageID, ready, restartCount}) | sort_by(.name);
       def kinds: map(select(.type | IN("PodScheduled", "Initialized", "ContainersReady", "Ready")) | {type, status}) | sort_by(.type);
     ((.spec.nodeName // "") == "") as $unbound

@@ -4,6 +4,8 @@
 //! sends one; its `failurePolicy` then decides). Anything with a readable `uid` gets an
 //! AdmissionReview that keeps the uid, `allowed: false` and a message naming the problem.
 
+pub mod conversion;
+pub mod deletion;
 pub mod patch;
 pub mod pod;
 pub mod review;
@@ -41,18 +43,34 @@ pub const MAX_BODY_BYTES: usize = 7 * 1024 * 1024;
 /// Path of the benchmark baseline: decodes the review (object included) and allows it.
 pub const PATH_BASELINE: &str = "/baseline-allow";
 
-/// Every webhook path [`router`] serves (the benchmark baseline aside). Deployment manifests are
-/// checked against this list, and a test checks it against the router.
+/// OpenKruise v1.9.0's spelling of the CloneSet paths (its main branch, like this project's
+/// manifests, drops `v1alpha1-`): both are served, so its configurations work unchanged.
+pub const PATH_MUTATE_CLONESET_V1ALPHA1: &str = "/mutate-apps-kruise-io-v1alpha1-cloneset";
+pub const PATH_VALIDATE_CLONESET_V1ALPHA1: &str = "/validate-apps-kruise-io-v1alpha1-cloneset";
+
+/// Every webhook path [`router`] serves (the benchmark baseline aside): the one list of them.
+/// Deployment manifests are checked against it, the `certs` job removes from the webhook
+/// configurations every entry whose path it lacks, and a test checks it against the router.
 pub const SERVED_PATHS: &[&str] = &[
     keys::PATH_MUTATE_POD,
     keys::PATH_MUTATE_SIDECARSET,
     keys::PATH_VALIDATE_SIDECARSET,
     keys::PATH_MUTATE_CLONESET,
     keys::PATH_VALIDATE_CLONESET,
+    PATH_MUTATE_CLONESET_V1ALPHA1,
+    PATH_VALIDATE_CLONESET_V1ALPHA1,
     keys::PATH_MUTATE_STATEFULSET,
     keys::PATH_VALIDATE_STATEFULSET,
     keys::PATH_MUTATE_DAEMONSET,
     keys::PATH_VALIDATE_DAEMONSET,
+    deletion::PATH_VALIDATE_NAMESPACE,
+    deletion::PATH_VALIDATE_CUSTOMRESOURCEDEFINITION,
+    deletion::PATH_VALIDATE_APPS_DEPLOYMENT,
+    deletion::PATH_VALIDATE_APPS_REPLICASET,
+    deletion::PATH_VALIDATE_APPS_STATEFULSET,
+    deletion::PATH_VALIDATE_SERVICE,
+    deletion::PATH_VALIDATE_INGRESS,
+    keys::PATH_CONVERT,
 ];
 
 /// What the admission handlers share.
@@ -62,43 +80,55 @@ pub struct AdmissionState {
     pub metrics: Arc<Metrics>,
     /// OpenKruise's `EnableSortSidecarContainerByName` feature gate.
     pub sort_sidecars_by_name: bool,
+    /// What `Cascading` deletion protection reads from the cluster; `None` without a cluster
+    /// (such deletions are then refused: nothing can be counted).
+    pub deletion_reads: Option<Arc<deletion::ClusterReads>>,
 }
 
 /// The HTTPS router: OpenKruise's webhook paths (the apiserver's `?timeout=` query is ignored by
 /// path routing), optionally the benchmark baseline.
 pub fn router(state: AdmissionState, with_baseline: bool) -> Router {
+    // Served at both spellings of their paths (see PATH_MUTATE_CLONESET_V1ALPHA1).
+    let mutate_cloneset = post(|s, h, b| {
+        workload_webhook(
+            s,
+            h,
+            b,
+            "mutate-cloneset",
+            Workload::CloneSet,
+            mutate_workload,
+        )
+    });
+    let validate_cloneset = post(|s, h, b| {
+        workload_webhook(
+            s,
+            h,
+            b,
+            "validate-cloneset",
+            Workload::CloneSet,
+            validate_workload,
+        )
+    });
     let mut router = Router::new()
-        .route(keys::PATH_MUTATE_POD, post(mutate_pod))
-        .route(keys::PATH_MUTATE_SIDECARSET, post(mutate_sidecarset))
-        .route(keys::PATH_VALIDATE_SIDECARSET, post(validate_sidecarset))
+        .route(served(keys::PATH_MUTATE_POD), post(mutate_pod))
+        .route(served(keys::PATH_CONVERT), post(convert_objects))
         .route(
-            keys::PATH_MUTATE_CLONESET,
-            post(|s, h, b| {
-                workload_webhook(
-                    s,
-                    h,
-                    b,
-                    "mutate-cloneset",
-                    Workload::CloneSet,
-                    mutate_workload,
-                )
-            }),
+            served(keys::PATH_MUTATE_SIDECARSET),
+            post(mutate_sidecarset),
         )
         .route(
-            keys::PATH_VALIDATE_CLONESET,
-            post(|s, h, b| {
-                workload_webhook(
-                    s,
-                    h,
-                    b,
-                    "validate-cloneset",
-                    Workload::CloneSet,
-                    validate_workload,
-                )
-            }),
+            served(keys::PATH_VALIDATE_SIDECARSET),
+            post(validate_sidecarset),
         )
+        .route(served(keys::PATH_MUTATE_CLONESET), mutate_cloneset.clone())
+        .route(served(PATH_MUTATE_CLONESET_V1ALPHA1), mutate_cloneset)
         .route(
-            keys::PATH_MUTATE_STATEFULSET,
+            served(keys::PATH_VALIDATE_CLONESET),
+            validate_cloneset.clone(),
+        )
+        .route(served(PATH_VALIDATE_CLONESET_V1ALPHA1), validate_cloneset)
+        .route(
+            served(keys::PATH_MUTATE_STATEFULSET),
             post(|s, h, b| {
                 workload_webhook(
                     s,
@@ -111,7 +141,7 @@ pub fn router(state: AdmissionState, with_baseline: bool) -> Router {
             }),
         )
         .route(
-            keys::PATH_VALIDATE_STATEFULSET,
+            served(keys::PATH_VALIDATE_STATEFULSET),
             post(|s, h, b| {
                 workload_webhook(
                     s,
@@ -124,7 +154,7 @@ pub fn router(state: AdmissionState, with_baseline: bool) -> Router {
             }),
         )
         .route(
-            keys::PATH_MUTATE_DAEMONSET,
+            served(keys::PATH_MUTATE_DAEMONSET),
             post(|s, h, b| {
                 workload_webhook(
                     s,
@@ -137,7 +167,7 @@ pub fn router(state: AdmissionState, with_baseline: bool) -> Router {
             }),
         )
         .route(
-            keys::PATH_VALIDATE_DAEMONSET,
+            served(keys::PATH_VALIDATE_DAEMONSET),
             post(|s, h, b| {
                 workload_webhook(
                     s,
@@ -149,6 +179,13 @@ pub fn router(state: AdmissionState, with_baseline: bool) -> Router {
                 )
             }),
         );
+    for (path, guard) in deletion::GUARDED_PATHS {
+        let webhook = path.trim_start_matches('/');
+        router = router.route(
+            served(path),
+            post(move |s, h, b| deletion_webhook(s, h, b, webhook, guard)),
+        );
+    }
     if with_baseline {
         router = router.route(PATH_BASELINE, post(baseline_allow));
     }
@@ -156,6 +193,16 @@ pub fn router(state: AdmissionState, with_baseline: bool) -> Router {
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
+}
+
+/// The path of a webhook route: every one is in [`SERVED_PATHS`] (the `certs` job removes the
+/// configurations' entries of any other path, so a route missing there would never be called).
+fn served(path: &'static str) -> &'static str {
+    debug_assert!(
+        SERVED_PATHS.contains(&path),
+        "{path} is routed but not in SERVED_PATHS"
+    );
+    path
 }
 
 async fn mutate_pod(
@@ -226,6 +273,58 @@ async fn validate_sidecarset(
     })
 }
 
+/// The CRDs' conversion webhook: counted as `webhook="convert"`, `allowed` when every object
+/// converted, `error` when one did not (the review then answers `Failure`) or the body is no
+/// ConversionReview (a 400).
+async fn convert_objects(
+    State(state): State<AdmissionState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    const WEBHOOK: &str = "convert";
+    let started = Instant::now();
+    let observe = |result| {
+        state
+            .metrics
+            .observe_admission(WEBHOOK, "", result, started.elapsed())
+    };
+    if !is_json(&headers) {
+        observe(AdmissionResult::Error);
+        return plain_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Content-Type must be application/json",
+        );
+    }
+    match conversion::answer(&body) {
+        Ok(answer) => {
+            let failed = answer.response.result.status != "Success";
+            if failed {
+                tracing::info!(
+                    uid = %answer.response.uid,
+                    message = %answer.response.result.message,
+                    "conversion refused"
+                );
+            }
+            observe(if failed {
+                AdmissionResult::Error
+            } else {
+                AdmissionResult::Allowed
+            });
+            let mut http = axum::Json(answer).into_response();
+            http.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            http
+        }
+        Err(error) => {
+            tracing::debug!(webhook = WEBHOOK, %error, "undecodable conversion request");
+            observe(AdmissionResult::Error);
+            plain_error(StatusCode::BAD_REQUEST, &error.to_string())
+        }
+    }
+}
+
 async fn workload_webhook(
     State(state): State<AdmissionState>,
     headers: HeaderMap,
@@ -237,6 +336,27 @@ async fn workload_webhook(
     handle(&state, webhook, &headers, &body, |request| {
         decide(workload, request)
     })
+}
+
+async fn deletion_webhook(
+    State(state): State<AdmissionState>,
+    headers: HeaderMap,
+    body: Bytes,
+    webhook: &'static str,
+    guard: deletion::Guard,
+) -> Response {
+    let started = Instant::now();
+    if !is_json(&headers) {
+        return unsupported_media_type(&state, webhook, started);
+    }
+    match decode_envelope(&body) {
+        Ok((api_version, request)) => {
+            let response =
+                deletion::protect(guard, &request, state.deletion_reads.as_deref()).await;
+            respond(&state, webhook, started, &api_version, &request, response)
+        }
+        Err(error) => undecodable(&state, webhook, started, &error),
+    }
 }
 
 async fn baseline_allow(
@@ -347,21 +467,36 @@ fn handle_decoded<'b>(
 ) -> Response {
     let started = Instant::now();
     if !is_json(headers) {
-        state
-            .metrics
-            .observe_admission(webhook, "", AdmissionResult::Error, started.elapsed());
-        return plain_error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Content-Type must be application/json",
-        );
+        return unsupported_media_type(state, webhook, started);
     }
-    answer(body, started).unwrap_or_else(|e| {
-        tracing::debug!(webhook, error = %e, "undecodable admission request");
-        state
-            .metrics
-            .observe_admission(webhook, "", AdmissionResult::Error, started.elapsed());
-        plain_error(StatusCode::BAD_REQUEST, &e.to_string())
-    })
+    answer(body, started).unwrap_or_else(|e| undecodable(state, webhook, started, &e))
+}
+
+fn unsupported_media_type(
+    state: &AdmissionState,
+    webhook: &'static str,
+    started: Instant,
+) -> Response {
+    state
+        .metrics
+        .observe_admission(webhook, "", AdmissionResult::Error, started.elapsed());
+    plain_error(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "Content-Type must be application/json",
+    )
+}
+
+fn undecodable(
+    state: &AdmissionState,
+    webhook: &'static str,
+    started: Instant,
+    error: &ReviewError,
+) -> Response {
+    tracing::debug!(webhook, %error, "undecodable admission request");
+    state
+        .metrics
+        .observe_admission(webhook, "", AdmissionResult::Error, started.elapsed());
+    plain_error(StatusCode::BAD_REQUEST, &error.to_string())
 }
 
 /// Records and encodes the answer to a decoded request.
@@ -431,6 +566,7 @@ mod tests {
             catalogue: crate::source::shared(crate::source::Catalogue::default()),
             metrics: Arc::new(Metrics::new()),
             sort_sidecars_by_name: false,
+            deletion_reads: None,
         }
     }
 
@@ -560,13 +696,101 @@ mod tests {
         }
     }
 
-    /// SERVED_PATHS is what the manifests are checked against: it must be exactly the router.
+    /// `/convert` answers a ConversionReview with its objects converted, and counts it.
+    #[tokio::test]
+    async fn the_conversion_route_answers_conversion_reviews() {
+        let review = serde_json::json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+            "request": {"uid": "c-9", "desiredAPIVersion": "apps.kruise.io/v1alpha1", "objects": [{
+                "apiVersion": "apps.kruise.io/v1beta1", "kind": "DaemonSet",
+                "metadata": {"name": "agent", "namespace": "kube-system"},
+                "spec": {"scaleStrategy": {"partitionedScaling": true}},
+                "status": {"updateRevision": "abc"}
+            }]}
+        });
+        let state = state();
+        let request = Request::post(format!("{}?timeout=30s", keys::PATH_CONVERT))
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(review.to_string()))
+            .unwrap();
+        let response = router(state.clone(), false).oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let answer: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(answer["response"]["uid"], "c-9");
+        let converted = &answer["response"]["convertedObjects"][0];
+        assert_eq!(converted["apiVersion"], "apps.kruise.io/v1alpha1");
+        assert_eq!(converted["status"]["daemonSetHash"], "abc");
+        assert_eq!(
+            converted["metadata"]["annotations"]["daemonset.kruise.io/progressive-create-pod"],
+            "true"
+        );
+        let metrics = state.metrics.encode();
+        assert!(
+            metrics
+                .lines()
+                .any(|l| l.starts_with("kruise_webhook_admission_requests_total")
+                    && l.contains(r#"webhook="convert""#)
+                    && l.ends_with(r#"result="allowed"} 1"#)),
+            "{metrics}"
+        );
+    }
+
+    /// SERVED_PATHS is what the manifests are checked against and what the `certs` job keeps: it
+    /// must be exactly the router (every route is checked against it as it is made, see
+    /// `served`; here every path of it is routed, once).
     #[tokio::test]
     async fn served_paths_are_routed() {
         for path in SERVED_PATHS {
             // An empty object is not an AdmissionReview: 400 from the handler, not the 404 fallback.
             assert_eq!(status_of(path).await, StatusCode::BAD_REQUEST, "{path}");
         }
+        let distinct: std::collections::BTreeSet<_> = SERVED_PATHS.iter().collect();
+        assert_eq!(distinct.len(), SERVED_PATHS.len());
         assert_eq!(status_of("/mutate-nothing").await, StatusCode::NOT_FOUND);
+        // OpenKruise v1.9.0's paths of features this project does not run.
+        for path in [
+            "/validate-pod",
+            "/validate-policy-kruise-io-podunavailablebudget",
+            "/validate-apps-kruise-io-v1alpha1-workloadspread",
+            "/mutate-apps-kruise-io-broadcastjob",
+            "/mutate-apps-kruise-io-v1alpha1-uniteddeployment",
+        ] {
+            assert_eq!(status_of(path).await, StatusCode::NOT_FOUND, "{path}");
+        }
+    }
+
+    /// OpenKruise v1.9.0's spelling of the CloneSet paths answers as this project's.
+    #[tokio::test]
+    async fn both_spellings_of_the_cloneset_paths_answer_alike() {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/cloneset-create.json");
+        let review = std::fs::read(fixture).unwrap();
+        let answer = |path: &'static str| {
+            let review = review.clone();
+            async move {
+                let request = Request::post(path)
+                    .header(header::CONTENT_TYPE, "application/json")
+                    .body(Body::from(review))
+                    .unwrap();
+                let response = router(state(), false).oneshot(request).await.unwrap();
+                axum::body::to_bytes(response.into_body(), usize::MAX)
+                    .await
+                    .unwrap()
+            }
+        };
+        for (ours, openkruises) in [
+            (keys::PATH_MUTATE_CLONESET, PATH_MUTATE_CLONESET_V1ALPHA1),
+            (
+                keys::PATH_VALIDATE_CLONESET,
+                PATH_VALIDATE_CLONESET_V1ALPHA1,
+            ),
+        ] {
+            let expected = answer(ours).await;
+            assert!(expected.starts_with(b"{"), "{ours}");
+            assert_eq!(answer(openkruises).await, expected, "{openkruises}");
+        }
     }
 }

@@ -144,23 +144,24 @@ pub fn defaulting_patch<T: serde::Serialize>(
 }
 
 /// [`defaulting_patch`] for an object sent in the served version `S`: the defaults of that
-/// version alone (`served_defaults`), then those of the working type. Both renderings compared
-/// are `S` after a round trip through the working type, so only what the defaults changed is
-/// patched, in `S`'s own fields, and what the round trip alone would change (a field `S` has and
-/// the working type spells differently) is left as sent.
+/// version alone (`served_defaults`), then those of the working type, and the result back in
+/// `S`. The patch makes the object what it will be once stored, in the version sent: with the
+/// defaults, and with what the conversion to the working type normalizes (a v1alpha1
+/// SidecarSet's `spec.namespace` becomes its namespace selector) — storage would rewrite it so
+/// anyway. Running it again on its output changes nothing: conversion round trips are stable on
+/// what they produced.
 pub fn served_defaulting_patch<S: Served + Clone>(
     raw: &str,
     object: S,
     served_defaults: impl FnOnce(&mut S),
     working_defaults: impl FnOnce(&mut S::Working),
 ) -> Result<Vec<PatchOperation>, String> {
-    let mut defaulted = object.clone();
-    served_defaults(&mut defaulted);
-    let mut working = defaulted.into_working();
-    working_defaults(&mut working);
-    let after = S::from_working(working);
-    let round_tripped = S::from_working(object.into_working());
-    defaulting_patch(raw, round_tripped, |object| *object = after)
+    defaulting_patch(raw, object, |object| {
+        served_defaults(object);
+        let mut working = object.clone().into_working();
+        working_defaults(&mut working);
+        *object = S::from_working(working);
+    })
 }
 
 /// The raw object with the changes between two typed renderings of it carried over: where

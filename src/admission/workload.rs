@@ -10,14 +10,14 @@
 
 use super::patch::served_defaulting_patch;
 use super::review::{AdmissionResponse, RequestEnvelope, decode_object};
-use crate::api::cloneset::CloneSet;
+use crate::api::cloneset::{self, CloneSet};
 use crate::api::daemonset::{self, DaemonSet};
 use crate::api::keys;
 use crate::api::statefulset::{self, StatefulSet};
 use crate::convert::Served;
 use crate::defaults::workload::{
-    default_cloneset, default_daemonset, default_daemonset_v1alpha1, default_statefulset,
-    default_statefulset_v1alpha1,
+    default_cloneset, default_cloneset_v1beta1, default_daemonset, default_daemonset_v1alpha1,
+    default_statefulset, default_statefulset_v1alpha1,
 };
 use crate::validate::cloneset::{
     CloneSetContext, cloneset_deletion_protection, cloneset_warnings, validate_cloneset,
@@ -56,7 +56,7 @@ impl Workload {
     fn versions(self) -> &'static [&'static str] {
         match self {
             Workload::StatefulSet | Workload::DaemonSet => &[BETA, ALPHA],
-            Workload::CloneSet => &[ALPHA],
+            Workload::CloneSet => &[ALPHA, BETA],
         }
     }
 
@@ -97,7 +97,10 @@ pub fn mutate_workload(workload: Workload, request: &RequestEnvelope<'_>) -> Adm
     }
     let alpha = request.kind.version == ALPHA;
     match workload {
-        Workload::CloneSet => mutate_in(request, Defaults::<CloneSet>::working(default_cloneset)),
+        Workload::CloneSet if alpha => {
+            mutate_in(request, Defaults::<CloneSet>::working(default_cloneset))
+        }
+        Workload::CloneSet => mutate_in(request, cloneset_v1beta1_defaults()),
         Workload::StatefulSet if alpha => mutate_in(request, statefulset_v1alpha1_defaults()),
         Workload::StatefulSet => mutate_in(
             request,
@@ -138,6 +141,13 @@ fn statefulset_v1alpha1_defaults() -> Defaults<statefulset::v1alpha1::StatefulSe
     Defaults {
         served: default_statefulset_v1alpha1,
         working: |_| {},
+    }
+}
+
+fn cloneset_v1beta1_defaults() -> Defaults<cloneset::v1beta1::CloneSet> {
+    Defaults {
+        served: default_cloneset_v1beta1,
+        working: default_cloneset,
     }
 }
 
@@ -238,7 +248,13 @@ fn protect_deletion(uid: &str, refusal: Option<String>) -> AdmissionResponse {
 
 fn validate_cloneset_request(request: &RequestEnvelope<'_>) -> AdmissionResponse {
     let uid = request.uid.as_str();
-    match decode_request(request, Defaults::<CloneSet>::working(default_cloneset)) {
+    // v1beta1 objects are checked in their v1alpha1 form, the one this project works in.
+    let decoded = if request.kind.version == ALPHA {
+        decode_request(request, Defaults::<CloneSet>::working(default_cloneset))
+    } else {
+        decode_request(request, cloneset_v1beta1_defaults())
+    };
+    match decoded {
         Err(denial) => *denial,
         Ok(Decoded::Write { new, old }) => answer(
             uid,

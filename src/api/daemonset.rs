@@ -15,7 +15,8 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::cloneset::{Lifecycle, schemaless_object};
+use super::cloneset::Lifecycle;
+use super::schema::schemaless_object;
 
 /// `rollingUpdate.rollingUpdateType` values.
 pub const STANDARD: &str = "Standard";
@@ -258,7 +259,8 @@ pub mod v1alpha1 {
     use serde::{Deserialize, Serialize};
 
     use super::DaemonSetUpdateStrategy;
-    use crate::api::cloneset::{Lifecycle, schemaless_object};
+    use crate::api::cloneset::Lifecycle;
+    use crate::api::schema::schemaless_object;
 
     /// DaemonSetSpec defines the desired state of DaemonSet
     #[derive(

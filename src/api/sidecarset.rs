@@ -18,6 +18,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::keys;
+use super::schema::{schemaless_array, schemaless_object};
 
 /// SidecarSetSpec defines the desired state of SidecarSet
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -55,6 +56,7 @@ pub struct SidecarSetSpec {
     pub containers: Option<Vec<SidecarContainer>>,
     /// List of volumes that can be mounted by sidecar containers
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "schemaless_array")]
     pub volumes: Option<Vec<Volume>>,
     /// The sidecarset updateStrategy to use to replace existing pods with new ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -86,7 +88,10 @@ pub struct SidecarSetSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SidecarContainer {
+    /// Schemaless in the CRD, as in OpenKruise's: the webhook validates these fields, and the
+    /// apiserver prunes none that a Kubernetes newer than these types adds.
     #[serde(flatten)]
+    #[schemars(schema_with = "schemaless_object")]
     pub container: Container,
     /// The rules that injected SidecarContainer into Pod.spec.containers,
     /// not takes effect in initContainers
@@ -491,7 +496,7 @@ pub mod v1alpha1 {
     pub use super::SidecarSetStatus;
     use super::{
         SidecarContainer, SidecarSetInjectionStrategy, SidecarSetPatchPodMetadata,
-        SidecarSetUpdateStrategy,
+        SidecarSetUpdateStrategy, schemaless_array,
     };
 
     /// SidecarSetSpec defines the desired state of SidecarSet
@@ -535,6 +540,7 @@ pub mod v1alpha1 {
         pub containers: Option<Vec<SidecarContainer>>,
         /// List of volumes that can be mounted by sidecar containers
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(schema_with = "schemaless_array")]
         pub volumes: Option<Vec<Volume>>,
         /// The sidecarset updateStrategy to use to replace existing pods with new ones.
         #[serde(default, skip_serializing_if = "Option::is_none")]

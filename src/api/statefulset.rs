@@ -14,7 +14,8 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::cloneset::{InPlaceUpdateStrategy, Lifecycle, schemaless_array, schemaless_object};
+use super::cloneset::{InPlaceUpdateStrategy, Lifecycle};
+use super::schema::{schemaless_array, schemaless_object};
 use super::sidecarset::UpdatePriorityStrategy;
 
 /// `podManagementPolicy` values.
@@ -381,7 +382,8 @@ pub mod v1alpha1 {
     use schemars::JsonSchema;
     use serde::{Deserialize, Serialize};
 
-    use crate::api::cloneset::{InPlaceUpdateStrategy, schemaless_array, schemaless_object};
+    use crate::api::cloneset::InPlaceUpdateStrategy;
+    use crate::api::schema::{schemaless_array, schemaless_object};
     use crate::api::sidecarset::UpdatePriorityStrategy;
 
     /// StatefulSetSpec defines the desired state of StatefulSet

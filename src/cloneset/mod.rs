@@ -11,11 +11,13 @@
 //! - [`update`]: choosing the pods to update and how;
 //! - [`status`]: the status counters;
 //! - [`progress`]: the `Progressing` condition (`progressDeadlineSeconds`);
-//! - [`pvc`]: instance ids, PVC reuse and clean-up.
+//! - [`pvc`]: instance ids, PVC reuse and clean-up;
+//! - [`events`]: how the CloneSet words the events of its requests.
 //!
 //! A round does one kind of change: Scale, and only if it changed nothing, Update. Repeated
 //! rounds over an unchanged world converge and then write nothing.
 
+pub mod events;
 pub mod numbers;
 pub mod progress;
 pub mod pvc;
@@ -34,7 +36,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::api::cloneset::{CloneSet, CloneSetStatus, IN_PLACE_ONLY};
 use crate::workload::inplace::InPlace;
 use crate::workload::listed::WholePods;
-pub use crate::workload::{Action, Event, ListedPod, PodAfter, PodWrite, Purpose, rfc3339};
+use crate::workload::plan::update_and_current;
+pub use crate::workload::{
+    Action, Event, ListedPod, PlanError, PodAfter, PodWrite, Purpose, rfc3339,
+};
 use crate::workload::{Workload, facts, lifecycle, pod, push_requeue, revision};
 use numbers::{Limits, Side};
 
@@ -51,32 +56,15 @@ pub struct Snapshot<'a> {
 }
 
 /// The result of one round.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
-    pub actions: Vec<Action>,
-    pub status: CloneSetStatus,
-    /// Write `status` (it differs from the CloneSet's).
-    pub write_status: bool,
+pub type Plan = crate::workload::Plan<CloneSetStatus, PlanExtra>;
+
+/// What only a CloneSet round plans.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PlanExtra {
     /// `scaleStrategy.podsToDelete` without names of pods that are gone, when that changed.
     pub pods_to_delete: Option<Vec<String>>,
     /// The PVCs to create with new pods, delete with deleted ones, and clean up.
     pub claims: pvc::ClaimPlan,
-    /// Revisions beyond `revisionHistoryLimit`.
-    pub revisions_to_delete: Vec<String>,
-    /// The `FailedScale`/`FailedUpdate` message of the round.
-    pub error: Option<String>,
-    pub requeue_after: Option<Duration>,
-    /// Pods the round acts on that it was given as summaries only, by name, sorted. Unless it is
-    /// empty the plan is not to be sent: plan again with these pods whole.
-    pub needs_whole: Vec<String>,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum PlanError {
-    #[error(transparent)]
-    Revision(#[from] revision::RevisionError),
-    #[error("update revision {0} is not in the CloneSet's history")]
-    MissingUpdateRevision(String),
 }
 
 /// Everything the steps share.
@@ -145,18 +133,7 @@ pub fn plan_with_claims(
     let cloneset = snapshot.cloneset;
     let previous = cloneset.status.as_ref();
     let update_revision = snapshot.update_revision;
-    let find = |name: &str| {
-        snapshot
-            .history
-            .iter()
-            .find(|r| r.metadata.name.as_deref() == Some(name))
-    };
-    let update = find(update_revision)
-        .ok_or_else(|| PlanError::MissingUpdateRevision(update_revision.to_string()))?;
-    let current = previous
-        .and_then(|s| s.current_revision.as_deref())
-        .and_then(find)
-        .unwrap_or(update);
+    let (_, current) = update_and_current(cloneset, snapshot.history, update_revision)?;
     let current_revision = current.metadata.name.as_deref().unwrap_or(update_revision);
     let min_ready_seconds = cloneset.spec.min_ready_seconds.unwrap_or(0);
     // One pass over the pods: each is read while it is in the processor's cache.
@@ -275,12 +252,14 @@ pub fn plan_with_claims(
         actions,
         write_status: status::changed(previous, &status),
         status,
-        pods_to_delete: (kept.len() != listed.len()).then_some(kept),
-        claims,
         revisions_to_delete,
         error: failure.map(|(_, m)| m),
         requeue_after: requeue,
         needs_whole,
+        extra: PlanExtra {
+            pods_to_delete: (kept.len() != listed.len()).then_some(kept),
+            claims,
+        },
     })
 }
 

@@ -20,6 +20,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 
 use crate::api::cloneset::CloneSet;
 use crate::podmarks::PodView;
+pub use crate::workload::pvc::HandOver;
 use crate::workload::{Action, Workload, pod, pvc};
 
 /// Pod and PVC label: the 5-character id shared by a pod and its PVCs.
@@ -49,17 +50,6 @@ impl ClaimPlan {
             && self.delete.is_empty()
             && self.hand_over.is_empty()
     }
-}
-
-/// A PVC whose owner becomes a pod instead of the CloneSet.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HandOver {
-    pub claim: String,
-    /// The version the decision was made on (the write is guarded by it).
-    pub resource_version: Option<String>,
-    pub pod: String,
-    /// The PVC's new `ownerReferences`: the CloneSet's removed, the pod's added as controller.
-    pub owner_references: Vec<OwnerReference>,
 }
 
 fn id_of(meta: &ObjectMeta) -> Option<&str> {
@@ -214,7 +204,12 @@ pub fn plan<P: PodView>(
                     out.delete_with_pod.insert(name.clone(), names);
                 }
             }
-            Action::WritePod { .. } | Action::Event(_) => {}
+            // A CloneSet's PVCs go with its pods (above); it plans no PVC action of its own.
+            Action::WritePod { .. }
+            | Action::UpdatePod { .. }
+            | Action::CreatePvc { .. }
+            | Action::UpdatePvcOwners { .. }
+            | Action::Event(_) => {}
         }
     }
     if reuse_disabled(cloneset) {
@@ -284,5 +279,4 @@ fn clean_up<P: PodView>(
 }
 
 #[cfg(test)]
-#[path = "pvc_tests.rs"]
 mod tests;

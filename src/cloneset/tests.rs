@@ -16,7 +16,7 @@ use crate::workload::lifecycle::{
     LIFECYCLE_STATE, NORMAL, PREPARING_DELETE, PREPARING_NORMAL, PREPARING_UPDATE, UPDATED,
     UPDATING,
 };
-use crate::workload::simulation::{self, Cluster, Simulated};
+use crate::workload::tests::simulation::{self, Cluster, Simulated};
 use crate::workload::{Workload, listed, sort};
 
 mod lifecycle;
@@ -195,7 +195,7 @@ impl World {
         if plan.write_status {
             self.set.status = Some(plan.status.clone());
         }
-        if let Some(kept) = &plan.pods_to_delete {
+        if let Some(kept) = &plan.extra.pods_to_delete {
             self.set.spec.scale_strategy.pods_to_delete = Some(kept.clone());
         }
         self.history.retain(|r| {

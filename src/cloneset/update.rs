@@ -12,10 +12,11 @@ use super::{Action, Context, ListedPod, PodWrite, Purpose};
 use crate::api::cloneset::CloneSet;
 use crate::api::cloneset::{IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY};
 use crate::podmarks::PodView;
+use crate::updatesort::{flat_key, order};
 use crate::workload::Workload;
 use crate::workload::inplace::{FOREIGN_UPDATE_REQUEUE, InPlaceStart, SpecCache, StepOutcome};
 use crate::workload::lifecycle::LifecycleState;
-use crate::workload::{order, pod, push_requeue};
+use crate::workload::{pod, push_requeue};
 
 /// Step 1 of every update round: moves updates in flight and lifecycle states on
 /// ([`crate::workload::inplace::InPlace::refresh`]); `wrote`: then nothing else is done.
@@ -124,7 +125,7 @@ fn candidates(ctx: &Context<'_>, forward: bool, needed: usize) -> Vec<usize> {
     chosen
 }
 
-/// The default update order (PreparingUpdate first, then [`OrderKey`], then position: what the
+/// The default update order (PreparingUpdate first, then [`OrderKey`](crate::updatesort::order::OrderKey), then position: what the
 /// stable sorts of [`candidates`] give) of `chosen`, cut to its first `needed`. Selecting them
 /// before sorting spares sorting the thousands of candidates a large CloneSet's budget leaves
 /// for later rounds.
@@ -132,7 +133,7 @@ fn first_in_default_order(ctx: &Context<'_>, chosen: Vec<usize>, needed: usize) 
     if needed == 0 {
         return Vec::new();
     }
-    let mut keyed = order::flat_keys(chosen.into_iter().map(|i| {
+    let mut keyed = flat_key::flat_keys(chosen.into_iter().map(|i| {
         let p: &ListedPod = ctx.active[i];
         (
             p,

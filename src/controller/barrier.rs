@@ -115,5 +115,4 @@ fn error_policy(_pod: Arc<Pod>, error: &BarrierError, _context: Arc<Context>) ->
 }
 
 #[cfg(test)]
-#[path = "barrier_shell_tests.rs"]
-mod shell_tests;
+mod tests;

@@ -1,5 +1,5 @@
 //! The CloneSet controller: the I/O around [`crate::cloneset`], on the workload shell
-//! ([`super::workload`]).
+//! ([`super::workload`]) with the CloneSet's seam ([`CloneSetSeam`]).
 //!
 //! Each reconcile of a CloneSet waits until the pod cache shows its own earlier writes
 //! ([`super::expectations`]), reads its pods from the shared pod cache (adopting and releasing
@@ -22,58 +22,146 @@
 //! is accepted.
 
 use std::sync::Arc;
-use std::time::Duration;
 
+use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;
-use kube::ResourceExt;
-use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::controller::{Action as Requeue, Controller};
-use kube::runtime::events::EventType;
-use kube::runtime::reflector::{self, ObjectRef};
+use kube::api::Api;
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Resource, ResourceExt};
 use serde_json::json;
 
-use super::guarded_watch::{self, UndecodableReporter};
 use super::runtime::Term;
 use super::workload::adoption::workloads_to_sync;
 use super::workload::{
-    Outcome, PvcMeta, PvcWrites, Round, Shell, WorkloadError, api_error, observe, requeue,
+    Executed, Listing, Observed, Plan, PvcMeta, PvcWrites, Seam, SendPolicy, Shell, StatusWrite,
+    controller_for, controlling, error_policy, observe, reconcile,
 };
 use crate::api::cloneset::{CloneSet, CloneSetStatus};
+use crate::cloneset::events::CloneSetWording;
 use crate::cloneset::pvc::INSTANCE_ID;
-use crate::cloneset::{self as planner, Plan};
+use crate::cloneset::{self as planner, PlanExtra};
+use crate::workload::events::Wording;
+use crate::workload::{ListedPod, PlanError, Workload};
 
-mod claims;
+pub use super::workload::{Context, WorkloadError as CloneSetError};
 
-use claims::clean_up_claims;
+/// The component this controller's events carry, as Kruise names it.
+pub const COMPONENT: &str = "cloneset-controller";
 
-pub use super::workload::Context;
+/// The CloneSet on the workload shell: its PVCs from a metadata-only cache.
+pub struct CloneSetSeam {
+    pub pvcs: Store<PvcMeta>,
+}
 
-/// The CloneSet controller's errors are the workload shell's.
-pub type CloneSetError = WorkloadError;
+impl Seam for CloneSetSeam {
+    type Set = CloneSet;
+    type Status = CloneSetStatus;
+    type Extra = PlanExtra;
+    type Pvcs = Store<PvcMeta>;
 
-impl From<planner::PlanError> for WorkloadError {
-    fn from(error: planner::PlanError) -> Self {
-        WorkloadError::Plan(Box::new(error))
+    const COMPONENT: &'static str = COMPONENT;
+    const SEND: SendPolicy = SendPolicy {
+        creations_first: true,
+        stop_at_first_failure: false,
+        parallel_deletes: false,
+    };
+    const WORDING: &'static dyn Wording = &CloneSetWording;
+    const PLAN_ERROR_REASON: Option<&'static str> = Some("FailedUpdate");
+    const LISTING: Listing = Listing::Owned;
+
+    fn pvcs(&self) -> &Store<PvcMeta> {
+        &self.pvcs
+    }
+
+    fn plan(
+        &self,
+        set: &CloneSet,
+        observed: &Observed,
+        pods: &[ListedPod],
+    ) -> Result<Plan<Self>, PlanError> {
+        let pvcs = owned_pvcs(&self.pvcs, set);
+        let pvcs: Vec<_> = pvcs.iter().map(|c| &c.metadata).collect();
+        let snapshot = planner::Snapshot {
+            cloneset: set,
+            pods,
+            history: &observed.history,
+            update_revision: &observed.update_revision,
+            collision_count: observed.collision_count,
+            now: observed.now,
+        };
+        planner::plan_with_claims(&snapshot, &pvcs, &mut fastrand::Rng::new())
+    }
+
+    fn pvc_writes(plan: &Plan<Self>) -> PvcWrites<'_> {
+        let claims = &plan.extra.claims;
+        PvcWrites {
+            create: &claims.create,
+            delete_with_pod: &claims.delete_with_pod,
+            hand_over: &claims.hand_over,
+            clean_up: &claims.delete,
+        }
+    }
+
+    /// OpenKruise: an error of Scale sets `FailedScale` in the status, written if this round
+    /// writes one (a condition alone is no reason to, `status::changed`).
+    fn after_send(
+        &self,
+        _set: &CloneSet,
+        plan: &mut Plan<Self>,
+        executed: &Executed,
+        now: Timestamp,
+    ) -> bool {
+        if let Some((kind, message)) = executed.failure.as_ref().and_then(|f| f.condition.as_ref())
+        {
+            planner::status::record_failure(&mut plan.status, kind, message, now);
+        }
+        false
+    }
+
+    /// A merge patch keeps what it does not mention, so the conditions go as `null` once none
+    /// is left (the `Progressing` condition removed with the deadline).
+    fn status_write(_set: &CloneSet, status: &CloneSetStatus) -> StatusWrite<CloneSet> {
+        let mut body = serde_json::to_value(status).unwrap_or_default();
+        if status.conditions.is_none()
+            && let Some(map) = body.as_object_mut()
+        {
+            map.insert("conditions".into(), serde_json::Value::Null);
+        }
+        StatusWrite::Merge(body)
+    }
+
+    /// `scaleStrategy.podsToDelete` without the pods that are gone.
+    fn own_patch(plan: &Plan<Self>) -> Option<serde_json::Value> {
+        let kept = plan.extra.pods_to_delete.as_ref()?;
+        let list = (!kept.is_empty()).then_some(kept);
+        Some(json!({"spec": {"scaleStrategy": {"podsToDelete": list}}}))
+    }
+
+    fn unfinished(set: &CloneSet, status: &CloneSetStatus) -> bool {
+        status.updated_ready_replicas != status.replicas
+            || i64::from(status.replicas) != i64::from(set.spec.replicas.unwrap_or(1))
     }
 }
 
-/// The watch on CloneSets: a stored CloneSet the types refuse is reported and skipped, never
-/// fatal to the others.
-fn cloneset_controller(context: &Context) -> Controller<CloneSet> {
-    let reporter =
-        UndecodableReporter::new::<CloneSet>(context.metrics.clone(), context.recorder.clone());
-    let (store, clonesets) = guarded_watch::watch::<CloneSet>(
-        context.client.clone(),
-        watcher::Config::default().any_semantic(),
-        reporter,
-    );
-    Controller::for_stream(clonesets, store)
+/// The PVCs (metadata) whose ownerReferences name `set` (by uid), from the cache, terminating
+/// ones included, by name.
+fn owned_pvcs(pvcs: &Store<PvcMeta>, set: &CloneSet) -> Vec<Arc<PvcMeta>> {
+    let namespace = set.meta().namespace.as_deref();
+    let uid = Workload::uid(set);
+    let mut owned: Vec<Arc<PvcMeta>> = pvcs
+        .state()
+        .into_iter()
+        .filter(|c| c.metadata.namespace.as_deref() == namespace)
+        .filter(|c| c.owner_references().iter().any(|o| o.uid == uid))
+        .collect();
+    owned.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    owned
 }
 
 /// The CloneSet that controls a pod, if any.
 pub fn owner_of(pod: &Pod) -> Option<ObjectRef<CloneSet>> {
-    super::workload::controlling(&pod.metadata)
+    controlling(&pod.metadata)
 }
 
 /// The CloneSets a pod event concerns: its controller; for a pod nobody controls, every CloneSet
@@ -82,9 +170,6 @@ pub fn clonesets_to_sync(pod: &Pod) -> Vec<ObjectRef<CloneSet>> {
     workloads_to_sync::<CloneSet>(pod)
 }
 
-/// The component this controller's events carry, as Kruise names it.
-pub const COMPONENT: &str = "cloneset-controller";
-
 /// Runs until the term ends; `pod_events` is a subscription to the watch behind `context.pods`,
 /// deleted pods included (a pod deleted behind the CloneSet's back is replaced).
 pub async fn run(
@@ -92,10 +177,10 @@ pub async fn run(
     pod_events: impl futures::Stream<Item = Arc<Pod>> + Send + 'static,
     term: &Term,
 ) {
-    let (claims, claim_writer) = reflector::store::<PvcMeta>();
+    let (pvcs, pvc_writer) = reflector::store::<PvcMeta>();
     // The reflector runs inside the trigger stream, so it lives exactly as long as the controller.
-    let claim_events = reflector::reflector(
-        claim_writer,
+    let pvc_events = reflector::reflector(
+        pvc_writer,
         watcher(
             Api::<PvcMeta>::all(context.client.clone()),
             watcher::Config::default()
@@ -105,195 +190,32 @@ pub async fn run(
     )
     .default_backoff()
     .touched_objects();
-    let controller = cloneset_controller(&context);
-    let (pod_observer, claim_observer) = (context.clone(), context.clone());
-    let claims_held = claims.clone();
+    let controller = controller_for::<CloneSet>(&context);
+    let (pod_observer, pvc_observer) = (context.clone(), context.clone());
+    let pvcs_held = pvcs.clone();
     let shell = Arc::new(Shell {
         context,
-        pvcs: claims,
+        seam: CloneSetSeam { pvcs },
     });
     let controller = controller
         .watches_shared_stream(pod_events, move |pod| {
             observe::pod_event::<CloneSet>(&pod_observer, &pod);
             clonesets_to_sync(&pod)
         })
-        .watches_stream(claim_events, move |claim| {
-            observe::claim_event::<CloneSet>(&claim_observer, &claims_held, &claim);
-            super::workload::controlling::<CloneSet>(&claim.metadata)
+        .watches_stream(pvc_events, move |pvc| {
+            let owner: Vec<ObjectRef<CloneSet>> = controlling(&pvc.metadata).into_iter().collect();
+            observe::pvc_event(&pvc_observer, &owner, &pvcs_held, &pvc);
+            owner
         });
-    term.run(COMPONENT, controller, reconcile, error_policy, shell)
-        .await;
-}
-
-fn error_policy(set: Arc<CloneSet>, error: &CloneSetError, _shell: Arc<Shell>) -> Requeue {
-    tracing::warn!(cloneset = set.name_any(), %error, "reconcile failed");
-    Requeue::requeue(Duration::from_secs(5))
-}
-
-/// One round: observe → plan → send → settle.
-async fn reconcile(set: Arc<CloneSet>, shell: Arc<Shell>) -> Result<Requeue, CloneSetError> {
-    let round = Round::new(&shell.context, &*set);
-    let mut observed = match round.observe(&shell).await? {
-        Ok(observed) => observed,
-        Err(outcome) => return Ok(requeue(outcome)),
-    };
-    let pvc_meta: Vec<_> = observed.pvcs.iter().map(|c| &c.metadata).collect();
-    let (history, update_revision) = (&observed.history, observed.update_revision.as_str());
-    let (collision_count, now) = (observed.collision_count, observed.now);
-    let planned = round
-        .plan_whole(
-            &mut observed.pods,
-            |pods| {
-                let snapshot = planner::Snapshot {
-                    cloneset: &set,
-                    pods,
-                    history,
-                    update_revision,
-                    collision_count,
-                    now,
-                };
-                Ok(planner::plan_with_claims(
-                    &snapshot,
-                    &pvc_meta,
-                    &mut fastrand::Rng::new(),
-                )?)
-            },
-            |plan: &Plan| &plan.needs_whole,
-        )
-        .await?;
-    let mut plan = match planned {
-        Ok(plan) => plan,
-        Err(outcome) => return Ok(requeue(outcome)),
-    };
-    clean_up_claims(&round, &plan.claims).await?;
-    let pvcs = PvcWrites {
-        create: &plan.claims.create,
-        delete_with_pod: &plan.claims.delete_with_pod,
-    };
-    let executed = round.send(&plan.actions, pvcs).await?;
-    if let Some(message) = &executed.failed_scale {
-        // OpenKruise: an error of Scale sets FailedScale in the status, written if this round
-        // writes one (a condition alone is no reason to, `status::changed`).
-        planner::status::record_failure(&mut plan.status, "FailedScale", message, now);
-    }
-    Ok(requeue(settle(&round, &plan, executed.conflicted).await?))
-}
-
-/// The writes after the pods: status, the `podsToDelete` clean-up, history truncation, the
-/// round's failure event; then how the round ended.
-async fn settle(
-    round: &Round<'_, CloneSet>,
-    plan: &Plan,
-    conflicted: bool,
-) -> Result<Outcome, CloneSetError> {
-    let set = round.set;
-    if plan.write_status {
-        round.write_status(&status_body(&plan.status)).await?;
-    }
-    if let Some(kept) = &plan.pods_to_delete {
-        let list = (!kept.is_empty()).then_some(kept);
-        let written = round
-            .api::<CloneSet>()
-            .patch(
-                &set.name_any(),
-                &PatchParams::default(),
-                &Patch::Merge(json!({"spec": {"scaleStrategy": {"podsToDelete": list}}})),
-            )
-            .await
-            .map_err(api_error::<CloneSetError>(format!(
-                "cloneset {} podsToDelete",
-                round.key
-            )))?;
-        round.wrote(&written.metadata);
-    }
-    round.delete_revisions(&plan.revisions_to_delete).await?;
-    if let Some(message) = &plan.error {
-        round
-            .publish_note(EventType::Warning, "FailedUpdate", message.clone())
-            .await;
-        return Ok(Outcome::Failed);
-    }
-    if conflicted {
-        return Ok(Outcome::Conflict);
-    }
-    let unfinished = !plan.actions.is_empty()
-        || plan.status.updated_ready_replicas != plan.status.replicas
-        || i64::from(plan.status.replicas) != i64::from(set.spec.replicas.unwrap_or(1));
-    Ok(Outcome::Done {
-        requeue_after: plan.requeue_after,
-        unfinished,
-    })
-}
-
-/// The status as a merge patch sends it: a merge patch keeps what it does not mention, so the
-/// conditions go as `null` once none is left (the `Progressing` condition removed with the
-/// deadline).
-fn status_body(status: &CloneSetStatus) -> serde_json::Value {
-    let mut body = serde_json::to_value(status).unwrap_or_default();
-    if status.conditions.is_none()
-        && let Some(map) = body.as_object_mut()
-    {
-        map.insert("conditions".into(), serde_json::Value::Null);
-    }
-    body
+    term.run(
+        COMPONENT,
+        controller,
+        reconcile::<CloneSetSeam>,
+        error_policy::<CloneSetSeam>,
+        shell,
+    )
+    .await;
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn pods_map_to_their_controlling_cloneset_only() {
-        let pod = |owners: serde_json::Value| -> Pod {
-            serde_json::from_value(json!({
-                "metadata": {"name": "p", "namespace": "ns", "ownerReferences": owners}
-            }))
-            .unwrap()
-        };
-        let owner = |kind: &str, api: &str, controller: bool| json!({"apiVersion": api, "kind": kind, "name": "cs", "uid": "u", "controller": controller});
-        assert_eq!(
-            owner_of(&pod(json!([owner(
-                "CloneSet",
-                "apps.kruise.io/v1alpha1",
-                true
-            )]))),
-            Some(ObjectRef::new("cs").within("ns"))
-        );
-        assert_eq!(
-            owner_of(&pod(json!([owner(
-                "CloneSet",
-                "apps.kruise.io/v1beta1",
-                true
-            )]))),
-            Some(ObjectRef::new("cs").within("ns"))
-        );
-        assert_eq!(
-            owner_of(&pod(json!([owner(
-                "CloneSet",
-                "apps.kruise.io/v1alpha1",
-                false
-            )]))),
-            None
-        );
-        assert_eq!(
-            owner_of(&pod(json!([owner("ReplicaSet", "apps/v1", true)]))),
-            None
-        );
-        assert_eq!(
-            owner_of(&pod(json!([owner("CloneSet", "example.com/v1", true)]))),
-            None
-        );
-    }
-}
-
-#[cfg(test)]
-#[path = "cloneset_shell_tests.rs"]
-mod shell_tests;
-
-#[cfg(test)]
-mod round_tests;
-
-#[cfg(test)]
-#[path = "cloneset/adoption_tests.rs"]
-mod adoption_tests;
+mod tests;

@@ -1,5 +1,5 @@
 //! The Advanced DaemonSet controller: the I/O around [`crate::daemonset`], on the workload shell
-//! ([`super::workload`]).
+//! ([`super::workload`]) with the DaemonSet's seam ([`DaemonSetSeam`]).
 //!
 //! Three watches feed it, each guarded (an object the types refuse is reported and skipped,
 //! [`super::guarded_watch`]): the DaemonSets, the shared pod watch (a pod event wakes the
@@ -8,43 +8,40 @@
 //! DaemonSets for which the node's placement changed ([`crate::daemonset::watch::concerned`]):
 //! heartbeats and status churn change no [`NodeSummary`] and wake none.
 //!
-//! A round is the CloneSet's: wait until the cache shows earlier writes (expectations), claim the
-//! pods, read the ControllerRevisions and make sure the current one exists, plan over the node
-//! summaries and the pods ([`Round::plan_whole`]: reading whole the pods the plan acts on), send,
-//! then write the status, delete old revisions and advance the failed-pod backoff.
+//! A round is every workload's: wait until the cache shows earlier writes (expectations), claim
+//! the pods, read the ControllerRevisions and make sure the current one exists, plan over the
+//! node summaries and the pods (reading whole the pods the plan acts on), send (creations in
+//! slow start, deletions at once), advance the failed-pod backoff, then write the status and
+//! delete old revisions.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use futures::FutureExt;
-use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Pod};
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::ResourceExt;
-use kube::runtime::controller::{Action as Requeue, Controller};
-use kube::runtime::events::EventType;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 
 use super::guarded_watch::{self, UndecodableReporter};
 use super::runtime::Term;
-use super::workload::adoption::workloads_to_sync;
-use super::workload::{Outcome, PvcMeta, PvcWrites, Round, Shell, WorkloadError, observe, requeue};
-use crate::api::daemonset::DaemonSet;
+use super::workload::adoption::{orphan_adopters, workloads_to_sync};
+use super::workload::{
+    Executed, Listing, NoPvcs, Observed, Plan, Seam, SendPolicy, Shell, StatusWrite,
+    controller_for, controlling, error_policy, observe, reconcile,
+};
+use crate::api::daemonset::{DaemonSet, DaemonSetStatus};
 use crate::daemonset::daemon_pod::target_node;
-use crate::daemonset::{self as planner, DaemonPod, FailedPodBackoff, NodeSummary, Plan};
+use crate::daemonset::events::DaemonSetWording;
+use crate::daemonset::{self as planner, DaemonPod, FailedPodBackoff, NodeSummary, PlanExtra};
 use crate::podmarks::PodView;
-use crate::workload::{Action, ListedPod, pod};
+use crate::workload::events::Wording;
+use crate::workload::{Action, ListedPod, PlanError, pod};
 
 pub use super::workload::Context;
 
 /// The component this controller's events carry, as Kruise names it.
 pub const COMPONENT: &str = "daemonset-controller";
-
-impl From<planner::PlanError> for WorkloadError {
-    fn from(error: planner::PlanError) -> Self {
-        WorkloadError::Plan(Box::new(error))
-    }
-}
 
 /// The node summaries by name, with the resourceVersion each was made from: the node watch
 /// compares a node's new summary with its old one, and a round reads them without summarizing
@@ -84,22 +81,17 @@ impl NodeSummaries {
     }
 }
 
-/// What a DaemonSet round reads beside the workload shell.
-pub struct DaemonShell {
-    pub shell: Shell,
+/// The DaemonSet on the workload shell: the nodes it places pods on, and its failed-pod backoff.
+pub struct DaemonSetSeam {
     pub nodes: Store<Node>,
     pub summaries: NodeSummaries,
     /// Failed-pod backoff, per DaemonSet, generation and node.
     pub backoff: Mutex<FailedPodBackoff>,
 }
 
-impl DaemonShell {
-    pub fn new(context: Arc<Context>, nodes: Store<Node>) -> Self {
-        DaemonShell {
-            shell: Shell {
-                context,
-                pvcs: ready_empty_store(),
-            },
+impl DaemonSetSeam {
+    pub fn new(nodes: Store<Node>) -> Self {
+        DaemonSetSeam {
             nodes,
             summaries: NodeSummaries::default(),
             backoff: Mutex::new(FailedPodBackoff::default()),
@@ -107,18 +99,102 @@ impl DaemonShell {
     }
 }
 
-/// DaemonSets have no PVCs: the shell's PVC cache is empty and ready.
-fn ready_empty_store() -> Store<PvcMeta> {
-    let (store, mut writer) = kube::runtime::reflector::store::<PvcMeta>();
-    writer.apply_watcher_event(&watcher::Event::Init);
-    writer.apply_watcher_event(&watcher::Event::InitDone);
-    store
+impl Seam for DaemonSetSeam {
+    type Set = DaemonSet;
+    type Status = DaemonSetStatus;
+    type Extra = PlanExtra;
+    type Pvcs = NoPvcs;
+
+    const COMPONENT: &'static str = COMPONENT;
+    /// Upstream's `syncNodes`: creations in slow-start batches, then the deletions at once.
+    const SEND: SendPolicy = SendPolicy {
+        creations_first: true,
+        stop_at_first_failure: false,
+        parallel_deletes: true,
+    };
+    const WORDING: &'static dyn Wording = &DaemonSetWording;
+    const PLAN_ERROR_REASON: Option<&'static str> = Some("FailedRollingUpdate");
+    /// Upstream claims every pod of the namespace: orphans its selector selects are adopted.
+    const LISTING: Listing = Listing::OwnedAndOrphans;
+
+    fn pvcs(&self) -> &NoPvcs {
+        &NoPvcs
+    }
+
+    fn ready(&self) -> bool {
+        futures::FutureExt::now_or_never(self.nodes.wait_until_ready()).is_some()
+    }
+
+    /// A pod not yet bound names its node only in its affinity, which the summary does not keep.
+    fn read_first(pods: &[ListedPod]) -> Vec<String> {
+        pods.iter()
+            .filter(|p| p.whole.is_none() && pod::node(&*p.summary).is_empty())
+            .map(|p| p.name().to_string())
+            .collect()
+    }
+
+    fn plan(
+        &self,
+        set: &DaemonSet,
+        observed: &Observed,
+        pods: &[ListedPod],
+    ) -> Result<Plan<Self>, PlanError> {
+        let nodes = self.summaries.of_store(&self.nodes);
+        tracing::trace!(nodes = nodes.len(), pods = pods.len(), "planning");
+        let backoff = self.backoff.lock().expect("backoff lock").clone();
+        let mut plan = planner::plan(&planner::Snapshot {
+            set,
+            nodes: &nodes,
+            pods: &daemon_pods(pods),
+            history: &observed.history,
+            current: &observed.update_revision,
+            backoff: &backoff,
+            settled: true,
+            now: observed.now,
+        })?;
+        name_creations(&mut plan.actions, &mut fastrand::Rng::new());
+        Ok(plan)
+    }
+
+    /// The failed-pod backoff moves on once the round is sent.
+    fn after_send(
+        &self,
+        _set: &DaemonSet,
+        plan: &mut Plan<Self>,
+        _executed: &Executed,
+        now: Timestamp,
+    ) -> bool {
+        let mut backoff = self.backoff.lock().expect("backoff lock");
+        for key in &plan.extra.backoff {
+            backoff.advance(key, now);
+        }
+        backoff.collect_garbage(now);
+        false
+    }
+
+    fn status_write(_set: &DaemonSet, status: &DaemonSetStatus) -> StatusWrite<DaemonSet> {
+        StatusWrite::Merge(serde_json::to_value(status).unwrap_or_default())
+    }
+
+    fn unfinished(_set: &DaemonSet, status: &DaemonSetStatus) -> bool {
+        status.updated_number_scheduled != status.desired_number_scheduled
+            || status.number_available.unwrap_or(0) != status.desired_number_scheduled
+    }
 }
 
 /// The DaemonSets a pod event concerns: its controller; for a pod nobody controls, every
-/// DaemonSet one of its ownerReferences names (it may adopt the pod).
-pub fn daemonsets_to_sync(pod: &Pod) -> Vec<ObjectRef<DaemonSet>> {
-    workloads_to_sync::<DaemonSet>(pod)
+/// DaemonSet of `sets` one of its ownerReferences names or whose selector selects it (it may
+/// adopt the pod).
+pub fn daemonsets_to_sync(pod: &Pod, sets: &Store<DaemonSet>) -> Vec<ObjectRef<DaemonSet>> {
+    let mut concerned = workloads_to_sync::<DaemonSet>(pod);
+    if controlling::<DaemonSet>(&pod.metadata).is_none() {
+        for adopter in orphan_adopters(pod, &sets.state()) {
+            if !concerned.contains(&adopter) {
+                concerned.push(adopter);
+            }
+        }
+    }
+    concerned
 }
 
 /// Runs until the term ends; `pod_events` is a subscription to the watch behind `context.pods`,
@@ -128,63 +204,45 @@ pub async fn run(
     pod_events: impl futures::Stream<Item = Arc<Pod>> + Send + 'static,
     term: &Term,
 ) {
-    let client = context.client.clone();
-    let reporter =
-        UndecodableReporter::new::<DaemonSet>(context.metrics.clone(), context.recorder.clone());
-    let (sets, set_stream) = guarded_watch::watch::<DaemonSet>(
-        client.clone(),
-        watcher::Config::default().any_semantic(),
-        reporter,
-    );
     let node_reporter =
         UndecodableReporter::new::<Node>(context.metrics.clone(), context.recorder.clone());
     // The cache keeps of each Node what placement reads: a kubelet's Node is kilobytes of status.
     let (nodes, node_stream) = guarded_watch::watch_pruned::<Node>(
-        client,
+        context.client.clone(),
         watcher::Config::default().any_semantic(),
         node_reporter,
         planner::node::prune,
     );
-    let shell = Arc::new(DaemonShell::new(context.clone(), nodes));
-    let (node_shell, sets_for_nodes) = (shell.clone(), sets.clone());
+    let controller = controller_for::<DaemonSet>(&context);
+    let sets = controller.store();
+    let sets_for_pods = sets.clone();
     let pod_observer = context.clone();
-    let controller = Controller::for_stream(set_stream, sets)
+    let shell = Arc::new(Shell {
+        context,
+        seam: DaemonSetSeam::new(nodes),
+    });
+    let node_shell = shell.clone();
+    let controller = controller
         .watches_shared_stream(pod_events, move |pod| {
             observe::pod_event::<DaemonSet>(&pod_observer, &pod);
-            daemonsets_to_sync(&pod)
+            daemonsets_to_sync(&pod, &sets_for_pods)
         })
         .watches_stream(node_stream, move |node| {
-            let (old, new) = node_shell.summaries.update(&node);
-            let sets = sets_for_nodes.state();
+            let (old, new) = node_shell.seam.summaries.update(&node);
+            let sets = sets.state();
             planner::watch::concerned(sets.iter().map(|s| &**s), old.as_deref(), &new)
                 .into_iter()
                 .map(ObjectRef::from_obj)
                 .collect::<Vec<_>>()
         });
-    term.run(COMPONENT, controller, reconcile, error_policy, shell)
-        .await;
-}
-
-fn error_policy(set: Arc<DaemonSet>, error: &WorkloadError, _shell: Arc<DaemonShell>) -> Requeue {
-    tracing::warn!(daemonset = set.name_any(), %error, "reconcile failed");
-    Requeue::requeue(Duration::from_secs(5))
-}
-
-/// Reads whole the pods not yet bound: such a pod names its node only in its affinity, which the
-/// summary does not keep.
-async fn read_unbound(
-    round: &Round<'_, DaemonSet>,
-    pods: &mut Vec<ListedPod>,
-) -> Result<(), WorkloadError> {
-    let unbound: Vec<String> = pods
-        .iter()
-        .filter(|p| p.whole.is_none() && pod::node(&*p.summary).is_empty())
-        .map(|p| p.name().to_string())
-        .collect();
-    if !unbound.is_empty() {
-        round.read_whole(&unbound, pods, |_| true).await?;
-    }
-    Ok(())
+    term.run(
+        COMPONENT,
+        controller,
+        reconcile::<DaemonSetSeam>,
+        error_policy::<DaemonSetSeam>,
+        shell,
+    )
+    .await;
 }
 
 /// The pods as the planner takes them: each with the node it is meant for (a pod the round
@@ -202,64 +260,6 @@ fn daemon_pods(pods: &[ListedPod]) -> Vec<DaemonPod> {
             }
         })
         .collect()
-}
-
-/// One round: observe → plan → send → settle.
-async fn reconcile(set: Arc<DaemonSet>, shell: Arc<DaemonShell>) -> Result<Requeue, WorkloadError> {
-    let round = Round::new(&shell.shell.context, &*set);
-    if shell.nodes.wait_until_ready().now_or_never().is_none() {
-        return Ok(requeue(Outcome::CachesNotReady));
-    }
-    let mut observed = match round.observe(&shell.shell).await? {
-        Ok(observed) => observed,
-        Err(outcome) => return Ok(requeue(outcome)),
-    };
-    let nodes = shell.summaries.of_store(&shell.nodes);
-    tracing::trace!(
-        daemonset = %round.key,
-        nodes = nodes.len(),
-        pods = observed.pods.len(),
-        "planning"
-    );
-    let (history, current, now) = (
-        &observed.history,
-        observed.update_revision.as_str(),
-        observed.now,
-    );
-    let backoff = shell.backoff.lock().expect("backoff lock").clone();
-    read_unbound(&round, &mut observed.pods).await?;
-    let planned = round
-        .plan_whole(
-            &mut observed.pods,
-            |pods| {
-                Ok(planner::plan(&planner::Snapshot {
-                    set: &set,
-                    nodes: &nodes,
-                    pods: &daemon_pods(pods),
-                    history,
-                    current,
-                    backoff: &backoff,
-                    settled: true,
-                    now,
-                })?)
-            },
-            |plan: &Plan| &plan.needs_whole,
-        )
-        .await?;
-    let mut plan = match planned {
-        Ok(plan) => plan,
-        Err(outcome) => return Ok(requeue(outcome)),
-    };
-    name_creations(&mut plan.actions, &mut fastrand::Rng::new());
-    let executed = round.send(&plan.actions, no_pvcs()).await?;
-    {
-        let mut backoff = shell.backoff.lock().expect("backoff lock");
-        for key in &plan.backoff {
-            backoff.advance(key, now);
-        }
-        backoff.collect_garbage(now);
-    }
-    Ok(requeue(settle(&round, &plan, executed.conflicted).await?))
 }
 
 /// The characters Kubernetes' `generateName` suffixes are made of.
@@ -281,44 +281,5 @@ fn name_creations(actions: &mut [Action], rng: &mut fastrand::Rng) {
     }
 }
 
-fn no_pvcs() -> PvcWrites<'static> {
-    static NONE_CREATED: BTreeMap<String, Vec<PersistentVolumeClaim>> = BTreeMap::new();
-    static NONE_DELETED: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    PvcWrites {
-        create: &NONE_CREATED,
-        delete_with_pod: &NONE_DELETED,
-    }
-}
-
-/// The writes after the pods: status, old revisions, the round's failure; then how it ended.
-async fn settle(
-    round: &Round<'_, DaemonSet>,
-    plan: &Plan,
-    conflicted: bool,
-) -> Result<Outcome, WorkloadError> {
-    if plan.write_status {
-        round.write_status(&plan.status).await?;
-    }
-    round.delete_revisions(&plan.revisions_to_delete).await?;
-    if let Some(message) = &plan.error {
-        round
-            .publish_note(EventType::Warning, "FailedRollingUpdate", message.clone())
-            .await;
-        return Ok(Outcome::Failed);
-    }
-    if conflicted {
-        return Ok(Outcome::Conflict);
-    }
-    let status = &plan.status;
-    let unfinished = !plan.actions.is_empty()
-        || status.updated_number_scheduled != status.desired_number_scheduled
-        || status.number_available.unwrap_or(0) != status.desired_number_scheduled;
-    Ok(Outcome::Done {
-        requeue_after: plan.requeue_after,
-        unfinished,
-    })
-}
-
 #[cfg(test)]
-#[path = "daemonset_shell_tests.rs"]
-mod shell_tests;
+mod tests;

@@ -10,10 +10,7 @@ use std::time::{Duration, Instant};
 use prometheus_client::metrics::counter::Counter;
 
 use super::own_writes::OwnWrites;
-
-/// Upstream's `--expectation-timeout`: after this an expectation is dropped, so a lost watch
-/// event cannot stall a CloneSet for ever.
-pub const TIMEOUT: Duration = Duration::from_secs(300);
+pub use super::own_writes::TIMEOUT;
 
 /// How long a CloneSet waits for another look once its expectations timed out (upstream's
 /// `ForceDeleteTimeoutExpectationGate`): whatever was lost, the next round plans on the cache.
@@ -204,5 +201,4 @@ impl Expectations {
 }
 
 #[cfg(test)]
-#[path = "expectations_tests.rs"]
 mod tests;

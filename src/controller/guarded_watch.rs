@@ -357,5 +357,4 @@ where
 }
 
 #[cfg(test)]
-#[path = "guarded_watch_tests.rs"]
 mod tests;

@@ -6,10 +6,15 @@
 //! one; a leader that cannot renew within its renew deadline (shorter than the lease) steps down
 //! before others may take over.
 //!
+//! A replica that stepped down (its apiserver unreachable past the deadline, a conflict, a lost
+//! race) goes on asking every round, as client-go's elector goes back to acquiring: it leads again
+//! once the apiserver answers and nobody else took the Lease meanwhile, or follows the new holder.
+//!
 //! [`observe`] and [`decide`] are the whole policy; [`Elector`] only reads and writes the Lease, on
 //! its own thread and runtime with its own client ([`spawn`]), so nothing the controllers do can
-//! delay a renewal.
+//! delay a renewal. What it last did is in [`LeaseHealth`], for the admin port and the metrics.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -21,6 +26,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::k8s::retry::is_conflict;
+use crate::metrics::controllers::ControllerMetrics;
 
 /// Timings, client-go's defaults: 15 s lease, 10 s renew deadline, a round every 2 s.
 #[derive(Debug, Clone)]
@@ -172,6 +178,169 @@ pub fn leads(last_renewal: Option<Instant>, now: Instant, renew_deadline: Durati
     last_renewal.is_some_and(|at| now.saturating_duration_since(at) < renew_deadline)
 }
 
+/// The renewal that still counts at `now`: none once the renew deadline has passed. A replica
+/// past its deadline has stepped down, and its next round must ask the apiserver afresh with a
+/// whole round's time, not inherit a deadline that is already over.
+pub fn current_renewal(
+    last_renewal: Option<Instant>,
+    now: Instant,
+    renew_deadline: Duration,
+) -> Option<Instant> {
+    last_renewal.filter(|_| leads(last_renewal, now, renew_deadline))
+}
+
+/// When the round that starts at `started` must end: at the next round, or at the renew deadline
+/// of a current renewal if that comes first. Never before `started` for a current renewal.
+pub fn round_end(started: Instant, last_renewal: Option<Instant>, config: &LeaseConfig) -> Instant {
+    let next_round = started + config.renew_period;
+    match current_renewal(last_renewal, started, config.renew_deadline) {
+        Some(at) => next_round.min(at + config.renew_deadline),
+        None => next_round,
+    }
+}
+
+/// How one election round ended, as counted in `controller_lease_rounds_total{outcome}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoundOutcome {
+    /// This replica led and renewed.
+    Renewed,
+    /// This replica did not lead and now does.
+    Acquired,
+    /// Another replica holds the Lease (or won the race for it).
+    Followed,
+    /// The apiserver refused, failed or did not answer in time.
+    Failed,
+}
+
+impl RoundOutcome {
+    pub fn label(self) -> &'static str {
+        match self {
+            RoundOutcome::Renewed => "renewed",
+            RoundOutcome::Acquired => "acquired",
+            RoundOutcome::Followed => "followed",
+            RoundOutcome::Failed => "failed",
+        }
+    }
+}
+
+/// What the election last did, for `/readyz?verbose`, `/livez` and the metrics. Written by the
+/// election thread after every round, read by the admin port without waiting on the election.
+#[derive(Debug, Default)]
+pub struct LeaseHealth {
+    state: std::sync::Mutex<LeaseHealthState>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct LeaseHealthState {
+    started: Option<std::time::Instant>,
+    leading: bool,
+    last_renewal: Option<std::time::Instant>,
+    last_round: Option<std::time::Instant>,
+    holder: Option<String>,
+    last_error: Option<String>,
+}
+
+/// An election round older than this means the election itself has stopped (its thread is gone
+/// or blocked): rounds end every renew period, answered or not.
+pub const ELECTION_STALLED_AFTER: Duration = Duration::from_secs(60);
+
+impl LeaseHealth {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn update(&self, change: impl FnOnce(&mut LeaseHealthState)) {
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        change(&mut state);
+    }
+
+    fn read(&self) -> LeaseHealthState {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    fn started(&self, now: std::time::Instant) {
+        self.update(|s| s.started = Some(now));
+    }
+
+    fn round(
+        &self,
+        now: std::time::Instant,
+        leading: bool,
+        renewed: bool,
+        holder: Option<String>,
+        error: Option<String>,
+    ) {
+        self.update(|s| {
+            s.leading = leading;
+            s.last_round = Some(now);
+            if renewed {
+                s.last_renewal = Some(now);
+            }
+            if error.is_none() {
+                s.holder = holder;
+            }
+            s.last_error = error;
+        });
+    }
+
+    fn stepped_down(&self) {
+        self.update(|s| s.leading = false);
+    }
+
+    /// One line on the election for `/readyz?verbose`: whether this replica leads, how recent its
+    /// last renewal is, who holds the Lease otherwise, and the last round's failure.
+    pub fn describe(&self, now: std::time::Instant) -> String {
+        let state = self.read();
+        let ago = |at: std::time::Instant| {
+            format!(
+                "{:.1} s ago",
+                now.saturating_duration_since(at).as_secs_f64()
+            )
+        };
+        let Some(last_round) = state.last_round else {
+            return "lease: no election round yet".to_string();
+        };
+        let renewal = state.last_renewal.map_or_else(
+            || "never renewed".to_string(),
+            |at| format!("last renewal {}", ago(at)),
+        );
+        if state.leading {
+            return format!("lease: leading, {renewal}");
+        }
+        match (&state.last_error, &state.holder) {
+            (Some(error), _) => format!(
+                "lease: not leading, {renewal}; last round failed {}: {error}",
+                ago(last_round)
+            ),
+            (None, Some(holder)) => format!(
+                "lease: not leading, held by {holder} (seen {}); {renewal}",
+                ago(last_round)
+            ),
+            (None, None) => format!("lease: not leading, {renewal}"),
+        }
+    }
+
+    /// Why the election is not alive, for `/livez`: no round ended within
+    /// [`ELECTION_STALLED_AFTER`] (or none since the election started that long ago).
+    pub fn stalled(&self, now: std::time::Instant) -> Option<String> {
+        let state = self.read();
+        let since = state.last_round.or(state.started)?;
+        let idle = now.saturating_duration_since(since);
+        (idle > ELECTION_STALLED_AFTER).then(|| {
+            format!(
+                "leader election stalled: no round for {:.0} s",
+                idle.as_secs_f64()
+            )
+        })
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum LeaseError {
     #[error("lease {namespace}/{name}: {source}")]
@@ -193,6 +362,8 @@ pub struct Elector {
     api: Api<Lease>,
     config: LeaseConfig,
     observed: Option<Observed>,
+    health: Arc<LeaseHealth>,
+    metrics: Option<ControllerMetrics>,
 }
 
 impl Elector {
@@ -201,14 +372,39 @@ impl Elector {
             api: Api::namespaced(client, &config.namespace),
             config,
             observed: None,
+            health: Arc::new(LeaseHealth::new()),
+            metrics: None,
+        }
+    }
+
+    /// Reports every round to `health` and to `metrics`.
+    pub fn reporting(mut self, health: Arc<LeaseHealth>, metrics: ControllerMetrics) -> Self {
+        self.health = health;
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// Records one round: its outcome, and what the Lease looked like.
+    fn report(&self, outcome: RoundOutcome, leading: bool, error: Option<String>) {
+        let now = std::time::Instant::now();
+        let holder = self.observed.as_ref().and_then(|o| o.lease.holder.clone());
+        let renewed = matches!(outcome, RoundOutcome::Renewed | RoundOutcome::Acquired);
+        self.health.round(now, leading, renewed, holder, error);
+        if let Some(metrics) = &self.metrics {
+            metrics.observe_lease_round(outcome.label());
+            if renewed {
+                metrics.set_lease_renewed_now();
+            }
         }
     }
 
     /// Runs the election until `shutdown`, publishing leadership on `leading`, and releases the
     /// lease on the way out if held. Leadership goes false as soon as the renew deadline passes
-    /// without a renewal, even while a request to the apiserver hangs.
+    /// without a renewal, even while a request to the apiserver hangs; the rounds go on, so the
+    /// replica leads again once the apiserver answers and the Lease is still, or again, free for it.
     pub async fn run(mut self, leading: watch::Sender<bool>, shutdown: CancellationToken) {
         let mut last_renewal: Option<Instant> = None;
+        self.health.started(std::time::Instant::now());
         let publish = |is_leader: bool| {
             leading.send_if_modified(|current| {
                 let changed = *current != is_leader;
@@ -220,47 +416,63 @@ impl Elector {
             let started = Instant::now();
             let next_round = started + self.config.renew_period;
             // A round may take until the next one is due, or until the deadline, if sooner.
-            let round_ends = match last_renewal {
-                Some(at) => next_round.min(at + self.config.renew_deadline),
-                None => next_round,
-            };
+            let round_ends = round_end(started, last_renewal, &self.config);
             let round = tokio::select! {
                 () = shutdown.cancelled() => break,
                 round = tokio::time::timeout_at(round_ends, self.try_once()) => round,
             };
-            match round {
-                Ok(Ok(true)) => last_renewal = Some(Instant::now()),
-                Ok(Ok(false)) => last_renewal = None,
-                Ok(Err(error)) => tracing::warn!(%error, "lease round failed"),
-                Err(_) => tracing::warn!(
-                    error = %self.timed_out(round_ends - started),
-                    "lease round failed"
+            let was_leading = *leading.borrow();
+            let (outcome, error) = match round {
+                Ok(Ok(true)) => {
+                    last_renewal = Some(Instant::now());
+                    let outcome = if was_leading {
+                        RoundOutcome::Renewed
+                    } else {
+                        RoundOutcome::Acquired
+                    };
+                    (outcome, None)
+                }
+                Ok(Ok(false)) => {
+                    last_renewal = None;
+                    (RoundOutcome::Followed, None)
+                }
+                Ok(Err(error)) => (RoundOutcome::Failed, Some(error)),
+                Err(_) => (
+                    RoundOutcome::Failed,
+                    Some(self.timed_out(round_ends - started)),
                 ),
+            };
+            if let Some(error) = &error {
+                tracing::warn!(%error, "lease round failed");
             }
-            publish(leads(
-                last_renewal,
-                Instant::now(),
-                self.config.renew_deadline,
-            ));
+            let now = Instant::now();
+            last_renewal = current_renewal(last_renewal, now, self.config.renew_deadline);
+            let is_leader = last_renewal.is_some();
+            publish(is_leader);
+            self.report(outcome, is_leader, error.map(|e| e.to_string()));
             // Wait for the next round; a leader that reaches its deadline meanwhile steps down at
             // once.
             loop {
                 let wake = match last_renewal {
-                    Some(at) if *leading.borrow() => {
-                        next_round.min(at + self.config.renew_deadline)
-                    }
-                    _ => next_round,
+                    Some(at) => next_round.min(at + self.config.renew_deadline),
+                    None => next_round,
                 };
                 tokio::select! {
                     () = shutdown.cancelled() => break,
                     () = tokio::time::sleep_until(wake) => {}
                 }
-                publish(leads(
-                    last_renewal,
-                    Instant::now(),
-                    self.config.renew_deadline,
-                ));
-                if Instant::now() >= next_round {
+                let now = Instant::now();
+                last_renewal = current_renewal(last_renewal, now, self.config.renew_deadline);
+                if last_renewal.is_none() && *leading.borrow() {
+                    tracing::warn!(
+                        identity = self.config.identity,
+                        deadline = ?self.config.renew_deadline,
+                        "no renewal within the renew deadline: stepping down, still trying to renew"
+                    );
+                    self.health.stepped_down();
+                }
+                publish(last_renewal.is_some());
+                if now >= next_round {
                     break;
                 }
             }
@@ -404,6 +616,8 @@ impl ElectionThread {
 pub fn spawn(
     client: impl FnOnce() -> Result<kube::Client, String> + Send + 'static,
     config: LeaseConfig,
+    health: Arc<LeaseHealth>,
+    metrics: ControllerMetrics,
 ) -> std::io::Result<ElectionThread> {
     let (leading_tx, leading) = watch::channel(false);
     let stop = CancellationToken::new();
@@ -419,6 +633,7 @@ pub fn spawn(
                 match client() {
                     Ok(client) => {
                         Elector::new(client, config)
+                            .reporting(health, metrics)
                             .run(leading_tx, stop_thread)
                             .await
                     }
@@ -445,192 +660,4 @@ pub fn default_identity() -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const LEASE: Duration = Duration::from_secs(15);
-
-    fn view(holder: Option<&str>, renewed: Option<i64>, duration: Option<i32>) -> LeaseView {
-        LeaseView {
-            holder: holder.map(str::to_string),
-            renew_time: renewed.map(|s| Timestamp::from_second(1_700_000_000 + s).unwrap()),
-            duration_seconds: duration,
-            transitions: None,
-        }
-    }
-
-    /// `lease` first seen at `t0`, decided `seconds` later.
-    fn decide_after(lease: LeaseView, seconds: u64, t0: Instant) -> LeaseDecision {
-        let observed = observe(None, lease, t0);
-        decide(&observed, "me", t0 + Duration::from_secs(seconds), LEASE)
-    }
-
-    #[test]
-    fn free_lease_is_taken() {
-        let t0 = Instant::now();
-        assert_eq!(
-            decide_after(view(None, None, None), 0, t0),
-            LeaseDecision::Acquire
-        );
-        assert_eq!(
-            decide_after(view(None, Some(0), Some(15)), 1, t0),
-            LeaseDecision::Acquire
-        );
-    }
-
-    #[test]
-    fn own_lease_is_renewed_even_if_expired() {
-        assert_eq!(
-            decide_after(view(Some("me"), Some(0), Some(15)), 100, Instant::now()),
-            LeaseDecision::Renew
-        );
-    }
-
-    #[test]
-    fn a_foreign_lease_is_followed_until_unchanged_for_its_duration() {
-        let t0 = Instant::now();
-        let lease = view(Some("other"), Some(0), Some(15));
-        assert_eq!(
-            decide_after(lease.clone(), 15, t0),
-            LeaseDecision::Follow {
-                holder_expires: t0 + LEASE
-            }
-        );
-        assert_eq!(decide_after(lease, 16, t0), LeaseDecision::Acquire);
-    }
-
-    #[test]
-    fn each_change_restarts_the_count_and_a_reread_without_change_does_not() {
-        let t0 = Instant::now();
-        let first = observe(None, view(Some("other"), Some(0), Some(15)), t0);
-        let same = observe(
-            Some(&first),
-            view(Some("other"), Some(0), Some(15)),
-            t0 + Duration::from_secs(10),
-        );
-        assert_eq!(same.changed_at, t0);
-        let renewed = observe(
-            Some(&same),
-            view(Some("other"), Some(2), Some(15)),
-            t0 + Duration::from_secs(12),
-        );
-        assert_eq!(renewed.changed_at, t0 + Duration::from_secs(12));
-        assert_eq!(
-            decide(&renewed, "me", t0 + Duration::from_secs(20), LEASE),
-            LeaseDecision::Follow {
-                holder_expires: t0 + Duration::from_secs(27)
-            }
-        );
-    }
-
-    #[test]
-    fn the_holders_clock_does_not_matter() {
-        let t0 = Instant::now();
-        // Renewed "a year ago" or "in a year" by the holder's clock: only changes count.
-        for renewed in [-365 * 86_400, 365 * 86_400] {
-            let lease = view(Some("other"), Some(renewed), Some(15));
-            assert!(matches!(
-                decide_after(lease.clone(), 5, t0),
-                LeaseDecision::Follow { .. }
-            ));
-            assert_eq!(decide_after(lease, 16, t0), LeaseDecision::Acquire);
-        }
-    }
-
-    #[test]
-    fn missing_or_zero_duration_uses_the_default() {
-        let t0 = Instant::now();
-        let lease = view(Some("other"), Some(0), None);
-        assert!(matches!(
-            decide_after(lease.clone(), 10, t0),
-            LeaseDecision::Follow { .. }
-        ));
-        assert_eq!(decide_after(lease, 16, t0), LeaseDecision::Acquire);
-        let zero = view(Some("other"), Some(0), Some(0));
-        assert!(matches!(
-            decide_after(zero, 10, t0),
-            LeaseDecision::Follow { .. }
-        ));
-    }
-
-    #[test]
-    fn released_lease_expires_after_one_second() {
-        let lease = view(Some("other"), Some(0), Some(1));
-        assert_eq!(
-            decide_after(lease, 2, Instant::now()),
-            LeaseDecision::Acquire
-        );
-    }
-
-    #[test]
-    fn a_leader_leads_only_within_the_renew_deadline() {
-        let t0 = Instant::now();
-        let deadline = Duration::from_secs(10);
-        assert!(!leads(None, t0, deadline));
-        assert!(leads(Some(t0), t0 + Duration::from_secs(9), deadline));
-        assert!(!leads(Some(t0), t0 + Duration::from_secs(10), deadline));
-        // Stepping down happens before anyone else may take over.
-        assert!(deadline < LEASE);
-        let config = LeaseConfig::new("l", "ns", "me");
-        assert!(config.renew_deadline < config.lease_duration);
-        assert!(config.renew_period < config.renew_deadline);
-    }
-
-    #[test]
-    fn view_treats_empty_holder_as_free_and_falls_back_to_acquire_time() {
-        let at = Timestamp::from_second(1_700_000_003).unwrap();
-        let lease = Lease {
-            spec: Some(LeaseSpec {
-                holder_identity: Some(String::new()),
-                acquire_time: Some(MicroTime(at)),
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        let v = LeaseView::of(&lease);
-        assert_eq!(v.holder, None);
-        assert_eq!(v.renew_time, Some(at));
-    }
-
-    #[test]
-    fn acquire_counts_a_transition_and_renew_does_not() {
-        let at = |s: i64| Timestamp::from_second(1_700_000_000 + s).unwrap();
-        let config = LeaseConfig::new("l", "ns", "me");
-        let current = Lease {
-            spec: Some(LeaseSpec {
-                holder_identity: Some("other".into()),
-                lease_transitions: Some(4),
-                acquire_time: Some(MicroTime(at(0))),
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        let taken = next_lease(&current, LeaseDecision::Acquire, &config, at(20)).unwrap();
-        let spec = taken.spec.as_ref().unwrap();
-        assert_eq!(spec.holder_identity.as_deref(), Some("me"));
-        assert_eq!(spec.lease_transitions, Some(5));
-        assert_eq!(spec.acquire_time, Some(MicroTime(at(20))));
-        assert_eq!(spec.lease_duration_seconds, Some(15));
-
-        let renewed = next_lease(&taken, LeaseDecision::Renew, &config, at(25)).unwrap();
-        let spec = renewed.spec.as_ref().unwrap();
-        assert_eq!(spec.lease_transitions, Some(5));
-        assert_eq!(spec.acquire_time, Some(MicroTime(at(20))));
-        assert_eq!(spec.renew_time, Some(MicroTime(at(25))));
-        assert!(
-            next_lease(
-                &taken,
-                LeaseDecision::Follow {
-                    holder_expires: Instant::now()
-                },
-                &config,
-                at(25)
-            )
-            .is_none()
-        );
-    }
-}
-
-#[cfg(test)]
-#[path = "leader_tests.rs"]
-mod shell_tests;
+mod tests;

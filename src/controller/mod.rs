@@ -17,8 +17,6 @@ pub mod command;
 pub mod daemonset;
 pub mod events;
 pub mod expectations;
-#[cfg(test)]
-pub(crate) mod fake_apiserver;
 pub mod guarded_watch;
 pub mod leader;
 pub mod own_writes;
@@ -70,6 +68,8 @@ pub struct ControllerConfig {
     /// The SidecarSets as the catalogue's watch delivers them (`serve`); without, the SidecarSet
     /// controller lists and watches them itself.
     pub sidecarset_feed: Option<SidecarSetFeed>,
+    /// What the election last did (the serving process's admin port reads it).
+    pub lease_health: Arc<leader::LeaseHealth>,
 }
 
 impl ControllerConfig {
@@ -85,6 +85,7 @@ impl ControllerConfig {
             limits: ApiLimits::default(),
             metrics: Arc::new(Metrics::new()),
             sidecarset_feed: None,
+            lease_health: Arc::new(leader::LeaseHealth::new()),
         }
     }
 }
@@ -107,10 +108,13 @@ pub async fn run(
     config: ControllerConfig,
     shutdown: CancellationToken,
 ) -> Result<(), ControllerError> {
+    let kube_config = with_user_agent(kube_config, &config.lease.identity);
     let lease_client_config = kube_config.clone();
     let election = leader::spawn(
         move || kube::Client::try_from(lease_client_config).map_err(|e| e.to_string()),
         config.lease.clone(),
+        config.lease_health.clone(),
+        config.metrics.controllers.clone(),
     )?;
     let mut config = config;
     if config.sidecarsets && config.sidecarset_feed.is_none() {
@@ -179,6 +183,20 @@ pub async fn run(
     outcome
 }
 
+/// `kube_config` whose requests name this replica in their `User-Agent`
+/// (`kruise-webhook/<version> (<identity>)`), so the apiserver's audit log tells which replica
+/// wrote what: one writer at a time can be checked there.
+fn with_user_agent(mut kube_config: kube::Config, identity: &str) -> kube::Config {
+    let agent = format!("kruise-webhook/{} ({identity})", env!("CARGO_PKG_VERSION"));
+    match axum::http::HeaderValue::from_str(&agent) {
+        Ok(value) => kube_config
+            .headers
+            .push((axum::http::header::USER_AGENT, value)),
+        Err(error) => tracing::warn!(%error, identity, "identity unfit for a User-Agent header"),
+    }
+    kube_config
+}
+
 /// Reports the SidecarSets the types refuse for the SidecarSet feed: as the controller's
 /// component, on `client` (the feed's, outside the controllers' budget: it lives across terms).
 pub fn sidecarset_reporter(
@@ -194,6 +212,15 @@ pub fn sidecarset_reporter(
         config.metrics.clone(),
         recorder,
     )
+}
+
+/// Reads an unused subscription of a shared reflector until the term ends (unread, it would
+/// stall the reflector).
+async fn drain<T>(subscription: impl futures::Stream<Item = T>, end: &CancellationToken) {
+    tokio::select! {
+        () = end.cancelled() => {}
+        () = subscription.for_each(|_| futures::future::ready(())) => {}
+    }
 }
 
 /// One leadership term: shared pod and namespace reflectors feeding the controllers, all on the
@@ -228,36 +255,22 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
     .default_backoff()
     .for_each(|_| futures::future::ready(()));
 
-    let cloneset_context = Arc::new(cloneset::Context {
-        client: client.clone(),
-        pods: pods.clone(),
-        summaries: summaries.clone(),
-        recorder: term.recorder(cloneset::COMPONENT),
-        expectations: std::sync::Mutex::new(expectations::Expectations::counting_timeouts(
-            term.metrics().expectation_timeouts(cloneset::COMPONENT),
-        )),
-        metrics: config.metrics.clone(),
-    });
-    let statefulset_context = Arc::new(workload::Context {
-        client: client.clone(),
-        pods: pods.clone(),
-        summaries: summaries.clone(),
-        recorder: term.recorder(statefulset::COMPONENT),
-        expectations: std::sync::Mutex::new(expectations::Expectations::counting_timeouts(
-            term.metrics().expectation_timeouts(statefulset::COMPONENT),
-        )),
-        metrics: config.metrics.clone(),
-    });
-    let daemonset_context = Arc::new(daemonset::Context {
-        client: client.clone(),
-        pods: pods.clone(),
-        summaries: summaries.clone(),
-        recorder: term.recorder(daemonset::COMPONENT),
-        expectations: std::sync::Mutex::new(expectations::Expectations::counting_timeouts(
-            term.metrics().expectation_timeouts(daemonset::COMPONENT),
-        )),
-        metrics: config.metrics.clone(),
-    });
+    // Each workload controller: its events' component, its own expectations.
+    let workload_context = |component: &'static str| {
+        Arc::new(workload::Context {
+            client: client.clone(),
+            pods: pods.clone(),
+            summaries: summaries.clone(),
+            recorder: term.recorder(component),
+            expectations: std::sync::Mutex::new(expectations::Expectations::counting_timeouts(
+                term.metrics().expectation_timeouts(component),
+            )),
+            metrics: config.metrics.clone(),
+        })
+    };
+    let cloneset_context = workload_context(cloneset::COMPONENT);
+    let statefulset_context = workload_context(statefulset::COMPONENT);
+    let daemonset_context = workload_context(daemonset::COMPONENT);
     let context = Arc::new(sidecarset::Context {
         client: client.clone(),
         pods: pods.clone(),
@@ -279,53 +292,39 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
         if let (true, Some(feed)) = (config.sidecarsets, &config.sidecarset_feed) {
             sidecarset::run(context, feed, pods_for_sidecarsets, namespace_events, &term).await;
         } else {
-            // Unused subscriptions must still be drained or the shared reflector stalls.
-            let drain_pods = pods_for_sidecarsets.for_each(|_| futures::future::ready(()));
-            let drain_ns = namespace_events.for_each(|_| futures::future::ready(()));
-            tokio::select! {
-                () = end.cancelled() => {}
-                _ = futures::future::join(drain_pods, drain_ns) => {}
-            }
+            futures::future::join(
+                drain(pods_for_sidecarsets, &end),
+                drain(namespace_events, &end),
+            )
+            .await;
         }
     };
     let clonesets = async {
         if config.clonesets {
             cloneset::run(cloneset_context, pods_for_clonesets, &term).await;
         } else {
-            tokio::select! {
-                () = end.cancelled() => {}
-                () = pods_for_clonesets.for_each(|_| futures::future::ready(())) => {}
-            }
+            drain(pods_for_clonesets, &end).await;
         }
     };
     let statefulsets = async {
         if config.statefulsets {
             statefulset::run(statefulset_context, pods_for_statefulsets, &term).await;
         } else {
-            tokio::select! {
-                () = end.cancelled() => {}
-                () = pods_for_statefulsets.for_each(|_| futures::future::ready(())) => {}
-            }
+            drain(pods_for_statefulsets, &end).await;
         }
     };
     let daemonsets = async {
         if config.daemonsets {
             daemonset::run(daemonset_context, pods_for_daemonsets, &term).await;
         } else {
-            tokio::select! {
-                () = end.cancelled() => {}
-                () = pods_for_daemonsets.for_each(|_| futures::future::ready(())) => {}
-            }
+            drain(pods_for_daemonsets, &end).await;
         }
     };
     let barriers = async {
         if config.barriers {
             barrier::run(pods_for_barriers, pods, &term).await;
         } else {
-            tokio::select! {
-                () = end.cancelled() => {}
-                () = pods_for_barriers.for_each(|_| futures::future::ready(())) => {}
-            }
+            drain(pods_for_barriers, &end).await;
         }
     };
     // The controllers stop with the term; the reflectors are dropped with them.
@@ -338,3 +337,6 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
     }
     Ok(())
 }
+
+#[cfg(test)]
+pub(crate) mod tests;

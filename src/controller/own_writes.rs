@@ -15,7 +15,10 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use super::expectations::TIMEOUT;
+/// Upstream's `--expectation-timeout`: after this a write the cache has not shown is no longer
+/// waited for (a lost watch event cannot stall a workload for ever). The expectations of pod and
+/// PVC writes ([`super::expectations`]) wait as long.
+pub const TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Below this many records no clean-up runs.
 const PRUNE_FLOOR: usize = 64;
@@ -102,5 +105,4 @@ impl OwnWrites {
 }
 
 #[cfg(test)]
-#[path = "own_writes_tests.rs"]
 mod tests;

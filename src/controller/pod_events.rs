@@ -191,5 +191,4 @@ async fn tell(subscribers: &mut [Subscriber], pod: Arc<Pod>, deleted: bool) {
 }
 
 #[cfg(test)]
-#[path = "pod_events_tests.rs"]
 mod tests;

@@ -330,5 +330,4 @@ impl Term {
 }
 
 #[cfg(test)]
-#[path = "runtime_tests.rs"]
 mod tests;

@@ -645,10 +645,3 @@ fn namespace_labels_by_name(namespaces: &[Arc<Namespace>]) -> BTreeMap<String, s
 
 #[cfg(test)]
 mod tests;
-
-#[cfg(test)]
-mod condition_tests;
-
-#[cfg(test)]
-#[path = "sidecarset_shell_tests.rs"]
-mod shell_tests;

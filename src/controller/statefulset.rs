@@ -1,5 +1,5 @@
 //! The Advanced StatefulSet controller: the I/O around [`crate::statefulset`], on the workload
-//! shell ([`super::workload`]).
+//! shell ([`super::workload`]) with the StatefulSet's seam ([`StatefulSetSeam`]).
 //!
 //! A round waits until the caches show the controller's own earlier writes (expectations: pods
 //! created, deleted or written, PVCs created or rewritten, each at its resourceVersion — which
@@ -17,76 +17,140 @@
 
 use std::sync::Arc;
 
+use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kube::ResourceExt;
-use kube::api::{Api, PostParams};
-use kube::runtime::controller::{Action as Requeue, Controller};
+use kube::api::Api;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 
-use super::guarded_watch::{self, UndecodableReporter};
 use super::runtime::Term;
-use super::workload::adoption::{Claimed, workloads_to_sync};
-use super::workload::observe::{self, told};
+use super::workload::adoption::workloads_to_sync;
 use super::workload::{
-    Context, Outcome, Round, WorkloadError, api_error, owned_pods, pvc_key, requeue,
+    Context, Executed, Listing, Observed, Plan, Seam, SendPolicy, Shell, StatusWrite,
+    controller_for, error_policy, observe, reconcile,
 };
-use crate::api::statefulset::StatefulSet;
-use crate::controller::expectations::Seen;
-use crate::podmarks::PodView;
+use crate::api::statefulset::{StatefulSet, StatefulSetStatus};
+use crate::statefulset::events::StatefulSetWording;
 use crate::statefulset::ordinals::parent_and_ordinal;
-use crate::statefulset::{self as planner, Claims, Plan};
-use crate::workload::Workload;
-
-mod send;
+use crate::statefulset::{self as planner, Claims};
+use crate::workload::events::Wording;
+use crate::workload::{ListedPod, PlanError, Workload};
 
 /// The component this controller's events carry, as Kruise names it.
 pub const COMPONENT: &str = planner::events::COMPONENT;
 
-impl From<planner::PlanError> for WorkloadError {
-    fn from(error: planner::PlanError) -> Self {
-        WorkloadError::Plan(Box::new(error))
-    }
+/// The Advanced StatefulSet on the workload shell: every PVC from a cache of whole PVCs.
+pub struct StatefulSetSeam {
+    pub pvcs: Store<PersistentVolumeClaim>,
 }
 
-/// What a reconcile works with: the shared context and the PVC cache.
-pub struct Shell {
-    pub context: Arc<Context>,
-    pub claims: Store<PersistentVolumeClaim>,
-}
-
-/// The PVC cache as the planner reads it: the claims of one namespace, by name.
-struct NamespaceClaims<'a> {
+/// The PVC cache as the planner reads it: the PVCs of one namespace, by name.
+struct NamespacePvcs<'a> {
     store: &'a Store<PersistentVolumeClaim>,
     namespace: &'a str,
 }
 
-impl Claims for NamespaceClaims<'_> {
+impl Claims for NamespacePvcs<'_> {
     fn get(&self, name: &str) -> Option<Arc<PersistentVolumeClaim>> {
         self.store.get(&ObjectRef::new(name).within(self.namespace))
     }
 }
 
-/// The watch on Advanced StatefulSets: a stored set the types refuse is reported and skipped,
-/// never fatal to the others.
-fn statefulset_controller(context: &Context) -> Controller<StatefulSet> {
-    let reporter =
-        UndecodableReporter::new::<StatefulSet>(context.metrics.clone(), context.recorder.clone());
-    let (store, sets) = guarded_watch::watch::<StatefulSet>(
-        context.client.clone(),
-        watcher::Config::default().any_semantic(),
-        reporter,
-    );
-    Controller::for_stream(sets, store)
+impl Seam for StatefulSetSeam {
+    type Set = StatefulSet;
+    type Status = StatefulSetStatus;
+    type Extra = ();
+    type Pvcs = Store<PersistentVolumeClaim>;
+
+    const COMPONENT: &'static str = COMPONENT;
+    /// In order, stopping at the first failure: OpenKruise ends its round there.
+    const SEND: SendPolicy = SendPolicy {
+        creations_first: false,
+        stop_at_first_failure: true,
+        parallel_deletes: false,
+    };
+    const WORDING: &'static dyn Wording = &StatefulSetWording;
+    /// The planner reports a failed update with the pod's own event.
+    const PLAN_ERROR_REASON: Option<&'static str> = None;
+    const LISTING: Listing = Listing::Owned;
+
+    fn pvcs(&self) -> &Store<PersistentVolumeClaim> {
+        &self.pvcs
+    }
+
+    /// OpenKruise claims only the pods named `<set>-<ordinal>` (`isMemberOf`).
+    fn is_member(set: &StatefulSet, pod: &str) -> bool {
+        parent_and_ordinal(pod).is_some_and(|(parent, _)| parent == set.name())
+    }
+
+    fn plan(
+        &self,
+        set: &StatefulSet,
+        observed: &Observed,
+        pods: &[ListedPod],
+    ) -> Result<Plan<Self>, PlanError> {
+        let pvcs = NamespacePvcs {
+            store: &self.pvcs,
+            namespace: Workload::namespace(set),
+        };
+        planner::plan(&planner::Snapshot {
+            set,
+            pods,
+            claims: &pvcs,
+            history: &observed.history,
+            update_revision: &observed.update_revision,
+            collision_count: observed.collision_count,
+            now: observed.now,
+        })
+    }
+
+    /// A failure's condition goes into the status, and is written even when nothing OpenKruise
+    /// compares changed: the set says why it does not move.
+    fn after_send(
+        &self,
+        set: &StatefulSet,
+        plan: &mut Plan<Self>,
+        executed: &Executed,
+        now: Timestamp,
+    ) -> bool {
+        let Some((kind, message)) = executed.failure.as_ref().and_then(|f| f.condition.as_ref())
+        else {
+            return false;
+        };
+        planner::status::record_failure(&mut plan.status, kind, message, now);
+        let shown = set
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|c| {
+                c.iter()
+                    .any(|c| c.type_ == *kind && c.message.as_deref() == Some(message))
+            });
+        !shown
+    }
+
+    /// A PUT of the status subresource: the set as observed with the round's status in full.
+    fn status_write(set: &StatefulSet, status: &StatefulSetStatus) -> StatusWrite<StatefulSet> {
+        let mut set = set.clone();
+        set.status = Some(status.clone());
+        StatusWrite::Replace(Box::new(set))
+    }
+
+    fn unfinished(set: &StatefulSet, status: &StatefulSetStatus) -> bool {
+        status.replicas != set.spec.replicas.unwrap_or(1)
+            || status.updated_replicas != status.replicas
+            || status.ready_replicas != status.replicas
+    }
 }
 
-/// The sets in `sets` whose claim `claim` is by its name (`<template>-<set>-<ordinal>`).
-pub fn claim_owners(
+/// The sets in `sets` whose PVC `pvc` is by its name (`<template>-<set>-<ordinal>`).
+pub fn pvc_owners(
     sets: &Store<StatefulSet>,
-    claim: &PersistentVolumeClaim,
+    pvc: &PersistentVolumeClaim,
 ) -> Vec<ObjectRef<StatefulSet>> {
-    let name = claim.name_any();
-    let namespace = claim.metadata.namespace.as_deref().unwrap_or("");
+    let name = pvc.name_any();
+    let namespace = pvc.metadata.namespace.as_deref().unwrap_or("");
     let Some((prefix, _)) = parent_and_ordinal(&name) else {
         return Vec::new();
     };
@@ -113,229 +177,44 @@ pub async fn run(
     pod_events: impl futures::Stream<Item = Arc<Pod>> + Send + 'static,
     term: &Term,
 ) {
-    let (claims, claim_writer) = reflector::store::<PersistentVolumeClaim>();
+    let (pvcs, pvc_writer) = reflector::store::<PersistentVolumeClaim>();
     // The reflector runs inside the trigger stream, so it lives exactly as long as the controller.
-    let claim_events = reflector::reflector(
-        claim_writer,
+    let pvc_events = reflector::reflector(
+        pvc_writer,
         watcher(
             Api::<PersistentVolumeClaim>::all(context.client.clone()),
             watcher::Config::default().any_semantic(),
         )
-        .modify(|claim| claim.managed_fields_mut().clear()),
+        .modify(|pvc| pvc.managed_fields_mut().clear()),
     )
     .default_backoff()
     .touched_objects();
-    let controller = statefulset_controller(&context);
+    let controller = controller_for::<StatefulSet>(&context);
     let sets = controller.store();
-    let (pod_observer, claim_observer) = (context.clone(), context.clone());
-    let claims_held = claims.clone();
-    let shell = Arc::new(Shell { context, claims });
+    let (pod_observer, pvc_observer) = (context.clone(), context.clone());
+    let pvcs_held = pvcs.clone();
+    let shell = Arc::new(Shell {
+        context,
+        seam: StatefulSetSeam { pvcs },
+    });
     let controller = controller
         .watches_shared_stream(pod_events, move |pod| {
             observe::pod_event::<StatefulSet>(&pod_observer, &pod);
             workloads_to_sync::<StatefulSet>(&pod)
         })
-        .watches_stream(claim_events, move |claim| {
-            let owners = claim_owners(&sets, &claim);
-            let name = claim.name_any();
-            let held = claims_held.get(&ObjectRef::from_obj(&claim));
-            let told = told(&claim.metadata, held.as_deref().map(|c| &c.metadata));
-            for owner in &owners {
-                let key = format!(
-                    "{}/{}",
-                    owner.namespace.as_deref().unwrap_or(""),
-                    owner.name
-                );
-                claim_observer
-                    .lock_expectations()
-                    .observe(&key, &pvc_key(&name), told);
-            }
+        .watches_stream(pvc_events, move |pvc| {
+            let owners = pvc_owners(&sets, &pvc);
+            observe::pvc_event(&pvc_observer, &owners, &pvcs_held, &pvc);
             owners
         });
-    term.run(COMPONENT, controller, reconcile, error_policy, shell)
-        .await;
-}
-
-fn error_policy(set: Arc<StatefulSet>, error: &WorkloadError, _shell: Arc<Shell>) -> Requeue {
-    tracing::warn!(statefulset = set.name_any(), %error, "reconcile failed");
-    Requeue::requeue(std::time::Duration::from_secs(5))
-}
-
-/// What the caches say about an expected name: a pod, or a PVC behind [`pvc_key`].
-fn seen(shell: &Shell, namespace: &str, name: &str) -> Seen {
-    match name.strip_prefix(super::workload::pvc_key("").as_str()) {
-        Some(claim) => match shell.claims.get(&ObjectRef::new(claim).within(namespace)) {
-            None => Seen::Absent,
-            Some(claim) => Seen::Present {
-                deleting: claim.metadata.deletion_timestamp.is_some(),
-                version: claim
-                    .metadata
-                    .resource_version
-                    .as_deref()
-                    .and_then(|v| v.parse().ok()),
-            },
-        },
-        None => match shell
-            .context
-            .summaries
-            .get(&ObjectRef::new(name).within(namespace))
-        {
-            None => Seen::Absent,
-            Some(summary) => Seen::Present {
-                deleting: summary.deleting(),
-                version: summary.resource_version().parse().ok(),
-            },
-        },
-    }
-}
-
-/// One round: observe → plan → send → settle.
-async fn reconcile(set: Arc<StatefulSet>, shell: Arc<Shell>) -> Result<Requeue, WorkloadError> {
-    let context = &*shell.context;
-    let round = Round::new(context, &*set);
-    if context.pods.wait_until_ready().now_or_never_ready()
-        || shell.claims.wait_until_ready().now_or_never_ready()
-    {
-        return Ok(requeue(Outcome::CachesNotReady));
-    }
-    // A status computed from a set older than our own last write of it would undo that write.
-    if let Some(outcome) = round.behind_own_write() {
-        return Ok(requeue(outcome));
-    }
-    let namespace = Workload::namespace(&*set);
-    let waiting =
-        context
-            .lock_expectations()
-            .unsatisfied(&round.key, std::time::Instant::now(), |name| {
-                seen(&shell, namespace, name)
-            });
-    if let Some(left) = waiting {
-        return Ok(requeue(Outcome::Waiting(left)));
-    }
-    // OpenKruise claims only the pods named `<set>-<ordinal>` (`isMemberOf`).
-    let members: Vec<_> = owned_pods(context, &*set)
-        .into_iter()
-        .filter(|p| parent_and_ordinal(p.name()).is_some_and(|(parent, _)| parent == set.name()))
-        .collect();
-    let mut pods = match round.claim_pods(members).await? {
-        Claimed::Pods(pods) => pods,
-        Claimed::Stop(outcome) => return Ok(requeue(outcome)),
-    };
-    let mut history = round.list_history().await?;
-    let (update_revision, collision_count) = round.ensure_update_revision(&mut history).await?;
-    let now = jiff::Timestamp::now();
-    let claims = NamespaceClaims {
-        store: &shell.claims,
-        namespace,
-    };
-    let planned = round
-        .plan_whole(
-            &mut pods,
-            |pods| {
-                let snapshot = planner::Snapshot {
-                    set: &set,
-                    pods,
-                    claims: &claims,
-                    history: &history,
-                    update_revision: &update_revision,
-                    collision_count,
-                    now,
-                };
-                Ok(planner::plan(&snapshot)?)
-            },
-            |plan: &Plan| &plan.needs_whole,
-        )
-        .await?;
-    let mut plan = match planned {
-        Ok(plan) => plan,
-        Err(outcome) => return Ok(requeue(outcome)),
-    };
-    let sent = send::send(&round, &plan.actions).await?;
-    if let Some(failure) = &sent.failure
-        && let Some(kind) = failure.condition
-    {
-        planner::status::record_failure(&mut plan.status, kind, &failure.condition_message(), now);
-    }
-    Ok(requeue(settle(&round, &plan, sent).await?))
-}
-
-trait NowOrNever {
-    /// The wait is not over at once (a cache that has not listed everything yet).
-    fn now_or_never_ready(self) -> bool;
-}
-
-impl<F: std::future::Future> NowOrNever for F {
-    fn now_or_never_ready(self) -> bool {
-        futures::FutureExt::now_or_never(self).is_none()
-    }
-}
-
-/// The writes after the pods: the status, history truncation; then how the round ended.
-async fn settle(
-    round: &Round<'_, StatefulSet>,
-    plan: &Plan,
-    sent: send::Sent,
-) -> Result<Outcome, WorkloadError> {
-    let set = round.set;
-    // A failure's condition is written even when nothing OpenKruise compares changed: the set
-    // says why it does not move.
-    let new_condition = sent.failure.as_ref().is_some_and(|f| {
-        f.condition.is_some()
-            && !set
-                .status
-                .as_ref()
-                .and_then(|s| s.conditions.as_ref())
-                .is_some_and(|c| {
-                    c.iter().any(|c| {
-                        Some(c.type_.as_str()) == f.condition
-                            && c.message.as_deref() == Some(&f.condition_message())
-                    })
-                })
-    });
-    if plan.write_status || new_condition {
-        match write_status(round, plan).await {
-            Ok(()) => {}
-            Err(error) if error.status_code() == Some(409) => return Ok(Outcome::Conflict),
-            Err(error) => return Err(error.into()),
-        }
-    }
-    round.delete_revisions(&plan.revisions_to_delete).await?;
-    if sent.failure.is_some() || plan.error.is_some() {
-        return Ok(Outcome::Failed);
-    }
-    if sent.conflicted {
-        return Ok(Outcome::Conflict);
-    }
-    let status = &plan.status;
-    let unfinished = !plan.actions.is_empty()
-        || status.replicas != set.spec.replicas.unwrap_or(1)
-        || status.updated_replicas != status.replicas
-        || status.ready_replicas != status.replicas;
-    Ok(Outcome::Done {
-        requeue_after: plan.requeue_after,
-        unfinished,
-    })
-}
-
-/// PUT of the status subresource: the set as observed (its resourceVersion guards the write)
-/// with the round's status in full; the version it returns is recorded, so that no later round
-/// computes a status from an older set.
-async fn write_status(
-    round: &Round<'_, StatefulSet>,
-    plan: &Plan,
-) -> Result<(), super::workload::ApiError> {
-    let mut set = round.set.clone();
-    set.status = Some(plan.status.clone());
-    let written = round
-        .api::<StatefulSet>()
-        .replace_status(Workload::name(&set), &PostParams::default(), &set)
-        .await
-        .map_err(api_error::<super::workload::ApiError>(format!(
-            "{} status",
-            round.what()
-        )))?;
-    round.wrote(&written.metadata);
-    Ok(())
+    term.run(
+        COMPONENT,
+        controller,
+        reconcile::<StatefulSetSeam>,
+        error_policy::<StatefulSetSeam>,
+        shell,
+    )
+    .await;
 }
 
 #[cfg(test)]

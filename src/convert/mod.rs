@@ -8,6 +8,7 @@
 //! annotations (which conversions may move fields to and from). The lossy cases are listed in
 //! `docs/conversion.md`.
 
+pub mod cloneset;
 pub mod daemonset;
 pub mod sidecarset;
 pub mod statefulset;
@@ -53,13 +54,16 @@ served_as_itself!(
 /// `object` converted to `desired` (an apiVersion of its group). An object already in that
 /// version comes back unchanged.
 pub fn convert(object: &Value, desired: &str) -> Result<Value, ConvertError> {
-    let api_version = object
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+    convert_owned(object.clone(), desired)
+}
+
+/// [`convert`] of an object the caller gives up: what the conversion does not touch is moved,
+/// not copied.
+pub fn convert_owned(object: Value, desired: &str) -> Result<Value, ConvertError> {
+    let text = |key: &str| object.get(key).and_then(Value::as_str).unwrap_or("");
+    let (api_version, kind) = (text("apiVersion"), text("kind"));
     if api_version == desired {
-        return Ok(object.clone());
+        return Ok(object);
     }
     let unsupported = || ConvertError::Unsupported {
         kind: kind.to_string(),
@@ -68,13 +72,18 @@ pub fn convert(object: &Value, desired: &str) -> Result<Value, ConvertError> {
     };
     let from = version_of(api_version).ok_or_else(unsupported)?;
     let to = version_of(desired).ok_or_else(unsupported)?;
+    // The parts both versions of a kind hold alike, which no conversion reads.
+    const SIDECARS: &[&str] = &["containers", "initContainers", "volumes"];
+    const PODS: &[&str] = &["template", "volumeClaimTemplates"];
     match (kind, from, to) {
-        ("SidecarSet", ALPHA, BETA) => typed(object, sidecarset::to_v1beta1),
-        ("SidecarSet", BETA, ALPHA) => typed(object, sidecarset::to_v1alpha1),
-        ("DaemonSet", ALPHA, BETA) => typed(object, daemonset::to_v1beta1),
-        ("DaemonSet", BETA, ALPHA) => typed(object, daemonset::to_v1alpha1),
-        ("StatefulSet", ALPHA, BETA) => typed(object, statefulset::to_v1beta1),
-        ("StatefulSet", BETA, ALPHA) => typed(object, statefulset::to_v1alpha1),
+        ("SidecarSet", ALPHA, BETA) => typed(object, SIDECARS, sidecarset::to_v1beta1),
+        ("SidecarSet", BETA, ALPHA) => typed(object, SIDECARS, sidecarset::to_v1alpha1),
+        ("DaemonSet", ALPHA, BETA) => typed(object, PODS, daemonset::to_v1beta1),
+        ("DaemonSet", BETA, ALPHA) => typed(object, PODS, daemonset::to_v1alpha1),
+        ("StatefulSet", ALPHA, BETA) => typed(object, PODS, statefulset::to_v1beta1),
+        ("StatefulSet", BETA, ALPHA) => typed(object, PODS, statefulset::to_v1alpha1),
+        ("CloneSet", ALPHA, BETA) => typed(object, PODS, cloneset::to_v1beta1),
+        ("CloneSet", BETA, ALPHA) => typed(object, PODS, cloneset::to_v1alpha1),
         _ => Err(unsupported()),
     }
 }
@@ -93,16 +102,31 @@ fn version_of(api_version: &str) -> Option<&'static str> {
 
 /// Decodes `raw` as `A`, converts it with `f`, and gives the result back as JSON that is `raw`'s
 /// own wherever the conversion changed nothing (unknown fields included), with `raw`'s metadata
-/// but for labels and annotations.
+/// but for labels and annotations. The spec fields `shared` (a pod template, sidecar containers:
+/// most of an object, the same in both versions) are taken out first and put back as they were,
+/// so they are neither decoded nor re-encoded nor compared.
 fn typed<A: DeserializeOwned + Serialize, B: Serialize>(
-    raw: &Value,
+    mut raw: Value,
+    shared: &[&str],
     f: fn(A) -> B,
 ) -> Result<Value, ConvertError> {
-    let object: A = decode(raw)?;
+    let spec = raw.get_mut("spec").and_then(Value::as_object_mut);
+    let kept: Vec<(String, Value)> = match spec {
+        Some(spec) => shared
+            .iter()
+            .filter_map(|key| spec.remove_entry(*key))
+            .collect(),
+        None => Vec::new(),
+    };
+    let metadata = unknown::take_metadata(&mut raw);
+    let object: A = decode(&raw)?;
     let known = encode(&object)?;
     let mut converted = encode(&f(object))?;
-    unknown::restore(raw, &known, &mut converted);
-    unknown::keep_metadata(raw, &mut converted);
+    unknown::restore(&raw, &known, &mut converted);
+    if let Some(spec) = converted.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.extend(kept);
+    }
+    unknown::put_metadata(metadata, &mut converted);
     Ok(converted)
 }
 

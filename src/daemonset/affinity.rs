@@ -10,8 +10,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm, PodSpec};
 
 use super::node::NodeSummary;
-use crate::k8s::names::is_qualified_name;
-use crate::validate::field::label_value_errors;
+use crate::k8s::names::{is_label_value, is_qualified_name};
 
 /// The field a `matchFields` requirement can name (any other reads as "").
 pub const NODE_NAME_FIELD: &str = "metadata.name";
@@ -147,7 +146,7 @@ impl LabelRequirement {
     fn parse(requirement: &NodeSelectorRequirement) -> Option<LabelRequirement> {
         let key = requirement.key.clone();
         let values = requirement.values.clone().unwrap_or_default();
-        if !is_qualified_name(&key) || values.iter().any(|v| !label_value_errors(v).is_empty()) {
+        if !is_qualified_name(&key) || values.iter().any(|v| !is_label_value(v)) {
             return None;
         }
         let single_number = || match values.as_slice() {

@@ -12,7 +12,7 @@ use crate::workload::lifecycle::{LIFECYCLE_STATE, PREPARING_DELETE};
 
 /// One claimed pod as the round sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PodFacts {
+pub struct DaemonPodFacts {
     /// `spec.nodeName` is set.
     pub scheduled: bool,
     /// `metadata.deletionTimestamp` is set.
@@ -32,11 +32,11 @@ pub struct PodFacts {
     pub created: Option<Timestamp>,
 }
 
-impl PodFacts {
-    pub fn of(p: &impl PodView, hash: &str, generation: Option<i64>) -> PodFacts {
+impl DaemonPodFacts {
+    pub fn of(p: &impl PodView, hash: &str, generation: Option<i64>) -> DaemonPodFacts {
         let labels = p.labels();
         let label = |key: &str| labels.and_then(|l| l.get(key)).map(String::as_str);
-        PodFacts {
+        DaemonPodFacts {
             scheduled: p.scheduled(),
             deleting: p.deleting(),
             failed: p.phase() == "Failed",
@@ -84,7 +84,7 @@ impl PodFacts {
 
 /// Upstream `podByCreationTimestampAndPhase`: scheduled pods first, then the oldest, then by
 /// name.
-pub fn oldest_first(a: (&PodFacts, &str), b: (&PodFacts, &str)) -> Ordering {
+pub fn oldest_first(a: (&DaemonPodFacts, &str), b: (&DaemonPodFacts, &str)) -> Ordering {
     (!a.0.scheduled, a.0.created, a.1).cmp(&(!b.0.scheduled, b.0.created, b.1))
 }
 

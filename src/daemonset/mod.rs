@@ -9,7 +9,8 @@
 //! - [`facts`], [`listed`], [`round`]: the round's view of the pods, grouped by node;
 //! - [`manage`]: pods to create and delete per node; [`sync`]: the preDelete hook and bursts;
 //! - [`rolling`]: the rolling update; [`in_place`]: the in-place engine's refresh and starts;
-//! - [`status`]: the status counters; [`backoff`]: failed-pod backoff.
+//! - [`status`]: the status counters; [`backoff`]: failed-pod backoff;
+//! - [`events`]: how the DaemonSet words the events of its requests.
 //!
 //! Revisions, lifecycle states and hooks, the in-place steps and the pod summaries are the
 //! workload core's ([`crate::workload`]).
@@ -21,6 +22,7 @@
 pub mod affinity;
 pub mod backoff;
 pub mod daemon_pod;
+pub mod events;
 pub mod facts;
 pub mod in_place;
 pub mod listed;
@@ -35,17 +37,15 @@ pub mod sync;
 pub mod tolerations;
 pub mod watch;
 
-#[cfg(test)]
-pub(crate) mod fixtures;
-
 use std::sync::Arc;
-use std::time::Duration;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 
 use crate::api::daemonset::{DaemonSet, DaemonSetStatus};
 use crate::k8s::selector;
+pub use crate::workload::PlanError;
+use crate::workload::plan::update_and_current;
 use crate::workload::{Action, Event, Workload, push_requeue};
 pub use backoff::FailedPodBackoff;
 pub use listed::DaemonPod;
@@ -71,44 +71,28 @@ pub struct Snapshot<'a> {
     pub now: Timestamp,
 }
 
-/// The result of one round.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
-    /// Sent in order: creations (slow start) and deletions, pod writes, events.
-    pub actions: Vec<Action>,
-    pub status: DaemonSetStatus,
-    pub write_status: bool,
-    /// Old revisions beyond `revisionHistoryLimit`.
-    pub revisions_to_delete: Vec<String>,
+/// The result of one round: creations (slow start) and deletions, pod writes, events.
+pub type Plan = crate::workload::Plan<DaemonSetStatus, PlanExtra>;
+
+/// What only a DaemonSet round plans.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PlanExtra {
     /// Failed-pod backoff keys to advance once the round is sent.
     pub backoff: Vec<String>,
-    /// The round failed here (reported, and the round retried).
-    pub error: Option<String>,
-    pub requeue_after: Option<Duration>,
-    /// Pods the round acts on that it was given as summaries only, by name, sorted. Unless it is
-    /// empty the plan is not to be sent: plan again with these pods whole.
-    pub needs_whole: Vec<String>,
 }
 
-impl Plan {
-    fn nothing(status: DaemonSetStatus) -> Plan {
-        Plan {
-            actions: Vec::new(),
-            status,
-            write_status: false,
-            revisions_to_delete: Vec::new(),
-            backoff: Vec::new(),
-            error: None,
-            requeue_after: None,
-            needs_whole: Vec::new(),
-        }
+/// A round that writes nothing and keeps `status`.
+fn nothing(status: DaemonSetStatus) -> Plan {
+    Plan {
+        actions: Vec::new(),
+        status,
+        write_status: false,
+        revisions_to_delete: Vec::new(),
+        error: None,
+        requeue_after: None,
+        needs_whole: Vec::new(),
+        extra: PlanExtra::default(),
     }
-}
-
-#[derive(Debug, thiserror::Error, PartialEq)]
-pub enum PlanError {
-    #[error("current revision {0} is not in the DaemonSet's history")]
-    MissingCurrentRevision(String),
 }
 
 /// One reconcile.
@@ -116,21 +100,17 @@ pub fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
     let set = snapshot.set;
     let previous = set.status.clone().unwrap_or_default();
     if set.metadata.deletion_timestamp.is_some() {
-        return Ok(Plan::nothing(previous));
+        return Ok(nothing(previous));
     }
     if set.spec.selector.as_ref().is_some_and(selector::is_empty) {
-        let mut plan = Plan::nothing(previous);
+        let mut plan = nothing(previous);
         plan.actions.push(Action::Event(Event::warning(
             "SelectingAll",
             "This DaemonSet is selecting all pods. A non-empty selector is required.".into(),
         )));
         return Ok(plan);
     }
-    let current = snapshot
-        .history
-        .iter()
-        .find(|r| r.metadata.name.as_deref() == Some(snapshot.current))
-        .ok_or_else(|| PlanError::MissingCurrentRevision(snapshot.current.to_string()))?;
+    let (current, _) = update_and_current(set, snapshot.history, snapshot.current)?;
     let hash = in_place::revision_hash(current);
     let nodes = snapshot.nodes.iter().map(|n| &**n);
     let round = Round::new(set, hash, nodes, snapshot.pods, snapshot.now);
@@ -189,12 +169,12 @@ pub fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
         write_status: status::changed(set.status.as_ref(), set.metadata.generation, &status),
         status,
         revisions_to_delete,
-        backoff,
         error,
         requeue_after: requeue,
         needs_whole: round.whole_pods.needed(),
+        extra: PlanExtra { backoff },
     })
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

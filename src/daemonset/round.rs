@@ -8,7 +8,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;
 
 use super::daemon_pod::template_generation;
-use super::facts::{PodFacts, oldest_first};
+use super::facts::{DaemonPodFacts, oldest_first};
 use super::listed::DaemonPod;
 use super::node::NodeSummary;
 use super::placement::{Fit, Placement};
@@ -39,7 +39,7 @@ pub struct Round<'a> {
     /// Claimed pods meant for some node (listed or not).
     pub pods: Vec<&'a DaemonPod>,
     /// `facts[i]` is what `pods[i]` is this round.
-    pub facts: Vec<PodFacts>,
+    pub facts: Vec<DaemonPodFacts>,
     /// Node name → indexes into `pods`, terminating pods included.
     pub by_node: BTreeMap<&'a str, Vec<usize>>,
     pub min_ready_seconds: i32,
@@ -73,7 +73,7 @@ impl<'a> Round<'a> {
         let pods: Vec<&DaemonPod> = pods.iter().filter(|p| p.node.is_some()).collect();
         let facts = pods
             .iter()
-            .map(|p| PodFacts::of(&*p.summary, hash, generation))
+            .map(|p| DaemonPodFacts::of(&*p.summary, hash, generation))
             .collect();
         let mut by_node: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for (index, p) in pods.iter().enumerate() {

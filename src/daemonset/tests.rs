@@ -6,13 +6,13 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodCondition, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use super::fixtures::*;
 use super::*;
 use crate::api::keys;
 use crate::podmarks::PodView;
 use crate::workload::Purpose;
 use crate::workload::lifecycle::{LIFECYCLE_STATE, PREPARING_DELETE};
 use crate::workload::revision::{UpdateRevision, sort_history, update_revision};
+use fixtures::*;
 
 mod property;
 mod scenarios;
@@ -199,12 +199,13 @@ impl World {
                 Action::Event(event) => self
                     .events
                     .push(format!("{}: {}", event.reason, event.message)),
+                other => panic!("a DaemonSet plans no {other:?}"),
             }
         }
         if plan.write_status {
             self.set.status = Some(plan.status.clone());
         }
-        for key in &plan.backoff {
+        for key in &plan.extra.backoff {
             self.backoff.advance(key, at(self.now));
         }
         self.history.retain(|r| {
@@ -356,3 +357,5 @@ fn in_place_purpose(plan: &Plan) -> usize {
         })
         .count()
 }
+
+pub(crate) mod fixtures;

@@ -155,5 +155,4 @@ impl<'a> KnownJson<'a> {
 }
 
 #[cfg(test)]
-#[path = "prepared_tests.rs"]
 mod tests;

@@ -190,5 +190,4 @@ impl ContainerHasher for MetadataEnvHasher {
 }
 
 #[cfg(test)]
-#[path = "env_hash_tests.rs"]
 mod tests;

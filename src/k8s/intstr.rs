@@ -152,5 +152,30 @@ pub fn valid_percent(text: &str) -> Option<i64> {
     Some(go_atoi_lenient(digits))
 }
 
+/// An int-or-string's range form `start-end` → (start, end), start ≤ end (the Advanced
+/// StatefulSet's `reserveOrdinals`), with OpenKruise's messages.
+pub fn parse_range(range: &str) -> Result<(i64, i64), String> {
+    let (start, end) = range
+        .split_once('-')
+        .ok_or_else(|| format!("invalid range {}: want start-end", go_quote(range)))?;
+    let number = |part: &str| {
+        part.parse::<i64>().map_err(|_| {
+            format!(
+                "invalid range {}: {} is not a number",
+                go_quote(range),
+                go_quote(part)
+            )
+        })
+    };
+    let (start, end) = (number(start)?, number(end)?);
+    if start > end {
+        return Err(format!(
+            "invalid range {}: start {start} is greater than end {end}",
+            go_quote(range)
+        ));
+    }
+    Ok((start, end))
+}
+
 #[cfg(test)]
 mod tests;

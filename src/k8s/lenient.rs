@@ -126,5 +126,4 @@ impl<K: Resource> Resource for Lenient<K> {
 }
 
 #[cfg(test)]
-#[path = "lenient_tests.rs"]
 mod tests;

@@ -11,6 +11,31 @@ pub fn parse_subscripted_field_path(path: &str) -> Option<(&str, String)> {
     Some((&path[..open], rest.to_string()))
 }
 
+/// Kubernetes' `IsValidLabelValue`: empty, or at most 63 alphanumerics, `-`, `_` or `.`,
+/// starting and ending alphanumeric.
+pub fn is_label_value(value: &str) -> bool {
+    value.is_empty() || (value.len() <= LABEL_VALUE_MAX_LENGTH && is_name_part(value))
+}
+
+/// The most characters a label value (and the name part of a qualified name) may have.
+pub const LABEL_VALUE_MAX_LENGTH: usize = 63;
+
+/// A qualified name's part after the prefix, without its length limit: alphanumerics, `-`, `_`
+/// or `.`, starting and ending alphanumeric.
+pub fn is_name_part(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    match (bytes.first(), bytes.last()) {
+        (Some(first), Some(last)) => {
+            first.is_ascii_alphanumeric()
+                && last.is_ascii_alphanumeric()
+                && bytes
+                    .iter()
+                    .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        }
+        _ => false,
+    }
+}
+
 /// Kubernetes' qualified name: an optional DNS-subdomain prefix and `/`, then a name of at most
 /// 63 alphanumerics, `-`, `_` or `.`, starting and ending alphanumeric.
 pub fn is_qualified_name(value: &str) -> bool {

@@ -69,5 +69,4 @@ impl<K: Resource + Clone> Resource for Shared<K> {
 }
 
 #[cfg(test)]
-#[path = "shared_tests.rs"]
 mod tests;

@@ -5,6 +5,7 @@
 //! Registered into a process's registry by [`ControllerMetrics::register`]; the serving process
 //! and `controller` share [`super::Metrics`]'s registry, the node agent has its own.
 
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -28,6 +29,13 @@ struct ControllerLabels {
     controller: &'static str,
 }
 
+/// A failed reconcile: its controller and why (`api_409`, `plan`, …).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FailureLabels {
+    controller: &'static str,
+    reason: String,
+}
+
 type HistogramFamily = Family<ControllerLabels, Histogram, fn() -> Histogram>;
 
 fn reconcile_histogram() -> Histogram {
@@ -43,7 +51,16 @@ pub struct ControllerMetrics {
     reconciles_in_flight: Family<ControllerLabels, Gauge>,
     expectation_timeouts: Family<ControllerLabels, Counter>,
     leading: Gauge,
+    lease_rounds: Family<OutcomeLabels, Counter>,
+    lease_renewed: Gauge<f64, AtomicU64>,
     api_wait: Histogram,
+    reconcile_failures: Family<FailureLabels, Counter>,
+}
+
+/// How a leader-election round ended (`renewed`, `acquired`, `followed`, `failed`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    outcome: &'static str,
 }
 
 impl Default for ControllerMetrics {
@@ -55,7 +72,10 @@ impl Default for ControllerMetrics {
             reconciles_in_flight: Family::default(),
             expectation_timeouts: Family::default(),
             leading: Gauge::default(),
+            lease_rounds: Family::default(),
+            lease_renewed: Gauge::default(),
             api_wait: Histogram::new(WAIT_BUCKETS),
+            reconcile_failures: Family::default(),
         }
     }
 }
@@ -95,11 +115,27 @@ impl ControllerMetrics {
             "1 while this replica holds the Lease and runs the controllers",
             metrics.leading.clone(),
         );
+        registry.register(
+            "controller_lease_rounds",
+            "Leader-election rounds, by outcome: renewed, acquired, followed (another replica holds the Lease), failed (refused or no answer within the round)",
+            metrics.lease_rounds.clone(),
+        );
+        registry.register_with_unit(
+            "controller_lease_last_renewal_timestamp",
+            "When this replica last renewed or acquired the Lease, in seconds since the epoch (0: never)",
+            Unit::Seconds,
+            metrics.lease_renewed.clone(),
+        );
         registry.register_with_unit(
             "controller_api_wait",
             "Time a controller request waited for the shared client-side rate limit and in-flight bound",
             Unit::Seconds,
             metrics.api_wait.clone(),
+        );
+        registry.register(
+            "controller_reconcile_failures",
+            "Workload reconciles that ended in an error, by controller and reason",
+            metrics.reconcile_failures.clone(),
         );
         metrics
     }
@@ -138,6 +174,31 @@ impl ControllerMetrics {
         self.leading.set(i64::from(leading));
     }
 
+    /// Counts one leader-election round by how it ended.
+    pub fn observe_lease_round(&self, outcome: &'static str) {
+        self.lease_rounds
+            .get_or_create(&OutcomeLabels { outcome })
+            .inc();
+    }
+
+    /// Records that this replica renewed (or acquired) the Lease now.
+    pub fn set_lease_renewed_now(&self) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        self.lease_renewed.set(now);
+    }
+
+    /// Counts a workload reconcile of `controller` that ended in an error of `reason`.
+    pub fn reconcile_failed(&self, controller: &'static str, reason: &str) {
+        self.reconcile_failures
+            .get_or_create(&FailureLabels {
+                controller,
+                reason: reason.to_string(),
+            })
+            .inc();
+    }
+
     /// Records how long one request waited for the shared budget.
     pub fn observe_api_wait(&self, waited: Duration) {
         self.api_wait.observe(waited.as_secs_f64());
@@ -172,38 +233,4 @@ impl ControllerMetrics {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use prometheus_client::encoding::text::encode;
-
-    #[test]
-    fn reconciles_errors_and_timeouts_are_counted_by_controller() {
-        let mut registry = Registry::with_prefix("kruise_webhook");
-        let metrics = ControllerMetrics::register(&mut registry);
-        metrics.observe_reconcile("cloneset-controller", true, Duration::from_millis(3));
-        metrics.observe_reconcile("cloneset-controller", false, Duration::from_millis(40));
-        metrics.observe_reconcile("sidecarset-controller", true, Duration::from_micros(500));
-        metrics.expectation_timeouts("cloneset-controller").inc();
-        let running = metrics.reconcile_started("cloneset-controller");
-        drop(metrics.reconcile_started("cloneset-controller"));
-        metrics.set_leading(true);
-        metrics.observe_api_wait(Duration::from_millis(20));
-        let mut text = String::new();
-        encode(&mut text, &registry).unwrap();
-        for line in [
-            r#"kruise_webhook_controller_reconciles_total{controller="cloneset-controller"} 2"#,
-            r#"kruise_webhook_controller_reconciles_total{controller="sidecarset-controller"} 1"#,
-            r#"kruise_webhook_controller_reconcile_errors_total{controller="cloneset-controller"} 1"#,
-            r#"kruise_webhook_controller_reconcile_duration_seconds_count{controller="cloneset-controller"} 2"#,
-            r#"kruise_webhook_controller_reconcile_duration_seconds_bucket{le="0.005",controller="cloneset-controller"} 1"#,
-            r#"kruise_webhook_controller_expectation_timeouts_total{controller="cloneset-controller"} 1"#,
-            "kruise_webhook_controller_leading 1",
-            r#"kruise_webhook_controller_reconciles_in_flight{controller="cloneset-controller"} 1"#,
-            "kruise_webhook_controller_api_wait_seconds_count 1",
-        ] {
-            assert!(text.contains(line), "missing {line:?} in:\n{text}");
-        }
-        assert!(!text.contains(r#"reconcile_errors_total{controller="sidecarset-controller"}"#));
-        drop(running);
-    }
-}
+mod tests;

@@ -147,5 +147,4 @@ fn spec_container<'a>(pod: &'a Pod, name: &str) -> Option<&'a Container> {
 }
 
 #[cfg(test)]
-#[path = "decide_tests.rs"]
 mod tests;

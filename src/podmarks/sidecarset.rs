@@ -67,8 +67,4 @@ impl SidecarState {
 }
 
 #[cfg(test)]
-#[path = "sidecarset_writing_tests.rs"]
-mod writing_tests;
-
-#[cfg(test)]
 mod tests;

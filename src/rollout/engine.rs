@@ -96,5 +96,4 @@ pub fn upgrade_route(
 }
 
 #[cfg(test)]
-#[path = "engine_tests.rs"]
 pub(crate) mod tests;

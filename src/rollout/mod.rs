@@ -7,15 +7,12 @@
 //! controller executes (status, pods, events, when to look again); [`engine`] decides how an
 //! upgrade of several launch priorities goes through the in-place engine.
 
-pub mod budget;
 pub mod engine;
 pub mod history;
-pub mod order;
 pub mod plan;
 pub mod pod_state;
 pub mod refusal;
 pub mod round;
-pub mod scatter;
 pub mod upgrade;
 
 pub use engine::{UpgradeRoute, engine_revision, upgrade_route};

@@ -4,15 +4,15 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::budget::{max_unavailable_count, partition_count, take_within_budget};
-use super::order::{OrderKey, priority_order};
 use super::pod_state::{PodFacts, SidecarSetView, carries_sidecars, pod_facts};
-use super::scatter::{expand_terms, scatter};
 use crate::api::{SidecarSet, SidecarSetStatus, SidecarSetUpdateStrategy, keys};
 use crate::inject::sidecar::{InjectError, namespace_matches};
 use crate::k8s::selector::{self, Labels, SelectorError};
 use crate::podmarks::PodView;
 use crate::podmarks::sidecarset::is_injected;
+use crate::updatesort::budget::{max_unavailable_count, partition_count, take_within_budget};
+use crate::updatesort::order::{OrderKey, priority_order};
+use crate::updatesort::scatter::{expand_terms, scatter};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RolloutError {
@@ -285,5 +285,4 @@ pub fn upgrade_order<P: PodView>(
 }
 
 #[cfg(test)]
-#[path = "plan_tests.rs"]
 mod tests;

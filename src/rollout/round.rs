@@ -184,5 +184,4 @@ pub fn not_upgradable_events(set: &SidecarSet, pod: &str) -> [PlannedEvent; 2] {
 }
 
 #[cfg(test)]
-#[path = "round_tests.rs"]
 mod tests;

@@ -8,8 +8,6 @@ pub mod cluster;
 mod conflict_index;
 pub mod dir;
 pub mod history;
-#[cfg(test)]
-mod test_catalogues;
 pub mod watch;
 
 use std::collections::{BTreeMap, HashMap};
@@ -223,5 +221,4 @@ pub fn accept_in_name_order<O: std::fmt::Display>(
 }
 
 #[cfg(test)]
-#[path = "candidates_tests.rs"]
-mod candidates_tests;
+mod tests;

@@ -2,7 +2,9 @@
 //! word for word (`stateful_pod_control.go` `recordPodEvent`, `recordClaimEvent`;
 //! `stateful_set_control.go` `deletePod`, `inPlaceUpdatePod`). Component `statefulset-controller`.
 
-use crate::workload::Event;
+use super::status::{FAILED_CREATE_POD, FAILED_UPDATE_POD};
+use crate::workload::events::{Failure, Note, Refusal, Refused, Request, Wording, update_written};
+use crate::workload::{Event, PvcFix};
 
 /// The event component.
 pub const COMPONENT: &str = "statefulset-controller";
@@ -77,105 +79,110 @@ pub fn delete_failed(pod: &str, error: &str) -> Event {
     )
 }
 
-/// An in-place update started, or failed to.
-pub fn in_place(pod: &str, revision: &str, error: Option<&str>) -> Event {
-    match error {
-        None => Event {
-            warning: false,
-            reason: "SuccessfulUpdatePodInPlace",
-            message: format!("successfully update pod {pod} in-place(revision {revision})"),
-        },
-        Some(error) => Event::warning(
-            "FailedUpdatePodInPlace",
-            format!("failed to update pod {pod} in-place(revision {revision}): {error}"),
-        ),
+/// The StatefulSet's words for the requests of its rounds (`stateful_pod_control.go`), and the
+/// round's failure each refusal is: the first ends the round, its condition
+/// (`FailedCreatePod`, `FailedUpdatePod`) says `StatefulPodControl failed to … Pod error: …`.
+pub struct StatefulSetWording;
+
+impl Wording for StatefulSetWording {
+    fn events(&self, set: &str, request: Request<'_>, refused: Option<Refusal<'_>>) -> Vec<Note> {
+        let error = refused.map(|r| r.message);
+        match request {
+            // OpenKruise reports an AlreadyExists without an event.
+            Request::CreatePod { .. } if refused.is_some_and(|r| r.code == Some(409)) => Vec::new(),
+            Request::CreatePod { pod } => {
+                vec![Note::pod(pod, self::pod(Verb::Create, set, pod, error))]
+            }
+            Request::DeletePod { pod } => {
+                let mut notes = vec![Note::pod(pod, self::pod(Verb::Delete, set, pod, error))];
+                if let Some(error) = error {
+                    notes.push(Note::pod(pod, delete_failed(pod, error)));
+                }
+                notes
+            }
+            Request::UpdatePod { pod } => {
+                vec![Note::pod(pod, self::pod(Verb::Update, set, pod, error))]
+            }
+            Request::WritePod { pod, purpose } => update_written(pod, purpose, error)
+                .map(|event| Note::pod(pod, event))
+                .into_iter()
+                .collect(),
+            Request::CreatePvc { pvc, pod, fix } => {
+                let mut notes = vec![Note::pvc(pvc, claim_created(set, pod, pvc, error))];
+                if let Some(error) = error {
+                    let error = create_pvc_error(pvc, error);
+                    let verb = match fix {
+                        Some(PvcFix::NewPod) => Some(Verb::Create),
+                        Some(PvcFix::Identity) => Some(Verb::Update),
+                        _ => None,
+                    };
+                    notes.extend(
+                        verb.map(|verb| Note::pod(pod, self::pod(verb, set, pod, Some(&error)))),
+                    );
+                }
+                notes
+            }
+            Request::UpdatePvcOwners { pvc, pod, fix } => match error {
+                Some(error) if fix != Some(PvcFix::Condemned) => {
+                    let error = update_owners_error(pvc, error);
+                    vec![Note::pod(
+                        pod,
+                        self::pod(Verb::Update, set, pod, Some(&error)),
+                    )]
+                }
+                _ => Vec::new(),
+            },
+            // A StatefulSet never deletes a PVC: the garbage collector does, as the owners say.
+            Request::DeletePvc { .. } => Vec::new(),
+        }
     }
+
+    fn refused(&self, request: Request<'_>, refusal: Refusal<'_>) -> Refused {
+        let (condition, error) = match request {
+            Request::CreatePod { .. } => (Some(FAILED_CREATE_POD), refusal.message.to_string()),
+            Request::UpdatePod { .. } => (Some(FAILED_UPDATE_POD), refusal.message.to_string()),
+            Request::DeletePod { .. } | Request::WritePod { .. } | Request::DeletePvc { .. } => {
+                (None, refusal.message.to_string())
+            }
+            Request::CreatePvc { pvc, fix, .. } => {
+                (fix_condition(fix), create_pvc_error(pvc, refusal.message))
+            }
+            Request::UpdatePvcOwners { pvc, fix, .. } => (
+                fix_condition(fix),
+                update_owners_error(pvc, refusal.message),
+            ),
+        };
+        let condition = condition.map(|kind| {
+            let verb = if kind == FAILED_CREATE_POD {
+                "create"
+            } else {
+                "update"
+            };
+            (
+                kind,
+                format!("StatefulPodControl failed to {verb} Pod error: {error}"),
+            )
+        });
+        Refused::Failure(Failure { condition, error })
+    }
+}
+
+/// The condition a failed PVC write of `fix` sets.
+fn fix_condition(fix: Option<PvcFix>) -> Option<&'static str> {
+    match fix {
+        Some(PvcFix::NewPod) => Some(FAILED_CREATE_POD),
+        Some(PvcFix::Identity) => Some(FAILED_UPDATE_POD),
+        Some(PvcFix::Pending | PvcFix::Condemned) | None => None,
+    }
+}
+
+fn create_pvc_error(pvc: &str, error: &str) -> String {
+    format!("failed to create PVC {pvc}: {error}")
+}
+
+fn update_owners_error(pvc: &str, error: &str) -> String {
+    format!("Could not update claim {pvc} for delete policy ownerRefs: {error}")
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn messages_are_kruises() {
-        let cases = [
-            (
-                pod(Verb::Create, "web", "web-0", None),
-                false,
-                "SuccessfulCreate",
-                "create Pod web-0 in StatefulSet web successful",
-            ),
-            (
-                pod(
-                    Verb::Create,
-                    "web",
-                    "web-0",
-                    Some("pvc data-web-0 is to be deleted"),
-                ),
-                true,
-                "FailedCreate",
-                "create Pod web-0 in StatefulSet web failed error: pvc data-web-0 is to be deleted",
-            ),
-            (
-                pod(Verb::Update, "web", "web-0", None),
-                false,
-                "SuccessfulUpdate",
-                "update Pod web-0 in StatefulSet web successful",
-            ),
-            (
-                pod(Verb::Update, "web", "web-0", Some("x")),
-                true,
-                "FailedUpdate",
-                "update Pod web-0 in StatefulSet web failed error: x",
-            ),
-            (
-                pod(Verb::Delete, "web", "web-2", None),
-                false,
-                "SuccessfulDelete",
-                "delete Pod web-2 in StatefulSet web successful",
-            ),
-            (
-                pod(Verb::Delete, "web", "web-2", Some("x")),
-                true,
-                "FailedDelete",
-                "delete Pod web-2 in StatefulSet web failed error: x",
-            ),
-            (
-                delete_failed("web-2", "x"),
-                true,
-                "FailedDelete",
-                "failed to delete pod web-2: x",
-            ),
-            (
-                claim_created("web", "web-0", "data-web-0", None),
-                false,
-                "SuccessfulCreate",
-                "create Claim data-web-0 Pod web-0 in StatefulSet web success",
-            ),
-            (
-                claim_created("web", "web-0", "data-web-0", Some("x")),
-                true,
-                "FailedCreate",
-                "create Claim data-web-0 for Pod web-0 in StatefulSet web failed error: x",
-            ),
-            (
-                in_place("web-2", "web-abc", None),
-                false,
-                "SuccessfulUpdatePodInPlace",
-                "successfully update pod web-2 in-place(revision web-abc)",
-            ),
-            (
-                in_place("web-2", "web-abc", Some("x")),
-                true,
-                "FailedUpdatePodInPlace",
-                "failed to update pod web-2 in-place(revision web-abc): x",
-            ),
-        ];
-        for (event, warning, reason, message) in cases {
-            assert_eq!(
-                (event.warning, event.reason, event.message.as_str()),
-                (warning, reason, message)
-            );
-        }
-    }
-}
+mod tests;

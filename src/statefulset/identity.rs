@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::ordinals::{Slot, Slots, is_canonical, is_ordinal_text, parent_and_ordinal, pod_name};
-use super::pod::PodFacts;
+use super::pod::StatefulPodFacts;
 use crate::api::keys;
 use crate::api::statefulset::{ROLLING_UPDATE, StatefulSet};
 use crate::workload::Workload;
@@ -156,7 +156,7 @@ pub fn with_identity(
 pub fn new_pod_revisions(
     set: &StatefulSet,
     slots: &Slots,
-    existing: impl Fn(usize) -> PodFacts,
+    existing: impl Fn(usize) -> StatefulPodFacts,
 ) -> Vec<(usize, bool)> {
     let strategy = &set.spec.update_strategy;
     let missing = slots

@@ -4,7 +4,7 @@
 //! lists, calls [`plan`] and sends what it returns, in order, stopping at the first failure.
 //!
 //! - [`ordinals`]: the replica range, `reserveOrdinals`, which pod is in which slot;
-//! - [`pod`]: what a round reads of each pod ([`pod::PodFacts`]);
+//! - [`pod`]: what a round reads of each pod ([`pod::StatefulPodFacts`]);
 //! - [`identity`]: new pods, their revision, identity and storage checks;
 //! - [`retention`]: `persistentVolumeClaimRetentionPolicy` as PVC ownerReferences;
 //! - [`scale`]: the scale phase (create, delete, fix), monotonic or Parallel;
@@ -31,17 +31,14 @@ pub mod update;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 
 use crate::api::statefulset::{StatefulSet, StatefulSetStatus};
 use crate::workload::Workload;
-use crate::workload::revision::RevisionError;
-pub use crate::workload::{Event, ListedPod, PodWrite, Purpose};
+pub use crate::workload::{Action, Event, ListedPod, PlanError, PodWrite, Purpose, PvcFix};
 use ordinals::TooManySlots;
 
 /// The PVCs of the set's namespace, by name (the shell's cache).
@@ -69,114 +66,13 @@ pub struct Snapshot<'a> {
     pub now: Timestamp,
 }
 
-/// For which pod a claim is created or its owners rewritten, and so what a failure means
-/// (OpenKruise reports each path its own way).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ClaimFix {
-    /// A pod created this round (`CreateStatefulPod`): the pod's `FailedCreate` (creation) or
-    /// `FailedUpdate` (owners) event and condition `FailedCreatePod`.
-    NewPod,
-    /// A pending pod's claims (`createMissingPersistentVolumeClaims`): the round's error, and a
-    /// `FailedUpdate` event when the owners failed.
-    Pending,
-    /// With the pod's identity (`UpdateStatefulPod`): `FailedUpdate` and condition
-    /// `FailedUpdatePod`.
-    Identity,
-    /// A condemned pod's claims: the round's error only.
-    Condemned,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Action {
-    /// A claim of `pod` that does not exist yet (an AlreadyExists answer counts as done).
-    CreateClaim {
-        claim: Box<PersistentVolumeClaim>,
-        pod: String,
-        when: ClaimFix,
-    },
-    CreatePod {
-        pod: Box<Pod>,
-        revision: String,
-    },
-    /// A claim's ownerReferences rewritten (PUT of the claim as cached, guarded by its
-    /// resourceVersion).
-    UpdateClaim {
-        before: Arc<PersistentVolumeClaim>,
-        owner_references: Vec<OwnerReference>,
-        pod: String,
-        when: ClaimFix,
-    },
-    DeletePod {
-        name: String,
-    },
-    /// A write of the in-place engine or of the lifecycle state (`Refresh`, `Lifecycle`,
-    /// `ScaleLifecycle` for `PreparingDelete`, `InPlace`).
-    WritePod {
-        /// The pod as listed: the writes are guarded by its resourceVersion.
-        before: Arc<Pod>,
-        writes: Vec<PodWrite>,
-        purpose: Purpose,
-    },
-    /// `UpdateStatefulPod`: the identity labels and volumes fixed (`after` equals `before` when
-    /// only the claims' owners needed a fix): event `SuccessfulUpdate` either way.
-    UpdatePod {
-        before: Arc<Pod>,
-        after: Box<Pod>,
-    },
-    Event(Event),
-}
-
-impl From<crate::workload::Action> for Action {
-    /// The in-place steps' actions (writes and events) as the set's.
-    fn from(action: crate::workload::Action) -> Action {
-        use crate::workload::Action as Core;
-        match action {
-            Core::CreatePod { pod, revision } => Action::CreatePod { pod, revision },
-            Core::DeletePod { name } => Action::DeletePod { name },
-            Core::WritePod {
-                before,
-                writes,
-                purpose,
-            } => Action::WritePod {
-                before,
-                writes,
-                purpose,
-            },
-            Core::Event(event) => Action::Event(event),
-        }
-    }
-}
-
 /// The result of one round.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
-    pub actions: Vec<Action>,
-    pub status: StatefulSetStatus,
-    /// Write `status` (it differs from the set's in what OpenKruise compares).
-    pub write_status: bool,
-    /// Revisions beyond `revisionHistoryLimit`.
-    pub revisions_to_delete: Vec<String>,
-    /// The round's error, after its actions and the status: retried with backoff.
-    pub error: Option<String>,
-    pub requeue_after: Option<Duration>,
-    /// Pods the round acts on that it was given as summaries only, by name, sorted. Unless it is
-    /// empty the plan is not to be sent: plan again with these pods whole.
-    pub needs_whole: Vec<String>,
-}
+pub type Plan = crate::workload::Plan<StatefulSetStatus>;
 
-#[derive(Debug, thiserror::Error)]
-pub enum PlanError {
-    #[error(transparent)]
-    Revision(#[from] RevisionError),
-    #[error("update revision {0} is not in the StatefulSet's history")]
-    MissingUpdateRevision(String),
-    #[error(transparent)]
-    TooManySlots(#[from] TooManySlots),
-}
-
-/// Kubernetes timestamps: seconds, UTC.
-pub fn rfc3339(now: Timestamp) -> String {
-    crate::workload::rfc3339(now)
+impl From<TooManySlots> for PlanError {
+    fn from(error: TooManySlots) -> Self {
+        PlanError::Unplannable(error.to_string())
+    }
 }
 
 /// One reconcile.

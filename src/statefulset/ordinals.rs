@@ -10,7 +10,7 @@
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::api::statefulset::StatefulSet;
-use crate::validate::statefulset::parse_range;
+use crate::k8s::intstr::parse_range;
 
 /// The most slots one round plans over. A range past it (a huge `replicas`, or a reserved range
 /// of billions of ordinals below it) is refused with an error instead of allocating and walking

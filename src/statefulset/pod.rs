@@ -1,6 +1,6 @@
 //! What the Advanced StatefulSet controller asks of one pod (OpenKruise `stateful_set_utils.go`:
 //! `isCreated`, `isHealthy`, `isRunningAndReady`, `isRunningAndAvailable`, `getPodRevision`),
-//! computed once per pod and round into [`PodFacts`].
+//! computed once per pod and round into [`StatefulPodFacts`].
 //!
 //! Unlike the CloneSet's predicates these do not read the `InPlaceUpdateReady` condition: an
 //! Advanced StatefulSet's template lists it as a readiness gate, so the kubelet's `Ready` already
@@ -68,7 +68,7 @@ impl Availability {
 
 /// One pod as the round's steps see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PodFacts {
+pub struct StatefulPodFacts {
     pub phase: Phase,
     pub terminating: bool,
     pub lifecycle: Lifecycle,
@@ -87,21 +87,21 @@ pub struct PodFacts {
     pub specified_delete: bool,
 }
 
-impl PodFacts {
+impl StatefulPodFacts {
     pub fn of(
         pod: &(impl PodView + ?Sized),
         current_revision: &str,
         update_revision: &str,
         min_ready_seconds: i32,
         now: Timestamp,
-    ) -> PodFacts {
+    ) -> StatefulPodFacts {
         let phase = Phase::of(pod.phase());
         let terminating = pod.deleting();
         let lifecycle = Lifecycle::of(lifecycle::state(pod));
         let running_ready = phase == Phase::Running && pod.first_ready_true();
         let normal = matches!(lifecycle, Lifecycle::Unset | Lifecycle::Normal);
         let revision = label(pod, keys::CONTROLLER_REVISION_HASH).unwrap_or("");
-        PodFacts {
+        StatefulPodFacts {
             phase,
             terminating,
             lifecycle,
@@ -121,8 +121,8 @@ impl PodFacts {
     }
 
     /// The facts of a pod the round creates: no phase, no status.
-    pub fn new_pod(at_current: bool, at_update: bool) -> PodFacts {
-        PodFacts {
+    pub fn new_pod(at_current: bool, at_update: bool) -> StatefulPodFacts {
+        StatefulPodFacts {
             phase: Phase::None,
             terminating: false,
             lifecycle: Lifecycle::Normal,

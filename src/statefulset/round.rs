@@ -12,43 +12,31 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use super::events::{self, Verb};
 use super::identity::{self, identity_matches, storage_matches, with_identity};
 use super::ordinals::{ReplicaRange, Slot, Slots, pod_name};
-use super::pod::PodFacts;
+use super::pod::StatefulPodFacts;
 use super::retention::{self, Owner, Policy};
 use super::round_claims::RoundClaims;
 use super::scale::{self, Flow, Scale};
 use super::status::{self, Counts, FAILED_CREATE_POD, FAILED_UPDATE_POD, StatusInput};
 use super::update::{self, Rolling, Taken, Updated};
-use super::{Action, ClaimFix, ListedPod, Plan, PlanError, Purpose, Snapshot};
+use super::{Action, ListedPod, Plan, PlanError, Purpose, PvcFix, Snapshot};
 use crate::api::cloneset::{IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY};
 use crate::api::keys;
 use crate::api::statefulset::{ON_DELETE, PARALLEL, ROLLING_UPDATE, StatefulSet};
 use crate::podmarks::{EngineOwner, PodView};
-use crate::rollout::order::priority_order;
-use crate::workload::budget::floor_at_least_one;
+use crate::updatesort::budget::floor_at_least_one;
+use crate::updatesort::order::priority_order;
 use crate::workload::engine::ENGINE;
 use crate::workload::inplace::{FOREIGN_UPDATE_REQUEUE, InPlace, InPlaceStart, SpecCache};
 use crate::workload::lifecycle::{self, LifecycleState, PREPARING_DELETE, Table};
 use crate::workload::listed::WholePods;
+use crate::workload::plan::update_and_current;
 use crate::workload::pod::label;
 use crate::workload::pvc::{claims_for, templates};
 use crate::workload::{Workload, facts, revision};
 
 pub(super) fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
     let set = snapshot.set;
-    let find = |name: &str| {
-        snapshot
-            .history
-            .iter()
-            .find(|r| r.metadata.name.as_deref() == Some(name))
-    };
-    let update = find(snapshot.update_revision)
-        .ok_or_else(|| PlanError::MissingUpdateRevision(snapshot.update_revision.into()))?;
-    let current = set
-        .status
-        .as_ref()
-        .and_then(|s| s.current_revision.as_deref())
-        .and_then(find)
-        .unwrap_or(update);
+    let (update, current) = update_and_current(set, snapshot.history, snapshot.update_revision)?;
     let name_of = |r: &k8s_openapi::api::apps::v1::ControllerRevision| {
         r.metadata.name.clone().unwrap_or_default()
     };
@@ -60,11 +48,11 @@ pub(super) fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
         ReplicaRange::of(set)?,
         snapshot.pods.iter().map(|p| p.name()),
     );
-    let facts: Vec<PodFacts> = snapshot
+    let facts: Vec<StatefulPodFacts> = snapshot
         .pods
         .iter()
         .map(|p| {
-            PodFacts::of(
+            StatefulPodFacts::of(
                 p,
                 &current_name,
                 &update_name,
@@ -92,7 +80,7 @@ pub(super) fn plan(snapshot: &Snapshot<'_>) -> Result<Plan, PlanError> {
         update: (update_name, revision::template_of(update)?),
         templates,
         claims,
-        now_text: super::rfc3339(snapshot.now),
+        now_text: crate::workload::rfc3339(snapshot.now),
         refreshed: vec![false; snapshot.pods.len()],
         written: vec![false; snapshot.pods.len()],
         claims_done: BTreeSet::new(),
@@ -148,7 +136,7 @@ struct Round<'a> {
     now_text: String,
     slots: Slots,
     /// By listed position.
-    facts: Vec<PodFacts>,
+    facts: Vec<StatefulPodFacts>,
     /// By slot: whether the pod a missing slot gets is made at the current revision.
     new_at_current: Vec<Option<bool>>,
     actions: Vec<Action>,
@@ -248,7 +236,11 @@ impl Round<'_> {
         self.rolling_update(&slots, &facts)
     }
 
-    fn rolling_update(&mut self, slots: &Slots, facts: &[PodFacts]) -> Result<Taken, RoundError> {
+    fn rolling_update(
+        &mut self,
+        slots: &Slots,
+        facts: &[StatefulPodFacts],
+    ) -> Result<Taken, RoundError> {
         for position in 0..self.snapshot.pods.len() {
             if !self.refreshed[position] {
                 self.refresh_pod(position);
@@ -333,7 +325,7 @@ impl Round<'_> {
             {
                 self.lifecycle_wrote = true;
             }
-            self.actions.push(action.into());
+            self.actions.push(action);
         }
         self.written[position] = outcome.wrote;
         outcome.wrote
@@ -356,7 +348,7 @@ impl Round<'_> {
                     &self.now_text,
                     Purpose::ScaleLifecycle,
                 );
-                self.actions.push(write.into());
+                self.actions.push(write);
                 return Deleted::Held(true);
             }
         }
@@ -368,7 +360,7 @@ impl Round<'_> {
 
     /// The claims of `ordinal` that do not exist yet (planned for creation) and the errors of
     /// those being deleted.
-    fn create_claims(&mut self, ordinal: i64, pod: &str, when: ClaimFix) -> Vec<String> {
+    fn create_claims(&mut self, ordinal: i64, pod: &str, fix: PvcFix) -> Vec<String> {
         let mut errors = Vec::new();
         let set = self.set;
         let named = templates(set).map(|(name, _)| name);
@@ -384,10 +376,10 @@ impl Round<'_> {
             match cached {
                 None => {
                     self.claims_done.insert((template, ordinal));
-                    self.actions.push(Action::CreateClaim {
-                        claim: Box::new(claim),
+                    self.actions.push(Action::CreatePvc {
+                        pvc: Box::new(claim),
                         pod: pod.to_string(),
-                        when,
+                        fix,
                     });
                 }
                 Some(cached) if cached.metadata.deletion_timestamp.is_some() => {
@@ -402,7 +394,7 @@ impl Round<'_> {
 
     /// `UpdatePodClaimForRetentionPolicy`: rewrites the owners of the cached claims of the pod
     /// that do not match the policy.
-    fn fix_claims(&mut self, ordinal: i64, pod: Owner<'_>, when: ClaimFix) {
+    fn fix_claims(&mut self, ordinal: i64, pod: Owner<'_>, fix: PvcFix) {
         let scaled_down = !self.slots.range.holds(ordinal);
         let set = Owner {
             name: self.set_name,
@@ -420,11 +412,11 @@ impl Round<'_> {
                 retention::wanted_refs(self.policy, refs, set, pod, scaled_down)
             {
                 self.claims_done.insert((template, ordinal));
-                self.actions.push(Action::UpdateClaim {
+                self.actions.push(Action::UpdatePvcOwners {
                     before: claim.clone(),
                     owner_references,
                     pod: pod.name.to_string(),
-                    when,
+                    fix,
                 });
             }
         }
@@ -529,6 +521,7 @@ impl Round<'_> {
             error,
             requeue_after: self.requeue,
             needs_whole,
+            extra: (),
         }
     }
 }
@@ -548,7 +541,7 @@ impl scale::Hands for Round<'_> {
     fn create(&mut self, index: usize) -> Result<(), RoundError> {
         let ordinal = self.slots.ordinal_at(index);
         let name = pod_name(self.set_name, ordinal);
-        let errors = self.create_claims(ordinal, &name, ClaimFix::NewPod);
+        let errors = self.create_claims(ordinal, &name, PvcFix::NewPod);
         if !errors.is_empty() {
             return Err(self.fail(Verb::Create, &name, aggregate(errors)));
         }
@@ -567,7 +560,7 @@ impl scale::Hands for Round<'_> {
             name: &name,
             uid: "",
         };
-        self.fix_claims(ordinal, owner, ClaimFix::NewPod);
+        self.fix_claims(ordinal, owner, PvcFix::NewPod);
         Ok(())
     }
 
@@ -583,7 +576,7 @@ impl scale::Hands for Round<'_> {
             return Ok(());
         };
         let listed = &self.snapshot.pods[position];
-        let errors = self.create_claims(ordinal, listed.name(), ClaimFix::Pending);
+        let errors = self.create_claims(ordinal, listed.name(), PvcFix::Pending);
         if !errors.is_empty() {
             return Err(RoundError(aggregate(errors)));
         }
@@ -591,7 +584,7 @@ impl scale::Hands for Round<'_> {
             name: listed.name(),
             uid: listed.uid(),
         };
-        self.fix_claims(ordinal, owner, ClaimFix::Pending);
+        self.fix_claims(ordinal, owner, PvcFix::Pending);
         Ok(())
     }
 
@@ -627,14 +620,14 @@ impl scale::Hands for Round<'_> {
         };
         let after = with_identity(self.set, &p, ordinal, identity_ok, storage_ok);
         if !storage_ok {
-            let errors = self.create_claims(ordinal, name, ClaimFix::Identity);
+            let errors = self.create_claims(ordinal, name, PvcFix::Identity);
             if !errors.is_empty() {
                 return Err(self.fail(Verb::Update, name, aggregate(errors)));
             }
         }
         if !claims_ok {
             let owner = Owner { name, uid };
-            self.fix_claims(ordinal, owner, ClaimFix::Identity);
+            self.fix_claims(ordinal, owner, PvcFix::Identity);
         }
         self.actions.push(Action::UpdatePod {
             before: p,
@@ -652,7 +645,7 @@ impl scale::Hands for Round<'_> {
             name: listed.name(),
             uid: listed.uid(),
         };
-        self.fix_claims(ordinal, owner, ClaimFix::Condemned);
+        self.fix_claims(ordinal, owner, PvcFix::Condemned);
         Ok(())
     }
 
@@ -692,14 +685,14 @@ impl update::Hands for Round<'_> {
             };
             match start {
                 InPlaceStart::Start(action) => {
-                    self.actions.push(action.into());
+                    self.actions.push(action);
                     if let Some(grace) = grace {
                         self.push_requeue(grace);
                     }
                     return Ok(Updated::InPlace);
                 }
                 InPlaceStart::Hook(action) => {
-                    self.actions.push(action.into());
+                    self.actions.push(action);
                     return Ok(Updated::InPlace);
                 }
                 InPlaceStart::Held => return Ok(Updated::InPlace),

@@ -17,7 +17,7 @@
 use std::time::Duration;
 
 use super::ordinals::{Slot, Slots};
-use super::pod::PodFacts;
+use super::pod::StatefulPodFacts;
 
 /// What the phase does to pods. Positions are those of the listed pods; `index` is a slot.
 pub trait Hands {
@@ -79,7 +79,7 @@ impl Budget {
 pub struct Scale<'a> {
     pub slots: &'a Slots,
     /// By listed position.
-    pub facts: &'a [PodFacts],
+    pub facts: &'a [StatefulPodFacts],
     /// `podManagementPolicy` is not `Parallel`.
     pub monotonic: bool,
     /// `scaleStrategy.maxUnavailable` scaled (at least 1), if set.

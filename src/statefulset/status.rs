@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PersistentVolumeClaimSpe
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as WireQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use super::pod::PodFacts;
+use super::pod::StatefulPodFacts;
 use crate::api::statefulset::{StatefulSetStatus, VolumeClaimStatus};
 use crate::k8s::quantity::Quantity;
 use crate::workload::status::{self as conditions, selector_string};
@@ -36,7 +36,7 @@ pub struct Counts {
 
 impl Counts {
     /// `computeReplicaStatus` over `pods`.
-    pub fn of<'a>(pods: impl IntoIterator<Item = &'a PodFacts>) -> Counts {
+    pub fn of<'a>(pods: impl IntoIterator<Item = &'a StatefulPodFacts>) -> Counts {
         let mut counts = Counts::default();
         for p in pods {
             let created = p.created();

@@ -15,7 +15,7 @@ use crate::api::keys;
 use crate::podmarks::PodView;
 use crate::workload::pod::{label, lifecycle};
 use crate::workload::revision;
-use crate::workload::simulation::Cluster;
+use crate::workload::tests::simulation::Cluster;
 
 mod cases;
 mod property;
@@ -207,7 +207,7 @@ impl World {
     fn apply(&mut self, plan: &Plan) {
         for action in &plan.actions {
             match action {
-                Action::CreateClaim { claim, .. } => {
+                Action::CreatePvc { pvc: claim, .. } => {
                     let name = claim.metadata.name.clone().unwrap();
                     assert!(!self.claims.contains_key(&name), "claim {name} exists");
                     let mut claim = PersistentVolumeClaim::clone(claim);
@@ -228,7 +228,7 @@ impl World {
                     });
                     self.pods.push(Arc::new(pod));
                 }
-                Action::UpdateClaim {
+                Action::UpdatePvcOwners {
                     before,
                     owner_references,
                     ..
@@ -443,7 +443,7 @@ fn claim_writes(plan: &Plan) -> Vec<(String, Vec<String>)> {
     plan.actions
         .iter()
         .filter_map(|a| match a {
-            Action::UpdateClaim {
+            Action::UpdatePvcOwners {
                 before,
                 owner_references,
                 ..

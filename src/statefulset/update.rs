@@ -19,7 +19,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use super::ordinals::{Slot, Slots};
-use super::pod::PodFacts;
+use super::pod::StatefulPodFacts;
 
 /// What one update of a pod did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +54,7 @@ pub struct Taken {
 pub struct Rolling<'a> {
     pub slots: &'a Slots,
     /// By listed position.
-    pub facts: &'a [PodFacts],
+    pub facts: &'a [StatefulPodFacts],
     /// Whether each listed pod's in-place update (if any) is complete.
     pub update_complete: &'a dyn Fn(usize) -> bool,
     /// Whether the pod a missing slot gets this round is made at the update revision (by slot

@@ -1,8 +1,10 @@
 //! Certificates for the admission port: generating a local CA and serving certificate
 //! ([`certgen`]), deciding what the certificate Secret must hold ([`secret_plan`]), the `certs`
-//! job and the `caBundle` check that apply that plan in the cluster ([`rotation_job`]), and
+//! job and the `caBundle` check that apply that plan in the cluster ([`rotation_job`]; what it
+//! writes into the webhook configurations and CRDs: [`bundle_targets`]), and
 //! serving a certificate that is reloaded from disk while the server runs ([`reloader`]).
 
+pub mod bundle_targets;
 pub mod certgen;
 pub mod reloader;
 pub mod rotation_job;

@@ -8,11 +8,15 @@
 //! already trusts the new CA when the first server reloads. A run that fails between the two
 //! writes leaves an extra trusted CA in the bundle, which the next run replaces.
 //!
-//! Webhook configurations are selected by name (flags). No CRD of this project uses a
-//! conversion webhook, so no CRD is touched.
+//! Webhook configurations and CRDs are selected by name (flags). In the same write as the
+//! bundle, every entry of the configurations whose path this server does not serve is removed
+//! (an OpenKruise install's `vpod.kb.io` and the like, which `kubectl apply` leaves in place), and
+//! said: a log line and a Warning event on the configuration. A CRD's conversion webhook gets the
+//! bundle too, when the CRD converts through one ([`super::bundle_targets`] decides each write).
 //!
 //! [`spawn_bundle_check`] is the read-only counterpart for `serve --external-certs`: it never
-//! writes, it only reports webhooks whose `caBundle` does not trust the served certificate.
+//! writes, it only reports webhooks (and conversion webhooks) whose `caBundle` does not trust the
+//! served certificate.
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -20,10 +24,12 @@ use std::time::SystemTime;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
-    MutatingWebhookConfiguration, ValidatingWebhookConfiguration, WebhookClientConfig,
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::{ObjectMeta, PostParams};
+use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference, Secret};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -38,6 +44,10 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::CertsArgs;
 use crate::k8s::retry::{Attempt, again_on_conflict, retry_on_conflict};
 use crate::metrics::Metrics;
+use crate::tls::bundle_targets::{
+    RemovedEntry, WebhookEntries, conversion_bundle_patch, conversion_client_config,
+    remove_unserved, set_ca_bundle,
+};
 use crate::tls::reloader::ReloadableCert;
 use crate::tls::secret_plan::{self, Policy, SecretData};
 use crate::tls::trust::bundle_trusts;
@@ -72,7 +82,18 @@ pub enum Published {
     Missing,
 }
 
-pub async fn run(args: &CertsArgs) -> Result<(), CertsError> {
+/// Component of the events this job records.
+const COMPONENT: &str = "kruise-webhook-certs";
+/// Reason of the event on a configuration whose unserved entries were removed.
+pub const REASON_UNSERVED_REMOVED: &str = "UnservedWebhooksRemoved";
+/// Where events about cluster-scoped objects go: `core/v1` events without `eventTime` about a
+/// cluster-scoped object are accepted in `default` by every apiserver version (`events.k8s.io`
+/// ones only in `kube-system` before 1.22).
+const EVENT_NAMESPACE: &str = "default";
+
+/// One run of the job. `served` is every path this server answers (`admission::SERVED_PATHS`):
+/// entries of the configurations pointing elsewhere are removed.
+pub async fn run(args: &CertsArgs, served: &[&str]) -> Result<(), CertsError> {
     let client = Client::try_default().await.map_err(CertsError::Config)?;
     let mut ips: Vec<IpAddr> = vec![Ipv4Addr::LOCALHOST.into(), Ipv6Addr::LOCALHOST.into()];
     ips.extend(args.tls_ips.iter().copied());
@@ -104,7 +125,7 @@ pub async fn run(args: &CertsArgs) -> Result<(), CertsError> {
         }
 
         // Bundle first: see the module documentation.
-        let missing = publish_all(client, args, &plan.bundle).await?;
+        let missing = publish_all(client, args, &plan.bundle, served).await?;
 
         let Some(data) = plan.data else {
             tracing::info!(secret = %what, "certificates are current; Secret unchanged");
@@ -150,89 +171,68 @@ fn finish(missing: Vec<String>) -> Result<(), CertsError> {
     }
 }
 
-/// Sets `caBundle` in every configured webhook configuration; returns the ones that do not exist.
+/// Sets `caBundle` in every configured webhook configuration (removing the entries this server
+/// does not serve) and CRD conversion webhook; returns the configurations that do not exist.
 async fn publish_all(
     client: &Client,
     args: &CertsArgs,
     bundle: &[u8],
+    served: &[&str],
 ) -> Result<Vec<String>, CertsError> {
     let mut missing = Vec::new();
     let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
     for name in &args.configurations.mutating {
         let what = format!("MutatingWebhookConfiguration {name}");
-        if publish(&mutating, name, &what, bundle).await? == Published::Missing {
+        if publish(client, &mutating, name, &what, bundle, served).await? == Published::Missing {
             missing.push(what);
         }
     }
     let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
     for name in &args.configurations.validating {
         let what = format!("ValidatingWebhookConfiguration {name}");
-        if publish(&validating, name, &what, bundle).await? == Published::Missing {
+        if publish(client, &validating, name, &what, bundle, served).await? == Published::Missing {
             missing.push(what);
         }
+    }
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for name in &args.configurations.crds {
+        publish_conversion(&crds, name, bundle).await?;
     }
     Ok(missing)
 }
 
-/// Webhook configurations: the client configs whose `caBundle` this job owns.
-pub trait ClientConfigs {
-    fn client_configs(&mut self) -> Vec<&mut WebhookClientConfig>;
-}
-
-impl ClientConfigs for MutatingWebhookConfiguration {
-    fn client_configs(&mut self) -> Vec<&mut WebhookClientConfig> {
-        self.webhooks
-            .iter_mut()
-            .flatten()
-            .map(|webhook| &mut webhook.client_config)
-            .collect()
-    }
-}
-
-impl ClientConfigs for ValidatingWebhookConfiguration {
-    fn client_configs(&mut self) -> Vec<&mut WebhookClientConfig> {
-        self.webhooks
-            .iter_mut()
-            .flatten()
-            .map(|webhook| &mut webhook.client_config)
-            .collect()
-    }
-}
-
-/// Sets `bundle` as the `caBundle` of every webhook of one configuration (a pure step).
-/// Returns whether anything changed.
-pub fn set_ca_bundle<K: ClientConfigs>(object: &mut K, bundle: &[u8]) -> bool {
-    let mut changed = false;
-    for config in object.client_configs() {
-        if config.ca_bundle.as_ref().map(|b| b.0.as_slice()) != Some(bundle) {
-            config.ca_bundle = Some(ByteString(bundle.to_vec()));
-            changed = true;
-        }
-    }
-    changed
-}
-
 async fn publish<K>(
+    client: &Client,
     api: &Api<K>,
     name: &str,
     what: &str,
     bundle: &[u8],
+    served: &[&str],
 ) -> Result<Published, CertsError>
 where
-    K: kube::Resource + ClientConfigs + Clone + DeserializeOwned + Serialize + std::fmt::Debug,
+    K: kube::Resource<DynamicType = ()>
+        + WebhookEntries
+        + Clone
+        + DeserializeOwned
+        + Serialize
+        + std::fmt::Debug,
 {
     let published = retry_on_conflict(ATTEMPTS, (), |()| async move {
         let Some(mut object) = api.get_opt(name).await.map_err(kube_error("read", what))? else {
             tracing::warn!("{what} not found; its caBundle cannot be set");
             return Ok::<_, CertsError>(Attempt::Done(Published::Missing));
         };
-        if !set_ca_bundle(&mut object, bundle) {
+        let removed = remove_unserved(&mut object, served);
+        if !set_ca_bundle(&mut object, bundle) && removed.is_empty() {
             return Ok(Attempt::Done(Published::Unchanged));
         }
         let replaced = api.replace(name, &PostParams::default(), &object).await;
         let replaced = again_on_conflict(replaced).map_err(kube_error("update", what))?;
-        if let Attempt::Done(_) = replaced {
+        if let Attempt::Done(written) = &replaced {
             tracing::info!("{what}: caBundle updated");
+            if !removed.is_empty() {
+                report_removed(client, written, what, &removed).await;
+            }
         }
         Ok(replaced.map(|_| Published::Updated))
     })
@@ -242,11 +242,100 @@ where
     })
 }
 
-/// The webhook configurations `serve --external-certs` checks.
+/// Says which entries were removed: a log line, and a Warning event on the configuration (a
+/// courtesy: an event that cannot be recorded is logged, the run goes on).
+async fn report_removed<K>(client: &Client, written: &K, what: &str, removed: &[RemovedEntry])
+where
+    K: kube::Resource<DynamicType = ()>,
+{
+    let listed: Vec<String> = removed.iter().map(ToString::to_string).collect();
+    let message = format!(
+        "removed {} webhook(s) whose path this server does not serve (their requests would be refused): {}",
+        removed.len(),
+        listed.join(", ")
+    );
+    tracing::warn!(removed = %listed.join(", "), "{what}: {message}");
+    let events: Api<Event> = Api::namespaced(client.clone(), EVENT_NAMESPACE);
+    if let Err(error) = events
+        .create(&PostParams::default(), &removal_event(written, message))
+        .await
+    {
+        tracing::warn!(%error, "{what}: the event saying so could not be recorded");
+    }
+}
+
+/// A `core/v1` Warning event about a cluster-scoped object, in the shape client-go's recorder
+/// gives one (name `<object>.<nanoseconds>`, no `eventTime`).
+fn removal_event<K: kube::Resource<DynamicType = ()>>(object: &K, message: String) -> Event {
+    let now = jiff::Timestamp::now();
+    let meta = object.meta();
+    let name = meta.name.clone().unwrap_or_default();
+    Event {
+        metadata: ObjectMeta {
+            name: Some(format!("{name}.{:x}", now.as_nanosecond())),
+            namespace: Some(EVENT_NAMESPACE.to_owned()),
+            ..ObjectMeta::default()
+        },
+        involved_object: ObjectReference {
+            api_version: Some(K::api_version(&()).into_owned()),
+            kind: Some(K::kind(&()).into_owned()),
+            name: Some(name),
+            uid: meta.uid.clone(),
+            resource_version: meta.resource_version.clone(),
+            ..ObjectReference::default()
+        },
+        reason: Some(REASON_UNSERVED_REMOVED.to_owned()),
+        message: Some(message),
+        type_: Some("Warning".to_owned()),
+        source: Some(EventSource {
+            component: Some(COMPONENT.to_owned()),
+            host: None,
+        }),
+        first_timestamp: Some(Time(now)),
+        last_timestamp: Some(Time(now)),
+        count: Some(1),
+        ..Event::default()
+    }
+}
+
+/// Sets the bundle in a CRD's conversion webhook, when it has one; a CRD that does not exist is
+/// left to whoever installs it (the next run finds it).
+async fn publish_conversion(
+    api: &Api<CustomResourceDefinition>,
+    name: &str,
+    bundle: &[u8],
+) -> Result<(), CertsError> {
+    let what = format!("CustomResourceDefinition {name}");
+    let what = &what;
+    let done = retry_on_conflict(ATTEMPTS, (), |()| async move {
+        let Some(crd) = api.get_opt(name).await.map_err(kube_error("read", what))? else {
+            tracing::warn!(
+                "{what} not found; the caBundle of its conversion webhook cannot be set"
+            );
+            return Ok::<_, CertsError>(Attempt::Done(()));
+        };
+        let Some(patch) = conversion_bundle_patch(&crd, bundle) else {
+            return Ok(Attempt::Done(()));
+        };
+        let patched = api
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await;
+        let patched = again_on_conflict(patched).map_err(kube_error("patch", what))?;
+        if let Attempt::Done(_) = patched {
+            tracing::info!("{what}: caBundle of the conversion webhook updated");
+        }
+        Ok(patched.map(drop))
+    })
+    .await?;
+    done.ok_or_else(|| CertsError::Contended { what: what.clone() })
+}
+
+/// The webhook configurations and CRDs `serve --external-certs` checks.
 #[derive(Clone, Debug)]
 pub struct CheckedConfigurations {
     pub mutating: Vec<String>,
     pub validating: Vec<String>,
+    pub crds: Vec<String>,
 }
 
 /// Every `interval`, checks that each webhook of the configured configurations has a `caBundle`
@@ -264,7 +353,8 @@ pub fn spawn_bundle_check(
         let mut ticker = tokio::time::interval(interval);
         ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
-        let validating: Api<ValidatingWebhookConfiguration> = Api::all(client);
+        let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+        let crds: Api<CustomResourceDefinition> = Api::all(client);
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => return,
@@ -287,6 +377,12 @@ pub fn spawn_bundle_check(
                     None => complete = false,
                 }
             }
+            for name in &configurations.crds {
+                match check_conversion(&crds, name, &chain).await {
+                    Some(count) => mismatches += count,
+                    None => complete = false,
+                }
+            }
             // A failed read says nothing about the bundle; keep the last count then.
             if complete || mismatches > 0 {
                 metrics.set_ca_bundle_mismatches(mismatches);
@@ -303,7 +399,7 @@ async fn check_one<K>(
     chain: &[rustls::pki_types::CertificateDer<'static>],
 ) -> Option<usize>
 where
-    K: kube::Resource + ClientConfigs + Clone + DeserializeOwned + std::fmt::Debug,
+    K: kube::Resource + WebhookEntries + Clone + DeserializeOwned + std::fmt::Debug,
 {
     let mut object = match api.get_opt(name).await {
         Ok(Some(object)) => object,
@@ -330,6 +426,44 @@ where
         }
     }
     Some(mismatches)
+}
+
+/// 1 when a CRD's conversion webhook does not trust the served certificate, 0 when it does or the
+/// CRD converts without one; `None` when it could not be read.
+async fn check_conversion(
+    api: &Api<CustomResourceDefinition>,
+    name: &str,
+    chain: &[rustls::pki_types::CertificateDer<'static>],
+) -> Option<usize> {
+    let what = format!("CustomResourceDefinition {name}");
+    let crd = match api.get_opt(name).await {
+        Ok(Some(crd)) => crd,
+        Ok(None) => {
+            tracing::warn!(
+                "{what} not found; the caBundle of its conversion webhook cannot be checked"
+            );
+            return None;
+        }
+        Err(error) => {
+            tracing::warn!(%error, "{what}: cannot read it to check its conversion webhook's caBundle");
+            return None;
+        }
+    };
+    let Some(config) = conversion_client_config(&crd) else {
+        return Some(0);
+    };
+    let bundle = config
+        .ca_bundle
+        .as_ref()
+        .map(|b| b.0.as_slice())
+        .unwrap_or_default();
+    match bundle_trusts(bundle, chain, SystemTime::now()) {
+        Ok(()) => Some(0),
+        Err(reason) => {
+            tracing::warn!("{what}: conversion webhook: {reason}");
+            Some(1)
+        }
+    }
 }
 
 fn secret_data(secret: &Secret) -> SecretData {
@@ -370,47 +504,5 @@ fn kube_error(action: &'static str, what: &str) -> impl FnOnce(kube::Error) -> C
         action,
         what,
         source,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use k8s_openapi::api::admissionregistration::v1::MutatingWebhook;
-
-    fn webhook(name: &str, bundle: Option<&[u8]>) -> MutatingWebhook {
-        MutatingWebhook {
-            name: name.to_owned(),
-            client_config: WebhookClientConfig {
-                ca_bundle: bundle.map(|b| ByteString(b.to_vec())),
-                url: Some("https://127.0.0.1:9443/mutate-pod".to_owned()),
-                ..WebhookClientConfig::default()
-            },
-            admission_review_versions: vec!["v1".to_owned()],
-            side_effects: "None".to_owned(),
-            ..MutatingWebhook::default()
-        }
-    }
-
-    #[test]
-    fn ca_bundle_is_set_on_every_webhook_and_only_when_different() {
-        let mut config = MutatingWebhookConfiguration {
-            webhooks: Some(vec![
-                webhook("a.kb.io", None),
-                webhook("b.kb.io", Some(b"old")),
-            ]),
-            ..MutatingWebhookConfiguration::default()
-        };
-        assert!(set_ca_bundle(&mut config, b"new"));
-        for config in config.client_configs() {
-            assert_eq!(config.ca_bundle.as_ref().unwrap().0, b"new");
-        }
-        assert!(
-            !set_ca_bundle(&mut config, b"new"),
-            "second pass must be a no-op"
-        );
-
-        let mut empty = ValidatingWebhookConfiguration::default();
-        assert!(!set_ca_bundle(&mut empty, b"new"));
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod cloneset;
 pub mod daemonset;
+pub mod deletion;
 pub mod field;
 pub mod pod;
 pub mod sidecarset;

@@ -36,6 +36,7 @@ use crate::api::statefulset::{
     StatefulSetSpec, StatefulSetUpdateStrategy, v1alpha1,
 };
 use crate::convert::statefulset::{V1BETA1_FIELDS_ANNOTATION, to_v1beta1, v1beta1_fields};
+use crate::k8s::intstr::parse_range;
 
 /// Upper bound of `rollingUpdate.minReadySeconds`.
 const MAX_MIN_READY_SECONDS: i32 = 300;
@@ -295,30 +296,6 @@ fn is_range_syntax(range: &str) -> bool {
             .iter()
             .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
     })
-}
-
-/// `start-end` → (start, end), start ≤ end. The controller reads `reserveOrdinals` with it too.
-pub fn parse_range(range: &str) -> Result<(i64, i64), String> {
-    let (start, end) = range
-        .split_once('-')
-        .ok_or_else(|| format!("invalid range {}: want start-end", go_quote(range)))?;
-    let number = |part: &str| {
-        part.parse::<i64>().map_err(|_| {
-            format!(
-                "invalid range {}: {} is not a number",
-                go_quote(range),
-                go_quote(part)
-            )
-        })
-    };
-    let (start, end) = (number(start)?, number(end)?);
-    if start > end {
-        return Err(format!(
-            "invalid range {}: start {start} is greater than end {end}",
-            go_quote(range)
-        ));
-    }
-    Ok((start, end))
 }
 
 /// maxUnavailable (rolling update or scale strategy): a valid int/percentage, at least 1 once

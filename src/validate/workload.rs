@@ -32,10 +32,10 @@ use crate::k8s::selector::{is_empty, matches};
 
 /// Readiness gate a pod needs before it can be updated in place.
 pub const IN_PLACE_UPDATE_READY: &str = "InPlaceUpdateReady";
-/// Label asking the webhook to refuse deleting the workload.
-pub const DELETION_PROTECTION_LABEL: &str = "policy.kruise.io/delete-protection";
-pub const DELETION_PROTECTION_ALWAYS: &str = "Always";
-pub const DELETION_PROTECTION_CASCADING: &str = "Cascading";
+pub use super::deletion::{
+    DELETION_PROTECTION_ALWAYS, DELETION_PROTECTION_CASCADING, DELETION_PROTECTION_LABEL,
+    deletion_protection,
+};
 /// `replicas` when unset: the defaulting webhook fills in 1 before validation runs.
 pub const DEFAULT_REPLICAS: i32 = 1;
 /// Kubernetes' message for a changed immutable field.
@@ -656,39 +656,5 @@ pub fn validate_object_meta_update(
     errors
 }
 
-// ---------------------------------------------------------------------------------------------
-// Deletion protection
-
-/// Why deleting a workload is refused (HTTP 403), if it is: label
-/// `policy.kruise.io/delete-protection` is `Always`, or `Cascading` while replicas remain.
-/// Objects already being deleted pass. Only applies with OpenKruise's
-/// `ResourcesDeletionProtection` feature, which the caller decides on.
-pub fn deletion_protection(
-    labels: Option<&BTreeMap<String, String>>,
-    replicas: Option<i32>,
-    deleting: bool,
-) -> Option<String> {
-    if deleting {
-        return None;
-    }
-    let value = labels.and_then(|l| l.get(DELETION_PROTECTION_LABEL))?;
-    match value.as_str() {
-        DELETION_PROTECTION_ALWAYS => Some(format!(
-            "forbidden by ResourcesProtectionDeletion for {DELETION_PROTECTION_LABEL}={value}"
-        )),
-        DELETION_PROTECTION_CASCADING => match replicas {
-            Some(replicas) if replicas > 0 => Some(format!(
-                "forbidden by ResourcesProtectionDeletion for {DELETION_PROTECTION_LABEL}={value} and replicas {replicas}>0"
-            )),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests;
-
-/// The three validators must answer, never panic, whatever a decodable object holds.
-#[cfg(test)]
-mod never_panics;

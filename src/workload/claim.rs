@@ -10,10 +10,11 @@
 //! - controlled by nobody, selected, and the workload not being deleted:
 //!   adopted, i.e. our controller ownerReference set (replacing a reference to the same object).
 //!
-//! Which pods are listed is the caller's choice. OpenKruise lists only pods naming the workload
-//! in some ownerReference, so a bare pod that merely carries the workload's labels is never
+//! Which pods are listed is the caller's choice (the shell's `Listing`). OpenKruise lists a
+//! CloneSet's pods by their ownerReferences, so a bare pod that merely carries its labels is not
 //! adopted (its maintainers declined adoption by labels: the pod would lack an instance id and
-//! the PVCs of one); the shell does the same.
+//! the PVCs of one); the shell lists the StatefulSet's the same way. The DaemonSet, as upstream,
+//! lists every pod of the namespace and adopts the orphans its selector selects.
 
 use std::sync::Arc;
 

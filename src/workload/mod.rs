@@ -1,6 +1,6 @@
 //! The workload core: what the CloneSet, the Advanced StatefulSet and the Advanced DaemonSet
 //! planners share (OpenKruise's `pkg/util/{revision, lifecycle, inplaceupdate, volumeclaimtemplate,
-//! updatesort, refmanager}`). Pure: snapshots in, decisions out; no I/O, no clock.
+//! refmanager}`). Pure: snapshots in, decisions out; no I/O, no clock.
 //!
 //! - [`Workload`]: what the core reads of a workload object, implemented for the three kinds;
 //! - [`revision`]: revision data, hashes, names, history choice and truncation, with a per-kind
@@ -11,26 +11,24 @@
 //! - [`engine`], [`inplace`]: the in-place engine's options and the refresh and start steps;
 //! - [`claim`]: adoption and release of pods;
 //! - [`pvc`]: PVCs from `volumeClaimTemplates`, named by a per-kind suffix;
-//! - [`budget`]: partition / maxUnavailable / maxSurge arithmetic with each kind's rounding;
-//! - [`order`], [`sort`]: update order (priority, scatter) and scale-in order;
-//! - [`status`]: conditions and the selector string.
+//! - [`sort`]: scale-in order (the update order and budgets are [`crate::updatesort`]'s);
+//! - [`status`]: conditions and the selector string;
+//! - [`events`]: how each kind words the events of its requests ([`events::Wording`]).
 //!
-//! A planner returns [`Action`]s; the shell (`controller::workload`) sends them.
+//! A planner returns a [`Plan`] of [`Action`]s; the shell (`controller::workload`) sends them.
 
-pub mod budget;
 pub mod claim;
 pub mod engine;
+pub mod events;
 pub mod facts;
 pub mod inplace;
 pub mod lifecycle;
 pub mod listed;
-pub mod order;
+pub mod plan;
 pub mod pod;
 pub mod pod_after;
 pub mod pvc;
 pub mod revision;
-#[cfg(test)]
-pub mod simulation;
 pub mod sort;
 pub mod status;
 
@@ -45,6 +43,7 @@ use crate::api::cloneset::{CloneSet, Lifecycle};
 use crate::api::daemonset::DaemonSet;
 use crate::api::statefulset::StatefulSet;
 pub use listed::ListedPod;
+pub use plan::{Plan, PlanError};
 pub use pod_after::PodAfter;
 use revision::RevisionScheme;
 
@@ -269,6 +268,14 @@ pub struct Event {
 }
 
 impl Event {
+    pub fn normal(reason: &'static str, message: String) -> Self {
+        Event {
+            warning: false,
+            reason,
+            message,
+        }
+    }
+
     pub fn warning(reason: &'static str, message: String) -> Self {
         Event {
             warning: true,
@@ -278,7 +285,25 @@ impl Event {
     }
 }
 
-/// What a planner asks the shell to do to pods, in order.
+/// For which pod a PVC is created or its owners rewritten, and so what a failure means (the
+/// Advanced StatefulSet reports each path its own way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PvcFix {
+    /// A pod created this round (`CreateStatefulPod`): the pod's `FailedCreate` (creation) or
+    /// `FailedUpdate` (owners) event and condition `FailedCreatePod`.
+    NewPod,
+    /// A pending pod's PVCs (`createMissingPersistentVolumeClaims`): the round's error, and a
+    /// `FailedUpdate` event when the owners failed.
+    Pending,
+    /// With the pod's identity (`UpdateStatefulPod`): `FailedUpdate` and condition
+    /// `FailedUpdatePod`.
+    Identity,
+    /// A condemned pod's PVCs: the round's error only.
+    Condemned,
+}
+
+/// What a planner asks the shell to do to pods and PVCs; each kind's send policy says in which
+/// order ([`crate::controller`]'s workload shell).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     CreatePod {
@@ -288,11 +313,32 @@ pub enum Action {
     DeletePod {
         name: String,
     },
+    /// A write of the in-place engine or of the lifecycle state.
     WritePod {
         /// The pod as listed: the writes are guarded by its resourceVersion.
         before: Arc<Pod>,
         writes: Vec<PodWrite>,
         purpose: Purpose,
+    },
+    /// A pod's identity labels and volumes fixed in place (the Advanced StatefulSet's
+    /// `UpdateStatefulPod`; `after` equals `before` when only its PVCs' owners needed a fix).
+    UpdatePod {
+        before: Arc<Pod>,
+        after: Box<Pod>,
+    },
+    /// A PVC of `pod` that does not exist yet (an AlreadyExists answer counts as done).
+    CreatePvc {
+        pvc: Box<PersistentVolumeClaim>,
+        pod: String,
+        fix: PvcFix,
+    },
+    /// A PVC's ownerReferences rewritten (PUT of the PVC as cached, guarded by its
+    /// resourceVersion).
+    UpdatePvcOwners {
+        before: Arc<PersistentVolumeClaim>,
+        owner_references: Vec<OwnerReference>,
+        pod: String,
+        fix: PvcFix,
     },
     Event(Event),
 }
@@ -311,4 +357,4 @@ pub fn push_requeue(requeue: &mut Option<std::time::Duration>, next: Option<std:
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

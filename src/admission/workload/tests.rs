@@ -378,3 +378,40 @@ fn statefulsets_of_either_version_are_defaulted_in_their_own_version() {
         "{message}"
     );
 }
+
+/// A v1beta1 CloneSet (OpenKruise's main branch) is defaulted in v1beta1 and judged in the
+/// v1alpha1 form this project works in.
+#[test]
+fn clonesets_of_either_version_are_defaulted_in_their_own_version() {
+    let mut beta = cloneset();
+    beta["apiVersion"] = json!("apps.kruise.io/v1beta1");
+    beta["spec"]["updateStrategy"] =
+        json!({"rollingUpdate": {"podUpdatePolicy": "InPlaceIfPossible"}});
+    beta["spec"]["scaleStrategy"] = json!({"excludePreparingDelete": true});
+    let defaulted = mutate_twice(Workload::CloneSet, "CloneSet", "v1beta1", beta);
+    let rolling = &defaulted["spec"]["updateStrategy"]["rollingUpdate"];
+    assert_eq!(defaulted["spec"]["updateStrategy"]["type"], "RollingUpdate");
+    assert_eq!(rolling["maxUnavailable"], "20%");
+    assert_eq!(rolling["partition"], 0);
+    assert_eq!(rolling["inPlaceUpdateStrategy"], json!({}));
+    assert_eq!(
+        defaulted["spec"]["scaleStrategy"]["excludePreparingDelete"],
+        true
+    );
+    assert_eq!(defaulted["metadata"].get("labels"), None);
+    let response = validate(
+        Workload::CloneSet,
+        &review("CloneSet", "v1beta1", "CREATE", defaulted.clone(), None),
+    );
+    assert!(response.allowed, "{response:?}");
+    // An unknown policy is refused by name.
+    let mut bad = defaulted;
+    bad["spec"]["updateStrategy"]["rollingUpdate"]["podUpdatePolicy"] = json!("Sideways");
+    let response = validate(
+        Workload::CloneSet,
+        &review("CloneSet", "v1beta1", "CREATE", bad, None),
+    );
+    let (code, message) = denial(&response);
+    assert_eq!(code, 422);
+    assert!(message.contains("\"Sideways\""), "{message}");
+}

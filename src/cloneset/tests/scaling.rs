@@ -129,7 +129,7 @@ fn cc11_pods_to_delete_deletes_replaces_and_forgets() {
     assert_eq!(deletes(&plan), [b.as_str()]);
     let plan = world.round();
     assert_eq!(creates(&plan).len(), 1);
-    assert_eq!(plan.pods_to_delete, Some(vec![]));
+    assert_eq!(plan.extra.pods_to_delete, Some(vec![]));
     assert!(world.pods.iter().all(|p| pod::name(p) != b));
 }
 

@@ -174,5 +174,4 @@ impl SidecarSetFeed {
 }
 
 #[cfg(test)]
-#[path = "feed_tests.rs"]
 mod tests;

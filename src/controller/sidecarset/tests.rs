@@ -130,3 +130,6 @@ fn engine_patches_the_higher_priority_sidecar_first() {
     assert!(engine_in_flight(&pod, "mesh-h2"));
     assert!(!engine_in_flight(&pod, "mesh-other"));
 }
+
+mod condition;
+mod shell;

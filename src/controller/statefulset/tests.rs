@@ -9,11 +9,14 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::controller::expectations::{Expectations, Seen};
-use crate::controller::fake_apiserver::{
-    JSON, Scenario, created, failure, ok, revision_list, store_of, workload_context,
-};
 use crate::controller::pod_cache;
+use crate::controller::tests::fake_apiserver::{
+    JSON, Scenario, created, failure, ok, reconcile_workload, revision_list, store_of,
+    workload_context,
+};
+use crate::controller::workload::{WorkloadError, pvc_key};
 use crate::workload::revision;
+use kube::runtime::controller::Action as Requeue;
 
 const SET: &str = "/apis/apps.kruise.io/v1beta1/namespaces/db/statefulsets/web";
 const REVISIONS: &str = "/apis/apps/v1/namespaces/db/controllerrevisions";
@@ -85,19 +88,11 @@ async fn reconcile_once(
     claims: Vec<PersistentVolumeClaim>,
     scenario: Scenario,
 ) -> (Result<Requeue, WorkloadError>, Expectations) {
-    let (client, server) = scenario.start();
     let (summaries, _summaries) = store_of(pods.iter().map(pod_cache::summary));
     let (pods, _pods) = store_of(pods);
-    let (claims, _claims) = store_of(claims);
-    let context = workload_context(client, pods, summaries);
-    let shell = Arc::new(Shell { context, claims });
-    let result = reconcile(Arc::new(set.clone()), shell.clone()).await;
-    let shell = Arc::into_inner(shell).expect("the reconcile kept no shell");
-    let mut context = Arc::into_inner(shell.context).expect("the reconcile kept no context");
-    let expectations = std::mem::take(context.expectations.get_mut().unwrap());
-    drop(context);
-    server.finish().await;
-    (result, expectations)
+    let (pvcs, _pvcs) = store_of(claims);
+    let seam = StatefulSetSeam { pvcs };
+    reconcile_workload(set, seam, (pods, summaries), scenario).await
 }
 
 fn note(expected: &str) -> impl FnOnce(&Value) -> Result<(), String> + Send + use<> {
@@ -318,12 +313,15 @@ async fn a_reconcile_before_the_cache_shows_its_writes_sends_nothing() {
     let (client, server) = Scenario::new().start();
     let (pods, _pods) = store_of::<Pod>([]);
     let (summaries, _summaries) = store_of::<crate::podmarks::PodSummary>([]);
-    let (claims, _claims) = store_of::<PersistentVolumeClaim>([]);
+    let (pvcs, _pvcs) = store_of::<PersistentVolumeClaim>([]);
     let context = workload_context(client, pods, summaries);
     context
         .lock_expectations()
         .expect_create("db/web", &pvc_key("data-web-0"));
-    let shell = Arc::new(Shell { context, claims });
+    let shell = Arc::new(Shell {
+        context,
+        seam: StatefulSetSeam { pvcs },
+    });
     let action = reconcile(Arc::new(set), shell).await.unwrap();
     server.finish().await;
     assert!(action != Requeue::await_change(), "{action:?}");
@@ -337,7 +335,7 @@ fn a_claim_wakes_the_sets_it_belongs_to_by_name() {
     other.metadata.uid = Some("other".into());
     let (sets, _writer) = store_of([web, other]);
     let owners = |name: &str| {
-        let mut owners: Vec<String> = claim_owners(&sets, &claim(name, json!(null)))
+        let mut owners: Vec<String> = pvc_owners(&sets, &claim(name, json!(null)))
             .into_iter()
             .map(|o| o.name)
             .collect();
@@ -352,5 +350,5 @@ fn a_claim_wakes_the_sets_it_belongs_to_by_name() {
     // Another namespace's claim of that name is not the set's.
     let mut elsewhere = claim("data-web-0", json!(null));
     elsewhere.metadata.namespace = Some("other".into());
-    assert!(claim_owners(&sets, &elsewhere).is_empty());
+    assert!(pvc_owners(&sets, &elsewhere).is_empty());
 }

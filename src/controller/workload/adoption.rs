@@ -3,16 +3,16 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 
 use super::error::{WorkloadError, api_error, status_code};
-use super::reconcile::Outcome;
+use super::outcome::Outcome;
 use super::round::Round;
-use super::{controlling, names_kind};
+use super::seam::Seam;
+use super::{adopts, controlling, names_kind};
 use crate::controller::pod_write;
 use crate::podmarks::PodView;
 use crate::workload::claim::{self, Change};
@@ -53,17 +53,20 @@ pub fn workloads_to_sync<K: Resource<DynamicType = ()>>(pod: &Pod) -> Vec<Object
         .collect()
 }
 
-impl<K> Round<'_, K>
-where
-    K: Workload
-        + Resource<Scope = NamespaceResourceScope>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug,
-{
+/// The workloads among `sets` that may adopt `pod` (upstream's `getDaemonSetsForPod`): those of
+/// its namespace that [`adopts`] it.
+pub fn orphan_adopters<K: Workload>(pod: &Pod, sets: &[Arc<K>]) -> Vec<ObjectRef<K>> {
+    let namespace = pod.metadata.namespace.as_deref().unwrap_or("");
+    sets.iter()
+        .filter(|set| set.namespace() == namespace && adopts(&***set, pod))
+        .map(|set| ObjectRef::new(set.name()).within(namespace))
+        .collect()
+}
+
+impl<S: Seam> Round<'_, S> {
     /// Adopts and releases what the claim says; returns the pods the round plans with. A write that
     /// met a newer pod (409) stops the round: the next one decides again on what the cache shows.
-    /// A pod gone meanwhile (404) is simply not the CloneSet's. A pod to adopt or release that the
+    /// A pod gone meanwhile (404) is simply not the workload's. A pod to adopt or release that the
     /// cache holds as a summary only is read whole first.
     pub async fn claim_pods(&self, mut listed: Vec<ListedPod>) -> Result<Claimed, WorkloadError> {
         let mut claims = self.claim_or_stop(&listed);
@@ -108,7 +111,7 @@ where
     /// read, as the ref manager's `canAdopt`).
     async fn can_adopt(&self) -> Result<(), WorkloadError> {
         let fresh = self
-            .api::<K>()
+            .api::<S::Set>()
             .get(self.set.name())
             .await
             .map_err(api_error::<WorkloadError>(self.what()))?;

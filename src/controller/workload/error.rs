@@ -44,7 +44,7 @@ pub enum WorkloadError {
     Api(#[from] ApiError),
     /// The kind's planner refused the snapshot.
     #[error(transparent)]
-    Plan(Box<dyn std::error::Error + Send + Sync>),
+    Plan(#[from] crate::workload::PlanError),
     #[error(transparent)]
     Revision(#[from] crate::workload::revision::RevisionError),
     #[error("{0}: cannot create a revision after {1} hash collisions")]
@@ -54,6 +54,21 @@ pub enum WorkloadError {
 }
 
 impl WorkloadError {
+    /// The reason a failed reconcile is counted under: the kind of error, and for an apiserver
+    /// refusal its status code (`api_409`; `api` when it gave none).
+    pub fn metric_label(&self) -> String {
+        match self {
+            WorkloadError::Api(error) => match error.status_code() {
+                Some(code) => format!("api_{code}"),
+                None => "api".into(),
+            },
+            WorkloadError::Plan(_) => "plan".into(),
+            WorkloadError::Revision(_) => "revision".into(),
+            WorkloadError::Collisions(..) => "revision_collisions".into(),
+            WorkloadError::CannotAdopt(..) => "cannot_adopt".into(),
+        }
+    }
+
     /// A write that could not be encoded (never expected: the types always serialize).
     pub fn encoding(what: impl Into<String>, error: serde_json::Error) -> Self {
         WorkloadError::Api(ApiError {

@@ -1,7 +1,6 @@
 //! A workload's ControllerRevisions: read the history, make sure the update revision exists
 //! (with OpenKruise's collision handling).
 
-use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use kube::Resource;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
@@ -9,15 +8,13 @@ use serde_json::json;
 
 use super::error::{WorkloadError, api_error, status_code};
 use super::round::Round;
+use super::seam::Seam;
 use crate::workload::{Workload, revision, status};
 
 /// How many names a new revision may try before the round gives up.
 const MAX_COLLISIONS: i32 = 20;
 
-impl<K> Round<'_, K>
-where
-    K: Workload + Resource<Scope = NamespaceResourceScope>,
-{
+impl<S: Seam> Round<'_, S> {
     /// The workload's revisions: selected by its selector, not controlled by anyone else, in
     /// history order.
     pub async fn list_history(&self) -> Result<Vec<ControllerRevision>, WorkloadError> {
@@ -61,7 +58,7 @@ where
     ) -> Result<(String, i32), WorkloadError> {
         let set = self.set;
         let api: Api<ControllerRevision> = self.api();
-        let hash_label = K::REVISIONS.hash_label;
+        let hash_label = S::Set::REVISIONS.hash_label;
         let mut collisions = set.collision_count();
         let mut first_hash = None;
         for _ in 0..MAX_COLLISIONS {

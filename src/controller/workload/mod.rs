@@ -1,47 +1,63 @@
-//! The shell every workload controller (CloneSet, Advanced StatefulSet, Advanced DaemonSet)
-//! runs its pure planner in, generic over the kind ([`Kind`]).
+//! The one shell every workload controller (CloneSet, Advanced StatefulSet, Advanced DaemonSet)
+//! runs its pure planner in. What differs between the kinds is each kind's [`Seam`]: the PVCs it
+//! reads (or none), when its caches are ready, which pods it lists, its planner, its events'
+//! words ([`crate::workload::events::Wording`]), its send policy and how it writes its status.
 //!
-//! A round is a [`Round`]: the shared [`Context`], the workload and its expectation key, with
-//! methods instead of functions taking `context, set, key`. Its skeleton ([`reconcile`]) is
-//! observe → plan → send → settle:
+//! A round is a [`Round`] (the shell, the workload and its expectation key, with methods); its
+//! skeleton ([`reconcile`]) is observe → plan → send → settle, the same for every kind:
 //!
 //! - observe ([`Round::observe`]): the caches are ready, the workload is not older than the
 //!   shell's own last write of it ([`Round::behind_own_write`]), the expectations of earlier
-//!   writes are met, the pods are claimed (adopted, released), the history is read and the update revision
-//!   exists;
+//!   writes are met, the pods are claimed (adopted, released), the history is read and the update
+//!   revision exists;
 //! - plan ([`Round::plan_whole`]): the kind's planner, again with the pods it asked for whole;
-//! - send ([`Round::send`]): pods created (slow start, their PVCs first), deleted, written,
-//!   events per [`crate::workload::Purpose`];
-//! - settle: the kind writes its status ([`Round::write_status`]; any other write of the
-//!   workload itself is recorded with [`Round::wrote`]) and what else it owns, and
-//!   [`requeue`] turns the round's [`Outcome`] into when to look again (one rule for all).
+//! - send ([`Round::send`]): PVCs, pods created, deleted, written, as the kind's
+//!   [`SendPolicy`] orders them, each reported in the kind's words;
+//! - settle ([`Round::settle`]): the status, the kind's own write of itself, history truncation,
+//!   the plan's error; and [`requeue`] turns the round's [`Outcome`] into when to look again
+//!   (one rule for all).
+//!
+//! Every reconcile runs in a span naming the kind, namespace and name; a failed one is counted
+//! by kind and reason ([`error_policy`]).
 
 pub mod adoption;
 pub mod error;
 pub mod history;
 pub mod observe;
+pub mod outcome;
 pub mod reconcile;
 pub mod round;
+pub mod seam;
+pub mod send;
 
 use std::sync::{Arc, Mutex};
 
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kube::Resource;
 use kube::api::PartialObjectMeta;
 use kube::runtime::events::Recorder;
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::{Resource, ResourceExt};
+
+use futures::FutureExt;
+
+use kube::runtime::controller::Controller;
+use kube::runtime::watcher;
 
 use super::expectations::{Expectations, Seen};
+use super::guarded_watch::{self, UndecodableReporter};
 use super::pod_cache;
+use crate::k8s::selector;
 use crate::metrics::Metrics;
 use crate::podmarks::{PodSummary, PodView};
-use crate::workload::{ListedPod, Workload};
+use crate::workload::{ListedPod, Workload, pod};
 pub use error::{ApiError, WorkloadError, api_error, error_text, status_code};
 #[cfg(test)]
 use kube::runtime::controller::Action as Requeue;
-pub use reconcile::{Observed, Outcome, requeue};
-pub use round::{Executed, PvcWrites, Round};
+pub use outcome::{Outcome, requeue};
+pub use reconcile::{error_policy, reconcile};
+pub use round::Round;
+pub use seam::{Executed, Listing, Observed, Plan, PvcWrites, Seam, SendPolicy, StatusWrite};
 
 /// What every workload controller shares.
 pub struct Context {
@@ -64,13 +80,13 @@ impl Context {
     }
 }
 
-/// What the cache keeps of a PVC.
+/// What the CloneSet's cache keeps of a PVC.
 pub type PvcMeta = PartialObjectMeta<PersistentVolumeClaim>;
 
-/// What a reconcile works with: the shared context and the kind's PVC cache.
-pub struct Shell {
+/// What a reconcile works with: the shared context and the kind's seam (its own caches).
+pub struct Shell<S> {
     pub context: Arc<Context>,
-    pub pvcs: Store<PvcMeta>,
+    pub seam: S,
 }
 
 /// Expectations share one name space per workload: PVC names get this prefix (a pod name cannot
@@ -107,6 +123,18 @@ impl<K> Kind for K where
 {
 }
 
+/// The controller of kind `K` on a guarded watch of its objects: a stored object the types
+/// refuse is reported and skipped, never fatal to the others.
+pub fn controller_for<K: Kind + Resource<DynamicType = ()>>(context: &Context) -> Controller<K> {
+    let reporter = UndecodableReporter::new::<K>(context.metrics.clone(), context.recorder.clone());
+    let (store, objects) = guarded_watch::watch::<K>(
+        context.client.clone(),
+        watcher::Config::default().any_semantic(),
+        reporter,
+    );
+    Controller::for_stream(objects, store)
+}
+
 /// Whether `owner` names a workload of kind `K` (its API group, any version).
 pub fn names_kind<K: Resource<DynamicType = ()>>(owner: &OwnerReference) -> bool {
     owner.kind == K::kind(&()) && owner.api_version.split('/').next() == Some(&*K::group(&()))
@@ -124,52 +152,35 @@ pub fn controlling<K: Resource<DynamicType = ()>>(meta: &ObjectMeta) -> Option<O
 }
 
 /// What the caches say about an expected name: a pod, or a PVC behind [`pvc_key`].
-pub fn seen(shell: &Shell, namespace: &str, name: &str) -> Seen {
+pub fn seen(context: &Context, pvcs: &impl PvcCache, namespace: &str, name: &str) -> Seen {
     match name.strip_prefix(PVC_KEY) {
-        Some(claim) => {
-            let cached = shell.pvcs.get(&ObjectRef::new(claim).within(namespace));
-            seen_in(cached.as_deref().map(|c| &c.metadata))
-        }
-        None => {
-            let cached = shell
-                .context
-                .summaries
-                .get(&ObjectRef::new(name).within(namespace));
-            match cached {
-                None => Seen::Absent,
-                Some(summary) => Seen::Present {
-                    deleting: summary.deleting(),
-                    version: summary.resource_version().parse().ok(),
-                },
-            }
-        }
-    }
-}
-
-fn seen_in(meta: Option<&ObjectMeta>) -> Seen {
-    match meta {
-        None => Seen::Absent,
-        Some(meta) => Seen::Present {
-            deleting: meta.deletion_timestamp.is_some(),
-            version: meta
-                .resource_version
-                .as_deref()
-                .and_then(|v| v.parse().ok()),
+        Some(pvc) => pvcs.seen(namespace, pvc),
+        None => match context
+            .summaries
+            .get(&ObjectRef::new(name).within(namespace))
+        {
+            None => Seen::Absent,
+            Some(summary) => Seen::Present {
+                deleting: summary.deleting(),
+                version: summary.resource_version().parse().ok(),
+            },
         },
     }
 }
 
-/// The pods whose ownerReferences name `set` (by uid), from the cache: what OpenKruise lists for
-/// the claim step. Each is its summary, and the held pod where the cache holds it at the
-/// summary's version.
-pub fn owned_pods<K: Workload>(context: &Context, set: &K) -> Vec<ListedPod> {
+/// The pods a round of `set` claims from, from the cache: those whose ownerReferences name it
+/// (by uid), and with [`Listing::OwnedAndOrphans`] also the active pods of its namespace that no
+/// one controls and its selector selects ([`adopts`]). Each is its summary, and the held pod
+/// where the cache holds it at the summary's version; by name.
+pub fn listed_pods<K: Workload>(context: &Context, set: &K, listing: Listing) -> Vec<ListedPod> {
     let namespace = set.namespace();
     let uid = set.uid();
+    let orphan = |p: &PodSummary| listing == Listing::OwnedAndOrphans && adopts(set, p);
     let mut pods: Vec<ListedPod> = context
         .summaries
         .state()
         .into_iter()
-        .filter(|p| p.namespace() == namespace && p.owner_uids().any(|o| o == uid))
+        .filter(|p| p.namespace() == namespace && (p.owner_uids().any(|o| o == uid) || orphan(p)))
         .map(|summary| {
             let whole = context
                 .pods
@@ -182,20 +193,61 @@ pub fn owned_pods<K: Workload>(context: &Context, set: &K) -> Vec<ListedPod> {
     pods
 }
 
-/// The PVCs (metadata) whose ownerReferences name `set` (by uid), from the cache, terminating
-/// ones included, by name.
-pub fn owned_pvcs<K: Workload>(shell: &Shell, set: &K) -> Vec<Arc<PvcMeta>> {
-    let namespace = set.meta().namespace.as_deref();
-    let uid = set.uid();
-    let mut pvcs: Vec<Arc<PvcMeta>> = shell
-        .pvcs
-        .state()
-        .into_iter()
-        .filter(|c| c.metadata.namespace.as_deref() == namespace)
-        .filter(|c| c.owner_references().iter().any(|o| o.uid == uid))
-        .collect();
-    pvcs.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
-    pvcs
+/// Whether `set` would adopt `pod` as an orphan: nobody controls it, it is active, and `set`'s
+/// selector selects it. An empty selector selects no orphan: upstream refuses to act on it
+/// (`SelectingAll`), and it must not take every pod of the namespace.
+pub fn adopts<K: Workload, P: PodView + ?Sized>(set: &K, pod: &P) -> bool {
+    pod.controller_uid().is_none()
+        && pod::is_active(pod)
+        && !set.deleting()
+        && set.selector().is_some_and(|s| {
+            !selector::is_empty(s)
+                && selector::matches(s, pod.labels(), "spec.selector").unwrap_or(false)
+        })
+}
+
+/// A PVC cache, as the shell reads it for expectations.
+pub trait PvcCache: Send + Sync + 'static {
+    /// Whether it has listed everything.
+    fn ready(&self) -> bool;
+    /// What it holds of the PVC `name` of `namespace`.
+    fn seen(&self, namespace: &str, name: &str) -> Seen;
+}
+
+impl<K> PvcCache for Store<K>
+where
+    K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+{
+    fn ready(&self) -> bool {
+        self.wait_until_ready().now_or_never().is_some()
+    }
+
+    fn seen(&self, namespace: &str, name: &str) -> Seen {
+        match self.get(&ObjectRef::new(name).within(namespace)) {
+            None => Seen::Absent,
+            Some(pvc) => Seen::Present {
+                deleting: pvc.meta().deletion_timestamp.is_some(),
+                version: pvc
+                    .meta()
+                    .resource_version
+                    .as_deref()
+                    .and_then(|v| v.parse().ok()),
+            },
+        }
+    }
+}
+
+/// The PVC cache of a kind without PVCs (the DaemonSet): ready, and empty.
+pub struct NoPvcs;
+
+impl PvcCache for NoPvcs {
+    fn ready(&self) -> bool {
+        true
+    }
+
+    fn seen(&self, _namespace: &str, _name: &str) -> Seen {
+        Seen::Absent
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 
-use super::{Context, PvcMeta, controlling, pvc_key};
+use super::{Context, controlling, pvc_key};
 use crate::controller::expectations::Told;
 use crate::controller::pod_cache;
 use crate::podmarks::PodView;
@@ -46,20 +46,20 @@ pub fn pod_event<K: Resource<DynamicType = ()>>(context: &Context, pod: &Pod) {
     observe(context, &owner, &pod.name_any(), told);
 }
 
-/// An event of `claim`, heard on the PVC watch behind `claims`.
-pub fn claim_event<K: Resource<DynamicType = ()>>(
-    context: &Context,
-    claims: &Store<PvcMeta>,
-    claim: &PvcMeta,
-) {
-    let Some(owner) = controlling::<K>(&claim.metadata) else {
-        return;
-    };
-    let name = claim.name_any();
-    let namespace = claim.metadata.namespace.as_deref().unwrap_or("");
-    let held = claims.get(&ObjectRef::new(&name).within(namespace));
-    let told = told(&claim.metadata, held.as_deref().map(|c| &c.metadata));
-    observe(context, &owner, &pvc_key(&name), told);
+/// An event of `pvc`, heard on the PVC watch behind `held`, for the workloads of kind `K` whose
+/// PVC it is (`owners`).
+pub fn pvc_event<K, P>(context: &Context, owners: &[ObjectRef<K>], held: &Store<P>, pvc: &P)
+where
+    K: Resource<DynamicType = ()>,
+    P: Resource<DynamicType = ()> + Clone,
+{
+    let event = pvc.meta();
+    let cached = held.get(&ObjectRef::from_obj(pvc));
+    let told = told(event, cached.as_deref().map(Resource::meta));
+    let name = pvc_key(event.name.as_deref().unwrap_or(""));
+    for owner in owners {
+        observe(context, owner, &name, told);
+    }
 }
 
 fn observe<K: Resource<DynamicType = ()>>(

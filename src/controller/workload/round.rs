@@ -1,6 +1,8 @@
-//! One round of a workload: the requests it sends, as methods of [`Round`].
+//! One round of a workload: the requests it sends, as methods of [`Round`]. Each pod or PVC
+//! request keeps the expectations and answers an [`Answer`]; what the answer is reported as is
+//! the kind's ([`super::send`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -8,75 +10,70 @@ use jiff::Timestamp;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim, Pod};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::events::{Event as KubeEvent, EventType};
 use kube::{Resource, ResourceExt};
 use serde_json::json;
 
-use super::error::{WorkloadError, api_error, error_text, status_code};
-use super::{Context, pvc_key};
+use super::error::{WorkloadError, api_error, status_code};
+use super::seam::{Seam, StatusWrite};
+use super::{Context, Shell, pvc_key};
 use crate::controller::pod_write;
 use crate::inplace;
 use crate::podmarks::PodView;
-use crate::workload::{Action, Event, ListedPod, PodWrite, Purpose, Workload};
+use crate::workload::events::{About, Note};
+use crate::workload::pvc::HandOver;
+use crate::workload::{Event, ListedPod, PodWrite, Workload};
 
 /// How many pods are read from the apiserver at once.
 const CONCURRENT_READS: usize = 16;
 
 /// One round of the workload `set`.
-pub struct Round<'a, K> {
+pub struct Round<'a, S: Seam> {
+    pub shell: &'a Shell<S>,
     pub context: &'a Context,
-    pub set: &'a K,
+    pub set: &'a S::Set,
     /// `namespace/name`: the key of its expectations.
     pub key: String,
     pods: Api<Pod>,
     pvcs: Api<PersistentVolumeClaim>,
 }
 
-/// The PVC side of the pod actions: created before each new pod, deleted once a pod's deletion
-/// is accepted.
-#[derive(Debug, Clone, Copy)]
-pub struct PvcWrites<'p> {
-    /// New pod name → the PVCs to create before it (those that do not exist yet).
-    pub create: &'p BTreeMap<String, Vec<PersistentVolumeClaim>>,
-    /// Pod name → the PVCs to delete once that pod's deletion is accepted.
-    pub delete_with_pod: &'p BTreeMap<String, Vec<String>>,
+/// How the apiserver answered one pod or PVC request.
+#[derive(Debug)]
+pub enum Answer {
+    Done,
+    /// Nothing to report: gone already (a deletion), there already (a PVC created), or moved on
+    /// meanwhile where the next round decides again (a PVC handed over).
+    Moot,
+    /// The object moved on since the round read it (409, or 404 on a write).
+    Conflict,
+    Refused(kube::Error),
 }
 
-/// What sending the plan's pod actions met.
-#[derive(Debug, Default)]
-pub struct Executed {
-    /// Some write met a newer pod (409).
-    pub conflicted: bool,
-    /// The error of the first scale write (pod or PVC create or delete, scale lifecycle write)
-    /// that failed.
-    pub failed_scale: Option<String>,
-}
-
-impl<'a, K> Round<'a, K>
-where
-    K: Workload + Resource<Scope = NamespaceResourceScope>,
-{
-    pub fn new(context: &'a Context, set: &'a K) -> Self {
-        let namespace = set.namespace();
+impl<'a, S: Seam> Round<'a, S> {
+    pub fn new(shell: &'a Shell<S>, set: &'a S::Set) -> Self {
+        let namespace = Workload::namespace(set);
+        let client = shell.context.client.clone();
         Round {
-            context,
+            shell,
+            context: &shell.context,
             set,
             key: set.key(),
-            pods: Api::namespaced(context.client.clone(), namespace),
-            pvcs: Api::namespaced(context.client.clone(), namespace),
+            pods: Api::namespaced(client.clone(), namespace),
+            pvcs: Api::namespaced(client, namespace),
         }
     }
 
     /// `<kind> <namespace>/<name>`, lower case, for errors and logs.
     pub fn what(&self) -> String {
-        format!("{} {}", K::kind(&()).to_lowercase(), self.key)
+        format!("{} {}", S::Set::kind(&()).to_lowercase(), self.key)
     }
 
     /// The kind's API in the workload's namespace.
     pub fn api<T: Resource<Scope = NamespaceResourceScope, DynamicType = ()>>(&self) -> Api<T> {
-        Api::namespaced(self.context.client.clone(), self.set.namespace())
+        Api::namespaced(self.context.client.clone(), Workload::namespace(self.set))
     }
 
     /// Reads `names` from the apiserver into `pods`, whole. A pod gone, or one `keep` refuses,
@@ -115,169 +112,141 @@ where
         Ok(())
     }
 
-    /// Sends a plan's pod actions: creations first (slow start, each pod's PVCs before it), then
-    /// deletions (a pod's PVCs once its deletion is accepted), writes and events in order.
-    pub async fn send(
-        &self,
-        actions: &[Action],
-        pvcs: PvcWrites<'_>,
-    ) -> Result<Executed, WorkloadError> {
-        let creates: Vec<&Pod> = actions
-            .iter()
-            .filter_map(|a| match a {
-                Action::CreatePod { pod, .. } => Some(pod.as_ref()),
-                _ => None,
-            })
-            .collect();
-        let mut failed_scale = self.create_pods(&creates, pvcs.create).await;
-        let mut conflicted = false;
-        for action in actions {
-            match action {
-                Action::CreatePod { .. } => {}
-                Action::DeletePod { name } => {
-                    // OpenKruise: the PVCs of the pod go once the pod's deletion is accepted.
-                    let failure = match self.delete_pod(name).await {
-                        Ok(true) => match pvcs.delete_with_pod.get(name) {
-                            Some(names) => self.delete_pvcs(names, "failed to delete pvc").await,
-                            None => None,
-                        },
-                        Ok(false) => None,
-                        Err(error) => Some(error),
-                    };
-                    failed_scale = failed_scale.or(failure);
-                }
-                Action::WritePod {
-                    before,
-                    writes,
-                    purpose,
-                } => match self.write_pod(before, writes, purpose).await {
-                    Ok(conflict) => conflicted |= conflict,
-                    // OpenKruise: a lifecycle write of Scale that fails is an error of Scale.
-                    Err(WorkloadError::Api(error)) if *purpose == Purpose::ScaleLifecycle => {
-                        failed_scale = failed_scale.or(Some(error_text(&error.source)));
-                    }
-                    Err(error) => return Err(error),
-                },
-                Action::Event(event) => self.publish(event).await,
+    /// Creates `pod`, expected by name until the cache shows it.
+    pub async fn create_pod(&self, pod: &Pod) -> Answer {
+        let name = pod.name_any();
+        self.context
+            .lock_expectations()
+            .expect_create(&self.key, &name);
+        match self.pods.create(&PostParams::default(), pod).await {
+            Ok(_) => Answer::Done,
+            Err(error) => {
+                self.context.lock_expectations().forget(&self.key, &name);
+                Answer::Refused(error)
             }
         }
-        Ok(Executed {
-            conflicted,
-            failed_scale,
+    }
+
+    /// Deletes the pod `name`, expected until the cache shows it going.
+    pub async fn delete_pod(&self, name: &str) -> Answer {
+        self.delete_expected(&self.pods, name, name).await
+    }
+
+    /// Deletes the PVC `name`, expected until the cache shows it going.
+    pub async fn delete_pvc(&self, name: &str) -> Answer {
+        self.delete_expected(&self.pvcs, name, &pvc_key(name)).await
+    }
+
+    async fn delete_expected<K>(&self, api: &Api<K>, name: &str, expected: &str) -> Answer
+    where
+        K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    {
+        self.context
+            .lock_expectations()
+            .expect_delete(&self.key, expected);
+        match api.delete(name, &DeleteParams::default()).await {
+            Ok(_) => Answer::Done,
+            Err(error) => {
+                self.context.lock_expectations().forget(&self.key, expected);
+                if status_code(&error) == Some(404) {
+                    Answer::Moot
+                } else {
+                    Answer::Refused(error)
+                }
+            }
+        }
+    }
+
+    /// Creates `pvc` (an AlreadyExists answer counts as created: the cache had not shown it,
+    /// perhaps without the label it watches).
+    pub async fn create_pvc(&self, pvc: &PersistentVolumeClaim) -> Answer {
+        let expected = pvc_key(&pvc.name_any());
+        self.context
+            .lock_expectations()
+            .expect_create(&self.key, &expected);
+        match self.pvcs.create(&PostParams::default(), pvc).await {
+            Ok(_) => Answer::Done,
+            Err(error) => {
+                self.context
+                    .lock_expectations()
+                    .forget(&self.key, &expected);
+                if status_code(&error) == Some(409) {
+                    Answer::Moot
+                } else {
+                    Answer::Refused(error)
+                }
+            }
+        }
+    }
+
+    /// A PUT of `before` (the whole PVC as cached, its resourceVersion guarding the write) with
+    /// `owners` as its ownerReferences.
+    pub async fn replace_pvc_owners(
+        &self,
+        before: &PersistentVolumeClaim,
+        owners: &[OwnerReference],
+    ) -> Answer {
+        let name = before.name_any();
+        let mut after = before.clone();
+        after.metadata.owner_references = Some(owners.to_vec());
+        match self
+            .pvcs
+            .replace(&name, &PostParams::default(), &after)
+            .await
+        {
+            Ok(written) => {
+                self.expect_version(&pvc_key(&name), &written.metadata);
+                Answer::Done
+            }
+            Err(error) => match status_code(&error) {
+                Some(409) => Answer::Conflict,
+                // Gone: the next round sees it gone.
+                Some(404) => Answer::Moot,
+                _ => Answer::Refused(error),
+            },
+        }
+    }
+
+    /// Hands a PVC (known by its metadata only) to its pod: its ownerReferences replaced with a
+    /// JSON patch guarded by the version the decision was made on. A PVC that changed or went
+    /// meanwhile is left to the next round.
+    pub async fn hand_pvc_over(&self, hand_over: &HandOver) -> Result<Answer, WorkloadError> {
+        let name = &hand_over.claim;
+        let mut operations = Vec::new();
+        if let Some(version) = &hand_over.resource_version {
+            operations.push(
+                json!({"op": "replace", "path": "/metadata/resourceVersion", "value": version}),
+            );
+        }
+        operations.push(json!({
+            "op": "replace",
+            "path": "/metadata/ownerReferences",
+            "value": hand_over.owner_references,
+        }));
+        let patch: json_patch::Patch = serde_json::from_value(serde_json::Value::Array(operations))
+            .map_err(|e| WorkloadError::encoding(format!("pvc {name}"), e))?;
+        let sent = self
+            .pvcs
+            .patch_metadata(name, &PatchParams::default(), &Patch::<()>::Json(patch))
+            .await;
+        Ok(match sent {
+            Ok(answer) => {
+                self.expect_version(&pvc_key(name), &answer.metadata);
+                tracing::info!(pvc = %name, pod = %hand_over.pod, "PVC handed to its pod");
+                Answer::Done
+            }
+            Err(error) if matches!(status_code(&error), Some(404 | 409)) => Answer::Moot,
+            Err(error) => Answer::Refused(error),
         })
     }
 
-    /// Creates in batches of 1, 2, 4, …; a batch with a failure stops the rest (a quota or
-    /// webhook refusal would refuse them all). Each pod's missing PVCs are created first; a PVC
-    /// that cannot be created holds its pod back. Returns the error of the batch that failed
-    /// (one of them: OpenKruise keeps the first it reads).
-    pub async fn create_pods(
-        &self,
-        pods: &[&Pod],
-        pvcs: &BTreeMap<String, Vec<PersistentVolumeClaim>>,
-    ) -> Option<String> {
-        let mut start = 0;
-        let mut batch = 1;
-        while start < pods.len() {
-            let end = (start + batch).min(pods.len());
-            let results = futures::future::join_all(pods[start..end].iter().map(|pod| {
-                let name = pod.name_any();
-                self.context
-                    .lock_expectations()
-                    .expect_create(&self.key, &name);
-                let pod_pvcs = pvcs.get(&name).map_or(&[][..], Vec::as_slice);
-                async move {
-                    if let Err(error) = self.create_pvcs(pod_pvcs).await {
-                        return (name, Err(error));
-                    }
-                    (
-                        name,
-                        Ok(self.pods.create(&PostParams::default(), pod).await),
-                    )
-                }
-            }))
-            .await;
-            let mut failed = None;
-            for (name, result) in results {
-                match result {
-                    Err(error) => {
-                        // A PVC was refused (and reported): the pod was not sent.
-                        failed.get_or_insert(error);
-                        self.context.lock_expectations().forget(&self.key, &name);
-                    }
-                    Ok(Ok(_)) => {
-                        self.publish_about(
-                            self.related("Pod", &name),
-                            EventType::Normal,
-                            "SuccessfulCreate",
-                            format!("succeed to create pod {name}"),
-                        )
-                        .await;
-                    }
-                    Ok(Err(error)) => {
-                        failed.get_or_insert_with(|| error_text(&error));
-                        self.context.lock_expectations().forget(&self.key, &name);
-                        self.publish_about(
-                            self.related("Pod", &name),
-                            EventType::Warning,
-                            "FailedCreate",
-                            format!("failed to create pod: {error}, pod: {name}"),
-                        )
-                        .await;
-                    }
-                }
-            }
-            if failed.is_some() {
-                return failed;
-            }
-            start = end;
-            batch *= 2;
-        }
-        None
-    }
-
-    /// `Ok(true)` when the apiserver accepted the deletion, `Ok(false)` when the pod was gone;
-    /// the error of a refusal.
-    pub async fn delete_pod(&self, name: &str) -> Result<bool, String> {
-        self.context
-            .lock_expectations()
-            .expect_delete(&self.key, name);
-        match self.pods.delete(name, &DeleteParams::default()).await {
-            Ok(_) => {
-                self.publish_about(
-                    self.related("Pod", name),
-                    EventType::Normal,
-                    "SuccessfulDelete",
-                    format!("succeed to delete pod {name}"),
-                )
-                .await;
-                Ok(true)
-            }
-            Err(error) => {
-                self.context.lock_expectations().forget(&self.key, name);
-                if status_code(&error) == Some(404) {
-                    return Ok(false);
-                }
-                self.publish_about(
-                    self.related("Pod", name),
-                    EventType::Warning,
-                    "FailedDelete",
-                    format!("failed to delete pod {name}: {error}"),
-                )
-                .await;
-                Err(error_text(&error))
-            }
-        }
-    }
-
     /// Sends one pod's writes in order, each guarded by the version the previous one returned.
-    /// Returns `true` on a conflict (nothing more is sent for this pod).
+    /// A conflict stops them (nothing more is sent for this pod).
     pub async fn write_pod(
         &self,
         before: &Arc<Pod>,
         writes: &[PodWrite],
-        purpose: &Purpose,
-    ) -> Result<bool, WorkloadError> {
+    ) -> Result<Answer, WorkloadError> {
         let name = before.name_any();
         let mut base = Pod::clone(before);
         let mut gate_just_written = false;
@@ -299,124 +268,95 @@ where
                 continue;
             };
             let patch = Patch::<()>::Json(patch);
+            let params = PatchParams::default();
             let sent = if write.status {
-                self.pods
-                    .patch_status(&name, &PatchParams::default(), &patch)
-                    .await
+                self.pods.patch_status(&name, &params, &patch).await
             } else {
-                self.pods
-                    .patch(&name, &PatchParams::default(), &patch)
-                    .await
+                self.pods.patch(&name, &params, &patch).await
             };
             match sent {
                 Ok(answer) => {
-                    self.context.lock_expectations().expect_version(
-                        &self.key,
-                        &name,
-                        answer.metadata.resource_version.as_deref(),
-                    );
+                    self.expect_version(&name, &answer.metadata);
                     base = after.clone();
                     base.metadata.resource_version = answer.metadata.resource_version;
                     gate_just_written = write.status;
                 }
-                Err(error) if matches!(status_code(&error), Some(409 | 404)) => return Ok(true),
-                Err(error) => {
-                    if let Some((reason, note)) = failed_write_event(purpose, &name, &error) {
-                        self.publish_about(
-                            self.related("Pod", &name),
-                            EventType::Warning,
-                            reason,
-                            note,
-                        )
-                        .await;
-                    }
-                    return Err(api_error(format!("pod {name}"))(error));
+                Err(error) if matches!(status_code(&error), Some(409 | 404)) => {
+                    return Ok(Answer::Conflict);
                 }
+                Err(error) => return Ok(Answer::Refused(error)),
             }
         }
-        if let Some((reason, note)) = written_event(purpose, &name) {
-            self.publish_about(self.related("Pod", &name), EventType::Normal, reason, note)
-                .await;
-        }
-        Ok(false)
+        Ok(Answer::Done)
     }
 
-    /// Creates PVCs one by one (AlreadyExists counts as created). The error of one refused
-    /// stops the rest.
-    pub async fn create_pvcs(&self, pvcs: &[PersistentVolumeClaim]) -> Result<(), String> {
-        for pvc in pvcs {
-            let name = pvc.name_any();
-            let expected = pvc_key(&name);
-            self.context
-                .lock_expectations()
-                .expect_create(&self.key, &expected);
-            if let Err(error) = self.pvcs.create(&PostParams::default(), pvc).await {
-                // Nothing new will show up (on 409 the PVC was there already, perhaps without
-                // the label the PVC cache watches).
-                self.context
-                    .lock_expectations()
-                    .forget(&self.key, &expected);
-                if status_code(&error) != Some(409) {
-                    self.publish_about(
-                        self.related("PersistentVolumeClaim", &name),
-                        EventType::Warning,
-                        "FailedCreate",
-                        format!("failed to create pvc: {error}, pvc: {name}"),
-                    )
-                    .await;
-                    return Err(error_text(&error));
-                }
+    /// A guarded patch of what changed from `before` to `after` (none when nothing did).
+    pub async fn update_pod(&self, before: &Pod, after: &Pod) -> Result<Answer, WorkloadError> {
+        let name = before.name_any();
+        let Some(patch) = pod_write::guarded_patch(before, after)
+            .map_err(|e| WorkloadError::encoding(format!("pod {name}"), e))?
+        else {
+            return Ok(Answer::Done);
+        };
+        let sent = self
+            .pods
+            .patch(&name, &PatchParams::default(), &Patch::<()>::Json(patch))
+            .await;
+        Ok(match sent {
+            Ok(written) => {
+                self.expect_version(&name, &written.metadata);
+                Answer::Done
             }
-        }
+            Err(error) if matches!(status_code(&error), Some(409 | 404)) => Answer::Conflict,
+            Err(error) => Answer::Refused(error),
+        })
+    }
+
+    /// Waits for the cache to show `name` (a pod, or a PVC behind [`pvc_key`]) at the version
+    /// the apiserver answered a write of it with.
+    fn expect_version(&self, name: &str, answer: &ObjectMeta) {
+        self.context.lock_expectations().expect_version(
+            &self.key,
+            name,
+            answer.resource_version.as_deref(),
+        );
+    }
+
+    /// Writes the round's status as the kind does, and records the resourceVersion it returned
+    /// ([`Round::wrote`]).
+    pub async fn write_status(&self, write: StatusWrite<S::Set>) -> Result<(), WorkloadError> {
+        let api = self.api::<S::Set>();
+        let name = self.set.name();
+        let written = match write {
+            StatusWrite::Merge(status) => {
+                let patch = Patch::Merge(json!({ "status": status }));
+                api.patch_status(name, &PatchParams::default(), &patch)
+                    .await
+            }
+            StatusWrite::Replace(set) => {
+                api.replace_status(name, &PostParams::default(), &*set)
+                    .await
+            }
+        };
+        let written = written.map_err(api_error::<WorkloadError>(format!(
+            "{} status",
+            self.what()
+        )))?;
+        self.wrote(written.meta());
         Ok(())
     }
 
-    /// Deletes PVCs (gone already is fine); failures are reported (`failure` opens the event's
-    /// note), the rest still tried. Returns the first failure's error.
-    pub async fn delete_pvcs(&self, names: &[String], failure: &str) -> Option<String> {
-        let mut first_failure = None;
-        for name in names {
-            let expected = pvc_key(name);
-            self.context
-                .lock_expectations()
-                .expect_delete(&self.key, &expected);
-            if let Err(error) = self.pvcs.delete(name, &DeleteParams::default()).await {
-                self.context
-                    .lock_expectations()
-                    .forget(&self.key, &expected);
-                if status_code(&error) != Some(404) {
-                    self.publish_about(
-                        self.related("PersistentVolumeClaim", name),
-                        EventType::Warning,
-                        "FailedDelete",
-                        format!("{failure} {name}: {error}"),
-                    )
-                    .await;
-                    first_failure.get_or_insert_with(|| error_text(&error));
-                }
-            }
-        }
-        first_failure
-    }
-
-    /// Writes `status` through the status subresource (a merge patch), and records the
-    /// resourceVersion it returned ([`Round::wrote`]).
-    pub async fn write_status<S: serde::Serialize>(&self, status: &S) -> Result<(), WorkloadError>
-    where
-        K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-    {
+    /// A merge patch of the workload itself, recorded as its own write.
+    pub async fn patch_own(&self, patch: serde_json::Value) -> Result<(), WorkloadError> {
         let written = self
-            .api::<K>()
-            .patch_status(
+            .api::<S::Set>()
+            .patch(
                 self.set.name(),
                 &PatchParams::default(),
-                &Patch::Merge(json!({ "status": status })),
+                &Patch::Merge(patch),
             )
             .await
-            .map_err(api_error::<WorkloadError>(format!(
-                "{} status",
-                self.what()
-            )))?;
+            .map_err(api_error::<WorkloadError>(self.what()))?;
         self.wrote(written.meta());
         Ok(())
     }
@@ -442,58 +382,38 @@ where
         Ok(())
     }
 
-    /// A planner's event about the workload.
+    /// An event about the workload (a planner's, or the plan's error).
     pub async fn publish(&self, event: &Event) {
-        let kind = if event.warning {
-            EventType::Warning
-        } else {
-            EventType::Normal
+        self.send_event(None, event).await;
+    }
+
+    /// An event about the workload that concerns one of its pods or PVCs. The object goes in
+    /// `related`: the recorder merges repeats of one (reason, related object) into a series, and
+    /// without it every pod's `SuccessfulCreate` would be folded into the first one's.
+    pub async fn publish_note(&self, note: &Note) {
+        let (kind, name) = match &note.about {
+            About::Pod(name) => ("Pod", name),
+            About::Pvc(name) => ("PersistentVolumeClaim", name),
         };
-        self.send_event(None, kind, event.reason, event.message.clone())
-            .await;
-    }
-
-    /// An event about the workload with its own reason and note.
-    pub async fn publish_note(&self, type_: EventType, reason: &str, note: String) {
-        self.send_event(None, type_, reason, note).await;
-    }
-
-    /// An event about the workload that concerns one of its objects (a pod, a PVC). The object
-    /// goes in `related`: the recorder merges repeats of one (reason, related object) into a
-    /// series, and without it every pod's `SuccessfulCreate` would be folded into the first
-    /// one's.
-    pub async fn publish_about(
-        &self,
-        related: ObjectReference,
-        type_: EventType,
-        reason: &str,
-        note: String,
-    ) {
-        self.send_event(Some(related), type_, reason, note).await;
-    }
-
-    /// A reference to the workload's pod or PVC `name`, for an event's `related`.
-    pub fn related(&self, kind: &str, name: &str) -> ObjectReference {
-        ObjectReference {
+        let related = ObjectReference {
             api_version: Some("v1".into()),
             kind: Some(kind.into()),
             namespace: self.set.meta().namespace.clone(),
-            name: Some(name.into()),
+            name: Some(name.clone()),
             ..ObjectReference::default()
-        }
+        };
+        self.send_event(Some(related), &note.event).await;
     }
 
-    async fn send_event(
-        &self,
-        related: Option<ObjectReference>,
-        type_: EventType,
-        reason: &str,
-        note: String,
-    ) {
+    async fn send_event(&self, related: Option<ObjectReference>, event: &Event) {
         let event = KubeEvent {
-            type_,
-            reason: reason.into(),
-            note: Some(note),
+            type_: if event.warning {
+                EventType::Warning
+            } else {
+                EventType::Normal
+            },
+            reason: event.reason.into(),
+            note: Some(event.message.clone()),
             action: "Reconcile".into(),
             secondary: related,
         };
@@ -503,43 +423,5 @@ where
             &event,
         )
         .await;
-    }
-}
-
-/// The event of a pod write of `purpose` that was sent (OpenKruise's reasons).
-fn written_event(purpose: &Purpose, name: &str) -> Option<(&'static str, String)> {
-    match purpose {
-        Purpose::InPlace { revision } => Some((
-            "SuccessfulUpdatePodInPlace",
-            format!("successfully update pod {name} in-place(revision {revision})"),
-        )),
-        Purpose::Recreate { revision } => Some((
-            "SuccessfulUpdatePodReCreate",
-            format!(
-                "successfully patch pod {name} specified-delete for update(revision {revision})"
-            ),
-        )),
-        Purpose::Refresh | Purpose::Lifecycle | Purpose::ScaleLifecycle => None,
-    }
-}
-
-/// The event of a pod write of `purpose` that the apiserver refused.
-fn failed_write_event(
-    purpose: &Purpose,
-    name: &str,
-    error: &kube::Error,
-) -> Option<(&'static str, String)> {
-    match purpose {
-        Purpose::InPlace { revision } => Some((
-            "FailedUpdatePodInPlace",
-            format!("failed to update pod {name} in-place(revision {revision}): {error}"),
-        )),
-        Purpose::Recreate { revision } => Some((
-            "FailedUpdatePodReCreate",
-            format!(
-                "failed to patch pod specified-delete {name} for update(revision {revision}): {error}"
-            ),
-        )),
-        Purpose::Refresh | Purpose::Lifecycle | Purpose::ScaleLifecycle => None,
     }
 }

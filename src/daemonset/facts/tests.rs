@@ -1,9 +1,9 @@
 use super::*;
-use crate::daemonset::fixtures::*;
+use crate::daemonset::tests::fixtures::*;
 use crate::workload::lifecycle::PREPARING_DELETE;
 
-fn facts(p: PodBuilder) -> PodFacts {
-    PodFacts::of(&p.build(), "h2", None)
+fn facts(p: PodBuilder) -> DaemonPodFacts {
+    DaemonPodFacts::of(&p.build(), "h2", None)
 }
 
 #[test]
@@ -41,8 +41,8 @@ fn updated_is_the_hash_or_the_template_generation() {
     let generation = pod("p", "n1", "h1")
         .label(crate::daemonset::daemon_pod::TEMPLATE_GENERATION_LABEL, "3")
         .build();
-    assert!(PodFacts::of(&generation, "h2", Some(3)).updated);
-    assert!(!PodFacts::of(&generation, "h2", Some(4)).updated);
+    assert!(DaemonPodFacts::of(&generation, "h2", Some(3)).updated);
+    assert!(!DaemonPodFacts::of(&generation, "h2", Some(4)).updated);
 }
 
 #[test]

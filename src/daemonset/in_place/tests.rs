@@ -1,8 +1,8 @@
 use super::*;
 use crate::api::daemonset::{DaemonSet, IN_PLACE_IF_POSSIBLE};
 use crate::api::keys;
-use crate::daemonset::fixtures::*;
 use crate::daemonset::round::Round;
+use crate::daemonset::tests::fixtures::*;
 use crate::podmarks::inplace_state::read_state;
 use crate::workload::Purpose;
 use crate::workload::lifecycle::LIFECYCLE_STATE;

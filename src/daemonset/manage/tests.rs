@@ -1,9 +1,9 @@
 use super::*;
 use crate::api::daemonset::DaemonSet;
-use crate::daemonset::fixtures::*;
 use crate::daemonset::listed::DaemonPod;
 use crate::daemonset::node::{NodeSummary, TaintEffect};
 use crate::daemonset::round::Round;
+use crate::daemonset::tests::fixtures::*;
 use crate::workload::lifecycle::PREPARING_DELETE;
 
 fn managed<'a>(

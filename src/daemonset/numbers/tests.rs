@@ -1,5 +1,5 @@
 use super::*;
-use crate::daemonset::fixtures::*;
+use crate::daemonset::tests::fixtures::*;
 
 #[test]
 fn surge_and_unavailable_round_up_only_for_rolling_updates() {

@@ -1,8 +1,8 @@
 use super::*;
 use crate::api::daemonset::DaemonSet;
-use crate::daemonset::fixtures::*;
 use crate::daemonset::listed::DaemonPod;
 use crate::daemonset::node::NodeSummary;
+use crate::daemonset::tests::fixtures::*;
 use crate::workload::lifecycle::PREPARING_DELETE;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 

@@ -1,7 +1,7 @@
 use super::*;
-use crate::daemonset::fixtures::*;
 use crate::daemonset::node::TaintEffect;
 use crate::daemonset::round::Round;
+use crate::daemonset::tests::fixtures::*;
 
 #[test]
 fn counters_per_node_from_its_oldest_pod() {

@@ -1,8 +1,8 @@
 use super::*;
 use crate::api::cloneset::{Lifecycle, LifecycleHook};
-use crate::daemonset::fixtures::*;
 use crate::daemonset::listed::DaemonPod;
 use crate::daemonset::round::Round;
+use crate::daemonset::tests::fixtures::*;
 use crate::workload::lifecycle::LIFECYCLE_STATE;
 
 fn hooked_set() -> crate::api::daemonset::DaemonSet {
@@ -38,6 +38,7 @@ fn describe(actions: &[Action]) -> Vec<String> {
                 )
             }
             Action::Event(e) => e.message.clone(),
+            other => panic!("a DaemonSet plans no {other:?}"),
         })
         .collect()
 }

@@ -187,3 +187,5 @@ fn digest_comparison_normalises_repositories() {
     ));
     assert!(!is_digest_reference("nginx:1.25"));
 }
+
+mod writing;

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::source::accept_in_name_order;
-use crate::source::test_catalogues::{catalogue, sidecarset};
+use crate::source::tests::catalogues::{catalogue, sidecarset};
 use proptest::prelude::*;
 
 /// Accepted names and `(name, origin, message)` of the refused, from either implementation.

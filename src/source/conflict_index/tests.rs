@@ -1,5 +1,5 @@
 use super::*;
-use crate::source::test_catalogues::{catalogue, sidecarset};
+use crate::source::tests::catalogues::{catalogue, sidecarset};
 use crate::validate::sidecarset::selectors_overlap;
 use proptest::prelude::*;
 

@@ -138,8 +138,8 @@ fn identity_and_storage_checks() {
     assert_eq!(with_identity(&set, &broken, 2, true, true), broken);
 }
 
-fn facts(names_update: bool) -> PodFacts {
-    PodFacts {
+fn facts(names_update: bool) -> StatefulPodFacts {
+    StatefulPodFacts {
         phase: Phase::Running,
         terminating: false,
         lifecycle: crate::workload::lifecycle::LifecycleState::Normal,

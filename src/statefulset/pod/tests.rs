@@ -23,8 +23,8 @@ fn pod(phase: &str, ready: Option<(&str, i64)>, labels: serde_json::Value, delet
     .unwrap()
 }
 
-fn facts(p: &Pod, min_ready: i32, now: i64) -> PodFacts {
-    PodFacts::of(p, "web-a", "web-b", min_ready, at(now))
+fn facts(p: &Pod, min_ready: i32, now: i64) -> StatefulPodFacts {
+    StatefulPodFacts::of(p, "web-a", "web-b", min_ready, at(now))
 }
 
 #[test]
@@ -128,6 +128,6 @@ fn phases_revisions_and_marks() {
         0,
     );
     assert!(marked.specified_delete);
-    let new = PodFacts::new_pod(false, true);
+    let new = StatefulPodFacts::new_pod(false, true);
     assert!(!new.created() && new.at_update && !new.healthy);
 }

@@ -84,8 +84,8 @@ impl Hands for Recorder<'_> {
     }
 }
 
-fn ready() -> PodFacts {
-    PodFacts {
+fn ready() -> StatefulPodFacts {
+    StatefulPodFacts {
         phase: Phase::Running,
         terminating: false,
         lifecycle: Lifecycle::Normal,
@@ -99,8 +99,8 @@ fn ready() -> PodFacts {
     }
 }
 
-fn pending() -> PodFacts {
-    PodFacts {
+fn pending() -> StatefulPodFacts {
+    StatefulPodFacts {
         phase: Phase::Pending,
         running_ready: false,
         healthy: false,
@@ -109,16 +109,16 @@ fn pending() -> PodFacts {
     }
 }
 
-fn terminating() -> PodFacts {
-    PodFacts {
+fn terminating() -> StatefulPodFacts {
+    StatefulPodFacts {
         terminating: true,
         healthy: false,
         ..ready()
     }
 }
 
-fn failed() -> PodFacts {
-    PodFacts {
+fn failed() -> StatefulPodFacts {
+    StatefulPodFacts {
         phase: Phase::Failed,
         running_ready: false,
         healthy: false,
@@ -127,15 +127,15 @@ fn failed() -> PodFacts {
     }
 }
 
-fn waiting(seconds: u64) -> PodFacts {
-    PodFacts {
+fn waiting(seconds: u64) -> StatefulPodFacts {
+    StatefulPodFacts {
         availability: Availability::After(Duration::from_secs(seconds)),
         ..ready()
     }
 }
 
-fn pre_deleting() -> PodFacts {
-    PodFacts {
+fn pre_deleting() -> StatefulPodFacts {
+    StatefulPodFacts {
         lifecycle: Lifecycle::PreparingDelete,
         healthy: false,
         availability: Availability::No,
@@ -147,7 +147,7 @@ fn pre_deleting() -> PodFacts {
 struct Case<'a> {
     replicas: i64,
     reserved: Vec<i32>,
-    pods: Vec<(&'a str, PodFacts)>,
+    pods: Vec<(&'a str, StatefulPodFacts)>,
     monotonic: bool,
     max_unavailable: Option<i64>,
     blocked: Vec<i64>,
@@ -156,7 +156,7 @@ struct Case<'a> {
 }
 
 impl<'a> Case<'a> {
-    fn ordered(replicas: i64, pods: Vec<(&'a str, PodFacts)>) -> Self {
+    fn ordered(replicas: i64, pods: Vec<(&'a str, StatefulPodFacts)>) -> Self {
         Case {
             replicas,
             reserved: Vec::new(),
@@ -168,7 +168,7 @@ impl<'a> Case<'a> {
             failing: None,
         }
     }
-    fn parallel(replicas: i64, pods: Vec<(&'a str, PodFacts)>) -> Self {
+    fn parallel(replicas: i64, pods: Vec<(&'a str, StatefulPodFacts)>) -> Self {
         Case {
             monotonic: false,
             ..Case::ordered(replicas, pods)
@@ -180,7 +180,7 @@ impl<'a> Case<'a> {
             self.reserved.iter().map(|n| IntOrString::Int(*n)).collect();
         let range = ReplicaRange::new(0, self.replicas, Reserved::of(Some(&reserved))).unwrap();
         let names: Vec<&str> = self.pods.iter().map(|(n, _)| *n).collect();
-        let facts: Vec<PodFacts> = self.pods.iter().map(|(_, f)| *f).collect();
+        let facts: Vec<StatefulPodFacts> = self.pods.iter().map(|(_, f)| *f).collect();
         let slots = Slots::of("web", range, names.iter().copied());
         let mut hands = Recorder::new(&names, &slots);
         hands.blocked = self.blocked.clone();

@@ -4,8 +4,8 @@ use crate::workload::lifecycle::LifecycleState as Lifecycle;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::json;
 
-fn facts(phase: Phase, ready: bool, available: bool, revision: &str) -> PodFacts {
-    PodFacts {
+fn facts(phase: Phase, ready: bool, available: bool, revision: &str) -> StatefulPodFacts {
+    StatefulPodFacts {
         phase,
         terminating: false,
         lifecycle: Lifecycle::Normal,

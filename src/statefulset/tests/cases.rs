@@ -14,10 +14,15 @@ fn as_1_ordered_creation_with_claims() {
     let revision = world.history[0].metadata.name.clone().unwrap();
     // The claim first, then the pod; nothing else.
     assert_eq!(plan.actions.len(), 2, "{:#?}", plan.actions);
-    let Action::CreateClaim { claim, pod, when } = &plan.actions[0] else {
+    let Action::CreatePvc {
+        pvc: claim,
+        pod,
+        fix,
+    } = &plan.actions[0]
+    else {
         panic!("{:?}", plan.actions[0])
     };
-    assert_eq!((pod.as_str(), *when), ("web-0", ClaimFix::NewPod));
+    assert_eq!((pod.as_str(), *fix), ("web-0", PvcFix::NewPod));
     assert_eq!(
         serde_json::to_value(claim.as_ref()).unwrap(),
         json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
@@ -122,7 +127,7 @@ fn as_3_scale_in_under_each_policy() {
             let write = plan
                 .actions
                 .iter()
-                .position(|a| matches!(a, Action::UpdateClaim { .. }))
+                .position(|a| matches!(a, Action::UpdatePvcOwners { .. }))
                 .unwrap();
             let delete = plan
                 .actions
@@ -202,7 +207,7 @@ fn as_6_a_failed_pod_is_recreated_on_its_claim() {
         !plan
             .actions
             .iter()
-            .any(|a| matches!(a, Action::CreateClaim { .. }))
+            .any(|a| matches!(a, Action::CreatePvc { .. }))
     );
     world.settle(10);
     assert_ne!(world.pod("web-1").metadata.uid, old_uid);

@@ -61,8 +61,8 @@ impl Hands for Recorder<'_> {
     }
 }
 
-fn old() -> PodFacts {
-    PodFacts {
+fn old() -> StatefulPodFacts {
+    StatefulPodFacts {
         phase: Phase::Running,
         terminating: false,
         lifecycle: Lifecycle::Normal,
@@ -76,8 +76,8 @@ fn old() -> PodFacts {
     }
 }
 
-fn new() -> PodFacts {
-    PodFacts {
+fn new() -> StatefulPodFacts {
+    StatefulPodFacts {
         at_update: true,
         at_current: false,
         names_update: true,
@@ -85,8 +85,8 @@ fn new() -> PodFacts {
     }
 }
 
-fn unhealthy(f: PodFacts) -> PodFacts {
-    PodFacts {
+fn unhealthy(f: StatefulPodFacts) -> StatefulPodFacts {
+    StatefulPodFacts {
         running_ready: false,
         healthy: false,
         availability: Availability::No,
@@ -97,7 +97,7 @@ fn unhealthy(f: PodFacts) -> PodFacts {
 struct Case<'a> {
     replicas: i64,
     reserved: Vec<i32>,
-    pods: Vec<(String, PodFacts)>,
+    pods: Vec<(String, StatefulPodFacts)>,
     partition: i64,
     max_unavailable: i64,
     unordered: bool,
@@ -109,7 +109,7 @@ struct Case<'a> {
 }
 
 impl<'a> Case<'a> {
-    fn new(replicas: i64, pods: Vec<(&str, PodFacts)>) -> Self {
+    fn new(replicas: i64, pods: Vec<(&str, StatefulPodFacts)>) -> Self {
         Case {
             replicas,
             reserved: vec![],
@@ -133,7 +133,7 @@ impl<'a> Case<'a> {
             .collect();
         let range = ReplicaRange::new(0, self.replicas, Reserved::of(Some(&reserved))).unwrap();
         let names: Vec<String> = self.pods.iter().map(|(n, _)| n.clone()).collect();
-        let facts: Vec<PodFacts> = self.pods.iter().map(|(_, f)| *f).collect();
+        let facts: Vec<StatefulPodFacts> = self.pods.iter().map(|(_, f)| *f).collect();
         let slots = Slots::of("web", range, names.iter().map(String::as_str));
         let complete = |p: usize| !self.incomplete.contains(&names[p].as_str());
         let new_pod_updated = |_: usize| true;
@@ -160,11 +160,11 @@ impl<'a> Case<'a> {
     }
 }
 
-fn all(n: usize, f: PodFacts) -> Vec<(String, PodFacts)> {
+fn all(n: usize, f: StatefulPodFacts) -> Vec<(String, StatefulPodFacts)> {
     (0..n).map(|i| (format!("web-{i}"), f)).collect()
 }
 
-fn case(replicas: i64, pods: Vec<(String, PodFacts)>) -> Case<'static> {
+fn case(replicas: i64, pods: Vec<(String, StatefulPodFacts)>) -> Case<'static> {
     let mut c = Case::new(replicas, vec![]);
     c.pods = pods;
     c

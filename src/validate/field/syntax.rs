@@ -1,4 +1,6 @@
 use super::*;
+pub use crate::k8s::names::LABEL_VALUE_MAX_LENGTH;
+use crate::k8s::names::is_name_part;
 
 // ---------------------------------------------------------------------------------------------
 // String syntax (k8s.io/apimachinery/pkg/util/validation), each returning its messages
@@ -7,7 +9,6 @@ pub const EMPTY_ERROR: &str = "must be non-empty";
 pub const DNS1123_LABEL_MAX_LENGTH: usize = 63;
 pub const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
 pub const QUALIFIED_NAME_MAX_LENGTH: usize = 63;
-pub const LABEL_VALUE_MAX_LENGTH: usize = 63;
 /// Total size of all annotations of one object.
 pub const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
 pub const NEGATIVE_ERROR: &str = "must be greater than or equal to 0";
@@ -76,21 +77,6 @@ pub(super) fn matches_dns1123_label(value: &str) -> bool {
 
 pub(super) fn matches_dns1123_subdomain(value: &str) -> bool {
     value.split('.').all(matches_dns1123_label)
-}
-
-/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, whole string.
-pub(super) fn matches_qualified_name_part(value: &str) -> bool {
-    let bytes = value.as_bytes();
-    match (bytes.first(), bytes.last()) {
-        (Some(first), Some(last)) => {
-            first.is_ascii_alphanumeric()
-                && last.is_ascii_alphanumeric()
-                && bytes
-                    .iter()
-                    .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-        }
-        _ => false,
-    }
 }
 
 /// `IsDNS1123Label`
@@ -173,7 +159,7 @@ pub fn qualified_name_errors(value: &str) -> Vec<String> {
             max_len_error(QUALIFIED_NAME_MAX_LENGTH)
         ));
     }
-    if !matches_qualified_name_part(name) {
+    if !is_name_part(name) {
         errors.push(format!("name part {}", name_regex_error()));
     }
     errors
@@ -185,7 +171,7 @@ pub fn label_value_errors(value: &str) -> Vec<String> {
     if value.len() > LABEL_VALUE_MAX_LENGTH {
         errors.push(max_len_error(LABEL_VALUE_MAX_LENGTH));
     }
-    if !value.is_empty() && !matches_qualified_name_part(value) {
+    if !value.is_empty() && !is_name_part(value) {
         errors.push(regex_error(
             LABEL_VALUE_ERR,
             LABEL_VALUE_FMT,

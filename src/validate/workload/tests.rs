@@ -385,3 +385,6 @@ fn differs_ignores_unset_values() {
     assert!(!differs(&a, &b));
     assert!(differs(&json!({"a": "x"}), &b));
 }
+
+/// The three validators must answer, never panic, whatever a decodable object holds.
+mod never_panics;
