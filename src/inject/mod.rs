@@ -8,3 +8,6 @@ pub mod launch_priority;
 pub mod prepared;
 pub mod revision;
 pub mod sidecar;
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -293,5 +293,4 @@ fn percentage(text: &str) -> Result<f64, String> {
 }
 
 #[cfg(test)]
-#[path = "revision_tests.rs"]
 mod tests;

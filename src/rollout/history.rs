@@ -270,5 +270,4 @@ fn truncate(
 }
 
 #[cfg(test)]
-#[path = "history_tests.rs"]
 mod tests;

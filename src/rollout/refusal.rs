@@ -160,5 +160,4 @@ pub fn injection_failure(
 }
 
 #[cfg(test)]
-#[path = "refusal_tests.rs"]
 mod tests;

@@ -421,5 +421,4 @@ impl RevisionHistory for RevisionIndex {
 }
 
 #[cfg(test)]
-#[path = "history_tests.rs"]
 mod tests;

@@ -343,14 +343,7 @@ async fn a_pod_not_upgradable_is_marked_from_a_read_then_left_alone() {
         })
         .reply_with(patched(stored.clone(), "6"));
     scenario.event("default", ("Pod", "web-0"), "Warning", "NotUpgradablePods");
-    scenario
-        .expect(
-            Method::POST,
-            "/apis/events.k8s.io/v1/namespaces/default/events",
-        )
-        .body_includes(json!({"type": "Warning", "reason": "NotUpgradablePods",
-            "regarding": {"kind": "SidecarSet", "name": "mesh"}}))
-        .reply_with(crate::controller::tests::fake_apiserver::created("1"));
+    scenario.cluster_event(("SidecarSet", "mesh"), "Warning", "NotUpgradablePods");
     let (client, server) = scenario.start();
     let first = context(client, &pod, &set);
     let result = reconcile(Arc::new(set.clone().into()), first.clone()).await;
@@ -405,7 +398,7 @@ async fn a_revision_name_held_by_other_data_is_created_under_the_next_collision_
     scenario
         .expect(Method::POST, REVISIONS)
         .body_includes(json!({"metadata": {"name": taken}}))
-        .reply(crate::controller::fake_apiserver::failure(
+        .reply(crate::controller::tests::fake_apiserver::failure(
             409,
             "AlreadyExists",
             "already exists",
@@ -424,7 +417,7 @@ async fn a_revision_name_held_by_other_data_is_created_under_the_next_collision_
                     "name": "mesh", "uid": "mesh-uid", "controller": true, "blockOwnerDeletion": true}]},
             "revision": 1
         }))
-        .reply_with(crate::controller::fake_apiserver::created("1"));
+        .reply_with(crate::controller::tests::fake_apiserver::created("1"));
     let (client, server) = scenario.start();
     let context = history_context(client, &[]);
     let registered = history::register(&context, &set, &[]).await;
@@ -458,7 +451,7 @@ async fn the_history_is_truncated_and_a_rollback_renumbers() {
         .reply(ok(json!({"kind": "Status", "status": "Success"})));
     scenario
         .expect(Method::DELETE, format!("{REVISIONS}/{}", name(1)))
-        .reply(crate::controller::fake_apiserver::not_found(
+        .reply(crate::controller::tests::fake_apiserver::not_found(
             "controllerrevisions.apps",
             &name(1),
         ));
@@ -510,14 +503,7 @@ async fn a_set_not_served_gets_the_condition_and_loses_it_once_served() {
             )
         })
         .reply_with(patched(serde_json::to_value(&set).unwrap(), "4"));
-    scenario
-        .expect(
-            Method::POST,
-            "/apis/events.k8s.io/v1/namespaces/default/events",
-        )
-        .body_includes(json!({"type": "Warning", "reason": "RevisionNotFound",
-            "regarding": {"kind": "SidecarSet", "name": "mesh"}}))
-        .reply_with(crate::controller::fake_apiserver::created("1"));
+    scenario.cluster_event(("SidecarSet", "mesh"), "Warning", "RevisionNotFound");
     let (client, server) = scenario.start();
     let shared = context(client, &injected_pod(&set), &set);
     let (store, _writer) = store_of([Shared::from(set.clone())]);
@@ -563,13 +549,7 @@ async fn a_set_not_served_gets_the_condition_and_loses_it_once_served() {
         .content_type(MERGE_PATCH)
         .body_includes(json!({"status": {"conditions": null}}))
         .reply_with(patched(serde_json::to_value(&set).unwrap(), "5"));
-    scenario
-        .expect(
-            Method::POST,
-            "/apis/events.k8s.io/v1/namespaces/default/events",
-        )
-        .body_includes(json!({"type": "Normal", "reason": "Served"}))
-        .reply_with(crate::controller::fake_apiserver::created("2"));
+    scenario.cluster_event(("SidecarSet", "mesh"), "Normal", "Served");
     let (client, server) = scenario.start();
     let shared = context(client, &injected_pod(&set), &set);
     let (store, _writer) = store_of([Shared::from(carrying)]);

@@ -10,7 +10,7 @@ use crate::api::{
     SidecarContainer, SidecarSetBuilder, SidecarSetInjectionStrategy, SidecarSetPatchPodMetadata,
     SidecarSetStatus, SidecarSetUpdateStrategy, match_labels,
 };
-use crate::defaults::sidecarset::default_and_hash;
+use crate::inject::tests::default_and_hash;
 
 /// A defaulted set with every recorded field, a command Go escapes (`&&`) and quantities Go
 /// rewrites.

@@ -7,7 +7,7 @@ use super::*;
 use crate::api::{
     SidecarSetBuilder, SidecarSetInjectRevision, SidecarSetInjectionStrategy, SidecarSetStatus,
 };
-use crate::defaults::sidecarset::default_and_hash;
+use crate::inject::tests::default_and_hash;
 
 const NS: &str = "kruise-system";
 
