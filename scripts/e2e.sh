@@ -452,6 +452,16 @@ if [ "$started_local" = 1 ]; then
   check "apiserver restarted: last snapshot kept and ready, watches reconnect and see new SidecarSets" survives_apiserver_restart
 fi
 
+# SidecarSet revision history, kept by serve's SidecarSet controller in kruise-system.
+# shellcheck source=scripts/lib/sidecarset-history-e2e.sh
+. scripts/lib/sidecarset-history-e2e.sh
+check "SidecarSet history: two revisions in kruise-system as OpenKruise writes them, status.latestRevision, a new pod stamped with it" history_written
+check "SidecarSet history: injectionStrategy.revision.revisionName gives a new pod the old sidecar and its stamp" history_revision_name_injected
+check "SidecarSet history: a rollback reuses its revision, truncation to revisionHistoryLimit keeps what pods run" history_rollback_and_truncation
+check "SidecarSet history: customVersion labels its revision, injectionStrategy.revision.customVersion injects it" history_custom_version_injected
+check "SidecarSet history: a deleted revision refuses new pods with OpenKruise's message, shown as condition, event and metric" history_missing_revision_reported
+history_cleanup
+
 # The workload webhooks: OpenKruise's defaults stored, broken specs refused with every field error.
 workload_defaulted() {
   kubectl apply -f - >/dev/null <<'EOT' || return 1

@@ -174,6 +174,7 @@ impl Harness {
                 now: NOW,
                 name_suffix: SUFFIX,
                 sort_sidecars_by_name: self.sort_sidecars_by_name,
+                draw: &kruise_webhook::inject::sidecar::random_draw,
             },
         );
         assert_eq!(response.uid, "0b1c2d3e-0000-4000-8000-000000000001");

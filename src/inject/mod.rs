@@ -7,4 +7,8 @@ pub mod hash;
 pub mod launch_priority;
 pub mod prepared;
 pub mod resources_policy;
+pub mod revision;
 pub mod sidecar;
+
+#[cfg(test)]
+pub(crate) mod tests;

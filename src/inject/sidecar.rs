@@ -13,7 +13,9 @@ use k8s_openapi::api::core::v1::{Container, LocalObjectReference, Pod, Volume};
 use super::build::{AppContainers, NameSet, build_sidecar, hot_upgrade_pair};
 use super::prepared::{KnownJson, PreparedSidecarSets, upgrade_spec};
 use super::resources_policy::sidecar_resources;
+use super::revision::{self, HistoryRevision, InjectionRevisions, Pick, PickError};
 use crate::api::{SidecarContainer, SidecarSet, keys};
+use crate::k8s::history::injection_revision_not_found;
 use crate::k8s::selector::{self, Labels, SelectorError};
 use crate::podmarks::sidecarset::{
     UpgradeSpec, WrittenAnnotation, hash_annotation, injected_list, parse_upgrade_specs,
@@ -30,6 +32,16 @@ pub struct InjectionContext<'a> {
     pub now: &'a str,
     /// OpenKruise's `EnableSortSidecarContainerByName` gate: sort injected containers by name.
     pub sort_sidecars_by_name: bool,
+    /// What the SidecarSets that name a revision to inject resolved to; `None` without a
+    /// history, where every such revision is missing.
+    pub revisions: Option<&'a InjectionRevisions>,
+    /// Uniform in [0, 1): the chance under `Partial` ([`revision::pick`]); seeded in tests.
+    pub draw: &'a dyn Fn() -> f64,
+}
+
+/// The draw of production: the thread's random source.
+pub fn random_draw() -> f64 {
+    fastrand::f64()
 }
 
 /// Why a pod cannot be injected. Each message names the object and field at fault.
@@ -55,13 +67,6 @@ pub enum InjectError {
         key: String,
         message: String,
     },
-    #[error(
-        "sidecarset {sidecarset}: spec.injectionStrategy.revision: ControllerRevision {revision} not found, cannot inject a historical revision"
-    )]
-    RevisionNotFound {
-        sidecarset: String,
-        revision: String,
-    },
     #[error("sidecarset {sidecarset}: {field}: {message}")]
     ResourcesPolicy {
         sidecarset: String,
@@ -69,6 +74,12 @@ pub enum InjectError {
         field: String,
         message: String,
     },
+    /// The revision `injectionStrategy.revision` names cannot be injected: OpenKruise's
+    /// lookup error, as its webhook answers.
+    #[error("{0}")]
+    Revision(String),
+    #[error("sidecarset {sidecarset}: spec.updateStrategy.partition: {message}")]
+    Partition { sidecarset: String, message: String },
 }
 
 /// Is the pod still running or about to run? Finished and terminating pods are left alone.
@@ -109,15 +120,7 @@ pub fn matching_sidecarsets<'a>(
         if !selected {
             continue;
         }
-        if let Some(revision) = requested_revision(set) {
-            // Historical revisions live in ControllerRevisions, which this server does not hold;
-            // upstream rejects the pod when the revision cannot be found, and so do we.
-            return Err(InjectError::RevisionNotFound {
-                sidecarset: set.name().to_string(),
-                revision,
-            });
-        }
-        kept.push(set.as_ref());
+        kept.push(suitable_revision(set, pod, ctx)?);
     }
     let bases: NameSet<'_> = kept.iter().filter_map(|s| s.canary_base()).collect();
     kept.retain(|s| !bases.contains(s.name()));
@@ -146,12 +149,40 @@ pub fn namespace_matches(
     )
 }
 
-fn requested_revision(set: &SidecarSet) -> Option<String> {
-    let revision = set.spec.injection_strategy.as_ref()?.revision.as_ref()?;
-    revision
-        .revision_name
-        .clone()
-        .or_else(|| revision.custom_version.clone())
+/// The set a new pod gets of `set`: itself, or the revision its `injectionStrategy.revision`
+/// names (OpenKruise's `getSuitableRevisionSidecarSet` at CREATE). A revision that cannot be
+/// found refuses the pod, whichever the pod would have got.
+fn suitable_revision<'a>(
+    set: &'a Arc<SidecarSet>,
+    pod: &Pod,
+    ctx: &InjectionContext<'a>,
+) -> Result<&'a SidecarSet, InjectError> {
+    let Some(requested) = revision::requested(set) else {
+        return Ok(set);
+    };
+    let restored = match ctx.revisions.and_then(|r| r.get(set.name())) {
+        Some(HistoryRevision::Restored(restored)) => restored,
+        Some(HistoryRevision::Unresolved(message) | HistoryRevision::Pending(message)) => {
+            return Err(InjectError::Revision(message.clone()));
+        }
+        None => {
+            let message = injection_revision_not_found(requested, set.name());
+            return Err(InjectError::Revision(message));
+        }
+    };
+    let picked = revision::pick(set, requested, pod.metadata.labels.as_ref(), ctx.draw);
+    match picked {
+        Ok(Pick::History) => Ok(restored),
+        Ok(Pick::Latest) => Ok(set),
+        Err(PickError::Selector(source)) => Err(InjectError::Selector {
+            sidecarset: set.name().to_string(),
+            source,
+        }),
+        Err(PickError::Partition(message)) => Err(InjectError::Partition {
+            sidecarset: set.name().to_string(),
+            message,
+        }),
+    }
 }
 
 /// Injects every matching SidecarSet into `pod`. Returns whether the pod changed.

@@ -207,6 +207,29 @@ impl Scenario {
         type_: &str,
         reason: &str,
     ) -> &mut Exchange {
+        let regarding = json!({"kind": regarding.0, "name": regarding.1, "namespace": namespace});
+        self.event_regarding(namespace, regarding, type_, reason)
+    }
+
+    /// An event about a cluster-scoped object (`kind`, `name`), which Kubernetes records in
+    /// the `default` namespace.
+    pub fn cluster_event(
+        &mut self,
+        regarding: (&str, &str),
+        type_: &str,
+        reason: &str,
+    ) -> &mut Exchange {
+        let regarding = json!({"kind": regarding.0, "name": regarding.1});
+        self.event_regarding("default", regarding, type_, reason)
+    }
+
+    fn event_regarding(
+        &mut self,
+        namespace: &str,
+        regarding: Value,
+        type_: &str,
+        reason: &str,
+    ) -> &mut Exchange {
         let exchange = self.expect(
             Method::POST,
             format!("/apis/events.k8s.io/v1/namespaces/{namespace}/events"),
@@ -214,7 +237,7 @@ impl Scenario {
         exchange.content_type(JSON).body_includes(json!({
             "type": type_,
             "reason": reason,
-            "regarding": {"kind": regarding.0, "name": regarding.1, "namespace": namespace},
+            "regarding": regarding,
         }));
         exchange.reply_with(created("1"));
         exchange

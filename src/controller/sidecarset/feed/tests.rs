@@ -47,10 +47,12 @@ fn test_feed() -> (SidecarSetFeed, FeedWriter, Arc<Metrics>) {
             instance: None,
         },
     );
-    let (feed, writer) = feed(UndecodableReporter::new::<SidecarSet>(
-        metrics.clone(),
-        recorder,
-    ));
+    let (_, refusals) = tokio::sync::watch::channel(Default::default());
+    let (feed, writer) = feed(
+        UndecodableReporter::new::<SidecarSet>(metrics.clone(), recorder),
+        crate::source::history::shared(),
+        refusals,
+    );
     (feed, writer, metrics)
 }
 
