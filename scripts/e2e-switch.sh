@@ -151,8 +151,7 @@ layout_as_openkruise() {
     [.spec.containers[].name] as $c | ($c | index("log-agent")) != null and ($c | index("mesh-proxy")) != null
     and (.metadata.annotations["kruise.io/sidecarset-hash"] | fromjson | keys == ["switch-log-agent", "switch-mesh"]))' >/dev/null \
     || { echo "     pods not injected by both SidecarSets"; return 1; }
-  revisions > "$tmp/revisions.before"
-  echo "     revisions: $(cat "$tmp/revisions.before")"
+  echo "     revisions: $(revisions)"
 }
 check "the cluster as OpenKruise v1.9.0 leaves it: stored versions, pods injected by both SidecarSets, in-place state, revisions" layout_as_openkruise
 
@@ -161,6 +160,22 @@ check "the cluster as OpenKruise v1.9.0 leaves it: stored versions, pods injecte
 kill "$standin_pid" 2>/dev/null || true
 wait "$standin_pid" 2>/dev/null || true
 kubectl delete -f "$tmp/standin-webhooks.json" >/dev/null
+# OpenKruise's Advanced DaemonSet hashes its revisions with Kubernetes' ComputeHash over a Go struct
+# dump, which no other program reproduces (src/workload/revision.rs): the DaemonSet's revision, its
+# pods and its status are given such a hash, as OpenKruise leaves them.
+go_hash=7c9b6d5f48
+go_hashed_daemonset() {
+  local rev
+  rev=$(kubectl get controllerrevisions -n "$NS" -o json | jq -c '[.items[] | select(.metadata.ownerReferences[0].kind == "DaemonSet")]
+    | if length == 1 then .[0] else error("DaemonSet revisions: \(length)") end') || return 1
+  jq --arg h "$go_hash" '.metadata |= {name: ("switch-ds-" + $h), namespace, ownerReferences, annotations,
+    labels: ((.labels // {}) + {"controller-revision-hash": $h})}' <<<"$rev" | kubectl create -f - >/dev/null || return 1
+  kubectl delete controllerrevision -n "$NS" "$(jq -r .metadata.name <<<"$rev")" >/dev/null || return 1
+  kubectl label pods -n "$NS" -l app=switch-ds controller-revision-hash=$go_hash --overwrite >/dev/null || return 1
+  kubectl patch daemonsets.v1beta1.apps.kruise.io -n "$NS" switch-ds --subresource=status --type=merge \
+    -p "{\"status\": {\"updateRevision\": \"$go_hash\"}}" >/dev/null
+}
+check "the Advanced DaemonSet's revision, pods and status carry a hash of Go's ComputeHash (switch-ds-$go_hash)" go_hashed_daemonset
 # Created, not applied: as the chart and the manager leave them, without kubectl's last-applied
 # record (with one, `kubectl apply` would drop the entries deploy/ lacks, which it does not do here).
 kubectl create -f "$fixtures/webhooks.yaml" >/dev/null
@@ -176,6 +191,7 @@ manager_gone_refuses() {
 }
 check "with the manager gone, OpenKruise's vpod.kb.io refuses pod updates (failurePolicy Fail)" manager_gone_refuses
 pods_state > "$tmp/pods.before"
+revisions > "$tmp/revisions.before"
 kubectl get pods -n "$NS" -l app=switch-clone -o json | jq '.items[0]' | injected > "$tmp/injected.before"
 
 # --- 2. The switch -----------------------------------------------------------------------------
