@@ -45,16 +45,6 @@ e2e_begin e2e-switch "$base" "${E2E_SWITCH_ETCD_PORT:-15379}" "${E2E_SWITCH_ETCD
 standin_port=$((base + 4)) standin_admin=$((base + 5)) serve_port=$((base + 1)) serve_admin=$((base + 6))
 mwc=kruise-mutating-webhook-configuration vwc=kruise-validating-webhook-configuration
 
-# wait_ready ADMIN_PORT PID LOG: until the server answers /readyz.
-wait_ready() {
-  local _
-  for _ in $(seq 1 150); do
-    curl -fsS "http://127.0.0.1:$1/readyz" >/dev/null 2>&1 && return 0
-    kill -0 "$2" 2>/dev/null || break
-    sleep 0.2
-  done
-  echo "server not ready; log:"; tail -20 "$3"; return 1
-}
 # webhooks_by_url FILE BASE_URL CA_FILE [NAME_PREFIX]: the webhook configurations of FILE as a List,
 # each entry's Service turned into BASE_URL + its path (as scripts/e2e.sh registers them). `service:
 # null` so that `kubectl apply` over an entry of the same name that names the Service drops it.
@@ -120,7 +110,7 @@ kubectl taint node node-1 node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>
   --listen "127.0.0.1:$standin_port" --admin-listen "127.0.0.1:$standin_admin" > "$tmp/standin.log" 2>&1 &
 standin_pid=$!
 watch_pids="$watch_pids $standin_pid"
-wait_ready "$standin_admin" "$standin_pid" "$tmp/standin.log"
+server_ready "$standin_admin" "$standin_pid" "$tmp/standin.log"
 # The stand-in's webhooks under names of their own, so that OpenKruise's configurations come later
 # whole, as its manager left them.
 webhooks_by_url deploy/webhooks.yaml "https://127.0.0.1:$standin_port" "$tmp/standin-certs/ca.crt" standin- > "$tmp/standin-webhooks.json"
@@ -195,14 +185,16 @@ revisions > "$tmp/revisions.before"
 kubectl get pods -n "$NS" -l app=switch-clone -o json | jq '.items[0]' | injected > "$tmp/injected.before"
 
 # --- 2. The switch -----------------------------------------------------------------------------
-if "$BIN" migrate --help >/dev/null 2>&1; then
+has_migrate=0
+"$BIN" migrate --help >/dev/null 2>&1 && has_migrate=1
+if [ "$has_migrate" = 1 ]; then
   migrate_reports() {
-    "$BIN" migrate --kubeconfig "$KUBECONFIG" -o json > "$tmp/migrate.json" 2>"$tmp/migrate.log" || { cat "$tmp/migrate.log"; return 1; }
+    "$BIN" migrate -o json > "$tmp/migrate.json" 2>"$tmp/migrate.log" || { cat "$tmp/migrate.log"; return 1; }
     jq -e 'tostring | contains("vpod.kb.io") and contains("kruise-controller-manager")' "$tmp/migrate.json" >/dev/null \
       || { jq -c . "$tmp/migrate.json" | cut -c1-600; return 1; }
   }
   check "kruise-webhook migrate names the running manager and the entries this server does not serve" migrate_reports
-  check "kruise-webhook migrate --apply" "$BIN" migrate --kubeconfig "$KUBECONFIG" --apply
+  check "kruise-webhook migrate --apply" "$BIN" migrate --apply
 else
   # docs/migrate-from-kruise.md, "Status": the step by hand until the command is wired.
   echo "     (kruise-webhook migrate not built: the manager scaled to zero by hand, as docs/migrate-from-kruise.md says)"
@@ -230,11 +222,17 @@ check "deploy/crds applied over OpenKruise's CRDs (replaced in place, stored ver
   --listen "127.0.0.1:$serve_port" --admin-listen "127.0.0.1:$serve_admin" > "$tmp/ctl-serve.log" 2>&1 &
 serve_pid=$!
 watch_pids="$watch_pids $serve_pid"
-check "kruise-webhook serve ready as kruise-system/kruise-webhook" wait_ready "$serve_admin" "$serve_pid" "$tmp/ctl-serve.log"
+check "kruise-webhook serve ready as kruise-system/kruise-webhook" server_ready "$serve_admin" "$serve_pid" "$tmp/ctl-serve.log"
 # ... and the webhook configurations of deploy/, merged by name into OpenKruise's.
 webhooks_by_url deploy/webhooks.yaml "https://127.0.0.1:$serve_port" "$certs_dir/ca-bundle.crt" > "$tmp/webhooks.json"
 # (kubectl warns that OpenKruise's lack its last-applied record, and adds it.)
 kubectl apply -f "$tmp/webhooks.json" >/dev/null 2>"$tmp/apply-webhooks.log"
+
+if [ "$has_migrate" = 1 ]; then
+  # docs/migrate-from-kruise.md, step 4: a second look finds nothing left to do.
+  check "kruise-webhook migrate after the install: no step left" \
+    eval '"$BIN" migrate -o json | jq -e "(.steps | length) == 0" >/dev/null'
+fi
 
 # --- 3. Checks ---------------------------------------------------------------------------------
 manager_kept_at_zero() {
