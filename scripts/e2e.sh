@@ -212,12 +212,7 @@ start_webhook() {
     --listen "127.0.0.1:$webhook_port" --admin-listen "127.0.0.1:$admin_port" \
     >>"$work/webhook.log" 2>&1 &
   webhook_pid=$!
-  for _ in $(seq 1 150); do
-    curl -fsS "http://127.0.0.1:$admin_port/readyz" >/dev/null 2>&1 && return 0
-    kill -0 "$webhook_pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  echo "webhook not ready; log:"; tail -20 "$work/webhook.log"; return 1
+  server_ready "$admin_port" "$webhook_pid" "$work/webhook.log"
 }
 start_webhook
 
