@@ -212,12 +212,7 @@ start_webhook() {
     --listen "127.0.0.1:$webhook_port" --admin-listen "127.0.0.1:$admin_port" \
     >>"$work/webhook.log" 2>&1 &
   webhook_pid=$!
-  for _ in $(seq 1 150); do
-    curl -fsS "http://127.0.0.1:$admin_port/readyz" >/dev/null 2>&1 && return 0
-    kill -0 "$webhook_pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  echo "webhook not ready; log:"; tail -20 "$work/webhook.log"; return 1
+  server_ready "$admin_port" "$webhook_pid" "$work/webhook.log"
 }
 start_webhook
 
@@ -760,6 +755,10 @@ check "controllers (scripts/e2e-controller.sh): barriers, one-at-a-time rollout 
 check "CloneSet controller (scripts/e2e-cloneset.sh): kubectl scale 0→3→5→2, InPlaceOnly refusal, W1 in place sidecar first, partition 2 of 5 with maxUnavailable 1, leader killed mid-update, ReCreate with maxSurge" controller_script e2e-cloneset
 check "Advanced StatefulSet controller (scripts/e2e-statefulset.sh): the release note's set made in ordinal order with its claims, in place highest ordinal first, kubectl scale in and out, stale claims, the four retention combinations, v1alpha1" controller_script e2e-statefulset
 check "Advanced DaemonSet controller (scripts/e2e-daemonset.sh): placement under nodeSelector, node affinity, NoSchedule/NoExecute taints and a cordoned node, the preDelete hook on eviction and on update, a surge and a partitioned rollout, orphans adopted, status counters" controller_script e2e-daemonset
+
+# Its own apiserver, laid out as OpenKruise v1.9.0 leaves a cluster (ports 15443/15379/15380).
+check "the switch from OpenKruise v1.9.0 (scripts/e2e-switch.sh): its CRDs, manager and every webhook entry, then the documented switch; no pod recreated or restarted, revisions taken over, both versions read, a new pod injected as its siblings, each workload rolled in place, pod updates and deletes allowed" \
+  controller_script e2e-switch
 
 # Its own apiserver, which it stops and restarts (ports 17443/17379/17380).
 check "controllers across apiserver restarts and leader kills (scripts/e2e-failover.sh): 30 s outages with one and two replicas, one leader after each and a rollout, leader stops mid-rollout within the budget, one writer at a time in the audit log" \
