@@ -34,7 +34,8 @@ identity_kubeconfig() {
 identity_lease_role() {
   kubectl create --dry-run=client -o json -f deploy/rbac.yaml \
     | jq --arg ns "$1" '[if .kind == "List" then .items[] else . end
-        | select(.kind == "Role" or .kind == "RoleBinding") | .metadata.namespace = $ns]
+        | select((.kind == "Role" or .kind == "RoleBinding") and .metadata.name == "kruise-webhook-leader-election")
+        | .metadata.namespace = $ns]
         | {apiVersion: "v1", kind: "List", items: .}' \
     | kubectl apply -f - >/dev/null
 }

@@ -17,6 +17,8 @@ metadata:
 spec:
   selector: {matchLabels: {app: history}}
   revisionHistoryLimit: 2
+  # The pods keep the revision they were created with: the history is what this checks.
+  updateStrategy: {type: NotUpdate}
   containers:
     - name: history-agent
       image: $1
@@ -78,7 +80,13 @@ history_written() {
 # injectionStrategy.revision.revisionName: a new pod gets the named revision's sidecar and stamp
 # while the set's own image moves on.
 history_revision_name_injected() {
-  history_apply busybox:1.37 "  injectionStrategy: {revision: {revisionName: $HISTORY_R1, policy: Always}}" || return 1
+  # The validating webhook checks the name against the history it watches; after the apiserver's
+  # restart above that watch may still be reconnecting (with backoff, at most 30 s).
+  for _ in $(seq 1 40); do
+    history_apply busybox:1.37 "  injectionStrategy: {revision: {revisionName: $HISTORY_R1, policy: Always}}" 2>/dev/null \
+      && break
+    sleep 1
+  done
   HISTORY_R3=$(history_wait_latest busybox:1.37) || return 1
   local got
   got=$(history_pod history-pinned) || return 1
@@ -98,7 +106,10 @@ history_rollback_and_truncation() {
     [ "$names" = "$HISTORY_R2 $HISTORY_R1 " ] && return 0
     sleep 0.2
   done
-  echo "history after rollback: $names (wanted $HISTORY_R2 $HISTORY_R1, R3 $HISTORY_R3 gone)"; return 1
+  echo "history after rollback: $names (wanted $HISTORY_R2 $HISTORY_R1, R3 $HISTORY_R3 gone); pods:"
+  kubectl get pods -n e2e-other -l app=history -o json | jq -c '.items[] | [.metadata.name,
+    .metadata.annotations["kruise.io/sidecarset-hash"], .metadata.annotations["kruise.io/sidecarset-injected-list"]]'
+  return 1
 }
 
 # spec.customVersion labels its revision; injectionStrategy.revision.customVersion injects the
@@ -117,32 +128,43 @@ history_custom_version_injected() {
   [ "$got" = "busybox:1.34 $HISTORY_STABLE" ] || { echo "stable pod: $got, wanted busybox:1.34 $HISTORY_STABLE"; return 1; }
 }
 
-# The revision a set injects is gone: new pods are refused with OpenKruise's message, and the set
-# shows it where an operator looks (condition, Warning event, metric), not only in a log.
+# The revision a set injects by customVersion is gone: new pods are refused with OpenKruise's
+# message, and the set shows it where an operator looks (condition, Warning event, metric), not only in a log.
 history_missing_revision_reported() {
   kubectl delete controllerrevision -n "$HISTORY_NS" "$HISTORY_STABLE" >/dev/null || return 1
   local out ok=""
   for _ in $(seq 1 50); do
     if ! out=$(history_pod history-refused 2>&1); then
-      [[ "$out" == *"controllerrevisions.apps \"$HISTORY_STABLE\" not found"* ]] && { ok=1; break; }
+      # OpenKruise's lookup by custom version names the set, not a revision.
+      [[ "$out" == *"ControllerRevision.apps \"$HISTORY_SET\" not found"* ]] && { ok=1; break; }
     else
       kubectl delete pod -n e2e-other history-refused --wait=false >/dev/null 2>&1
     fi
     sleep 0.2
   done
   [ -n "$ok" ] || { echo "pod not refused as OpenKruise refuses it: $out"; return 1; }
-  for _ in $(seq 1 75); do
-    kubectl get sidecarset "$HISTORY_SET" -o json | jq -e '
-      .status.conditions // [] | any(.type == "InjectionFailure" and .status == "True" and .reason == "RevisionNotFound")' \
-      >/dev/null && break
-    sleep 0.2
-  done
-  kubectl get sidecarset "$HISTORY_SET" -o json | jq -e '.status.conditions // [] | any(.type == "InjectionFailure" and .status == "True")' \
-    >/dev/null || { echo "no InjectionFailure condition"; return 1; }
-  kubectl get events -n default -o json | jq -e --arg set "$HISTORY_SET" '
-    .items | any(.type == "Warning" and .reason == "RevisionNotFound" and .involvedObject.name == $set)' >/dev/null \
-    || { echo "no RevisionNotFound event"; return 1; }
-  metric_line 'kruise_webhook_sidecarsets_not_served{reason="revision"} 1' || { echo "metric not 1"; return 1; }
+  history_eventually history_has_condition || { echo "no InjectionFailure condition"; return 1; }
+  history_eventually history_has_event || {
+    echo "no RevisionNotFound event; events about the set:"
+    kubectl get events -A -o json | jq -c --arg set "$HISTORY_SET" \
+      '.items[] | select(.involvedObject.name == $set) | [.metadata.namespace, .type, .reason, .message]'
+    return 1
+  }
+  history_eventually metric_line 'kruise_webhook_sidecarsets_not_served{reason="revision"} 1' \
+    || { echo "metric not 1"; return 1; }
+}
+
+history_eventually() { # command...: true within 15 s
+  for _ in $(seq 1 75); do "$@" && return 0; sleep 0.2; done
+  return 1
+}
+history_has_condition() {
+  kubectl get sidecarset "$HISTORY_SET" -o json | jq -e '.status.conditions // [] |
+    any(.type == "InjectionFailure" and .status == "True" and .reason == "RevisionNotFound")' >/dev/null
+}
+history_has_event() {
+  kubectl get events -n default -o json | jq -e --arg set "$HISTORY_SET" '.items |
+    any(.type == "Warning" and .reason == "RevisionNotFound" and .involvedObject.name == $set)' >/dev/null
 }
 
 history_cleanup() {

@@ -207,7 +207,7 @@ pub fn sidecarset_reporter(
         controller: sidecarset::COMPONENT.to_string(),
         instance: Some(config.lease.identity.clone()),
     };
-    let recorder = kube::runtime::events::Recorder::new(client.clone(), reporter);
+    let recorder = events::EventRecorder::new(client.clone(), reporter);
     guarded_watch::UndecodableReporter::new::<crate::api::SidecarSet>(
         config.metrics.clone(),
         recorder,

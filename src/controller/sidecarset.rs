@@ -17,12 +17,12 @@ use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::events::{Event, Recorder};
+use kube::runtime::events::Event;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 use serde_json::json;
 
-use super::events;
+use super::events::EventRecorder;
 use super::guarded_watch::UndecodableReporter;
 use super::own_writes::OwnWrites;
 use super::runtime::Term;
@@ -105,7 +105,7 @@ pub struct Context {
     /// The planner's summaries of the same pods.
     pub summaries: Store<PodSummary>,
     pub namespaces: Store<Namespace>,
-    pub recorder: Recorder,
+    pub recorder: EventRecorder,
     pub metrics: Arc<crate::metrics::Metrics>,
     /// The resourceVersion each status write returned, until the cache shows it.
     pub own_writes: Mutex<OwnWrites>,
@@ -608,7 +608,10 @@ async fn set_upgradable(
 /// Records an event about the SidecarSet.
 async fn publish_about_set(context: &Context, set: &SidecarSet, planned: PlannedEvent) {
     let reference = set.object_ref(&());
-    events::record(&context.recorder, &reference, &kube_event(planned)).await;
+    context
+        .recorder
+        .record(&reference, &kube_event(planned))
+        .await;
 }
 
 fn kube_event(planned: PlannedEvent) -> Event {
@@ -627,7 +630,10 @@ async fn publish(context: &Context, set: &SidecarSet, pod: &Pod, planned: Planne
         Subject::Pod => pod.object_ref(&()),
         Subject::SidecarSet => set.object_ref(&()),
     };
-    events::record(&context.recorder, &reference, &kube_event(planned)).await;
+    context
+        .recorder
+        .record(&reference, &kube_event(planned))
+        .await;
 }
 
 /// Namespace labels as the webhooks see them: with the `kubernetes.io/metadata.name` label that
