@@ -148,7 +148,10 @@ fn namespaced_objects_live_in_kruise_system_which_webhooks_skip() {
         // The certs job and the controllers record their events about cluster-scoped objects
         // (webhook configurations, SidecarSets) where such events live: `default`.
         let name = object["metadata"]["name"].as_str().unwrap_or("");
-        let cluster_events = ["kruise-webhook-certs-events", "kruise-webhook-cluster-events"];
+        let cluster_events = [
+            "kruise-webhook-certs-events",
+            "kruise-webhook-cluster-events",
+        ];
         if !cluster_scoped.contains(&kind) && !cluster_events.contains(&name) {
             assert_eq!(object["metadata"]["namespace"], "kruise-system", "{object}");
         }
