@@ -523,20 +523,38 @@ async fn reset_idle(
 ) -> Result<(), SidecarSetError> {
     let api = &id.api(context);
     let key = &id.key();
+    // The last pod read, for the failure event's reference.
+    let last_read = Mutex::new(None);
+    let last_read_ref = &last_read;
     let done = retry_on_conflict(CONFLICT_ATTEMPTS, (), |()| async move {
         let fresh = read_fresh(api, id).await?;
         let reset = rollout::reset_idle_copies(&fresh, set, now);
         if reset == fresh {
-            return Ok(Attempt::Done(()));
+            return Ok(Attempt::Done(None));
         }
-        let sent = send(api, &fresh, Write::Pod(&reset)).await.map(drop);
+        let sent = send(api, &fresh, Write::Pod(&reset)).await.map(Some);
+        *last_read_ref.lock().unwrap_or_else(|e| e.into_inner()) = Some(fresh);
         again_on_conflict(sent).map_err(api_error(key))
     })
-    .await?;
-    done.ok_or_else(|| SidecarSetError::Conflicts {
-        pod: key.clone(),
-        attempts: CONFLICT_ATTEMPTS,
-    })
+    .await;
+    let failure = match done {
+        Ok(Some(Some(reset))) => {
+            publish(context, set, &reset, round::idle_reset_event()).await;
+            return Ok(());
+        }
+        Ok(Some(None)) => return Ok(()),
+        Ok(None) => SidecarSetError::Conflicts {
+            pod: key.clone(),
+            attempts: CONFLICT_ATTEMPTS,
+        },
+        Err(error) => error,
+    };
+    let last_read = last_read.into_inner().unwrap_or_else(|e| e.into_inner());
+    if let Some(read) = &last_read {
+        let event = round::idle_reset_failed_event(&failure.to_string());
+        publish(context, set, read, event).await;
+    }
+    Err(failure)
 }
 
 /// Records on the pod that `set` cannot upgrade it in place. Decided on the summary first: once
