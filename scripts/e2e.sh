@@ -457,6 +457,44 @@ check "SidecarSet history: customVersion labels its revision, injectionStrategy.
 check "SidecarSet history: a deleted revision refuses new pods with OpenKruise's message, shown as condition, event and metric" history_missing_revision_reported
 history_cleanup
 
+# resourcesPolicy: the sidecar's resources computed from the pod's app container at creation.
+resources_policy_computed() {
+  kubectl apply -f - >/dev/null <<'EOT' || return 1
+apiVersion: apps.kruise.io/v1beta1
+kind: SidecarSet
+metadata:
+  name: e2e-sized
+spec:
+  selector: {matchLabels: {app: sized}}
+  containers:
+    - name: sized-agent
+      image: busybox:1.36
+      resourcesPolicy:
+        targetContainersMode: sum
+        targetContainersNameRegex: "^app$"
+        resourcesExpr:
+          limits: {cpu: "cpu*50%", memory: "max(memory*25%, 200Mi)"}
+          requests: {cpu: "max(cpu*50%, 50m)"}
+EOT
+  local resources=""
+  for _ in $(seq 1 50); do
+    resources=$(kubectl create -o json -f - 2>/dev/null <<'EOT' | jq -c '.spec.containers[] | select(.name == "sized-agent") | .resources'
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "sized-", "namespace": "e2e-other", "labels": {"app": "sized"}},
+ "spec": {"containers": [{"name": "app", "image": "busybox:1.36",
+   "resources": {"limits": {"cpu": "400m", "memory": "1Gi"}, "requests": {"cpu": "200m", "memory": "512Mi"}}}]}}
+EOT
+    ) && [ -n "$resources" ] && break
+    sleep 0.2
+  done
+  kubectl delete sidecarset e2e-sized >/dev/null
+  kubectl delete pod -n e2e-other -l app=sized --wait=false >/dev/null 2>&1
+  # limits: 400m*50%, max(1Gi*25%, 200Mi); requests: max(200m*50%, 50m), and for memory (no
+  # expression) the apiserver's default of a missing request: the limit.
+  [ "$resources" = '{"limits":{"cpu":"200m","memory":"256Mi"},"requests":{"cpu":"100m","memory":"256Mi"}}' ] \
+    || { echo "sidecar resources: ${resources:-none}"; return 1; }
+}
+check "SidecarSet resourcesPolicy: a new pod's sidecar gets the resources computed from its app container" resources_policy_computed
+
 # The workload webhooks: OpenKruise's defaults stored, broken specs refused with every field error.
 workload_defaulted() {
   kubectl apply -f - >/dev/null <<'EOT' || return 1
