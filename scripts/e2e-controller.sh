@@ -564,7 +564,9 @@ components=$(kubectl get events -n "$NS" -o json | jq -c '[.items[] | select(.re
   || fail "SidecarSetUpgrade events reported by $components, not sidecarset-controller"
 
 for p in $pid_a $pid_b $pid_c $pid_serve; do kill "$p" 2>/dev/null || true; done
-wait 2>/dev/null || true
+# These processes only: run alone, the script's own conversion server serves until the end.
+# shellcheck disable=SC2086
+wait $pid_a $pid_b $pid_c $pid_serve 2>/dev/null || true
 if identity_refusals "$identity_mark" "$tmp"/serve*.log "$tmp"/[abc].log -- "$NS"; then
   pass "no request of kruise-system/kruise-webhook refused (audit log, process logs, Warning events)"
 else
