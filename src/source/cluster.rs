@@ -20,7 +20,7 @@ use kube::runtime::watcher::Event;
 
 use super::Catalogue;
 use super::acceptance::{Acceptance, Verdict};
-use super::history::{SharedRevisions, WatchedRevision};
+use super::history::{SharedRevisions, WatchedRevision, read, write};
 use crate::api::{SidecarSet, SidecarSetInjectRevision};
 use crate::defaults::sidecarset::default_and_hash;
 use crate::inject::revision::{HistoryRevision, InjectionRevisions, requested};
@@ -467,22 +467,6 @@ fn same_for_catalogue(before: Option<&Decoded>, after: Option<&Decoded>) -> bool
         (None, None) => true,
         _ => false,
     }
-}
-
-fn read(
-    history: &SharedRevisions,
-) -> std::sync::RwLockReadGuard<'_, super::history::RevisionIndex> {
-    history
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn write(
-    history: &SharedRevisions,
-) -> std::sync::RwLockWriteGuard<'_, super::history::RevisionIndex> {
-    history
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn object_name(metadata: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {

@@ -174,6 +174,21 @@ pub fn shared() -> SharedRevisions {
     Arc::new(RwLock::new(RevisionIndex::default()))
 }
 
+/// The index, for reading. A writer that panicked left no half-applied event (each is applied
+/// whole), so a poisoned lock still holds a usable index.
+pub fn read(shared: &SharedRevisions) -> std::sync::RwLockReadGuard<'_, RevisionIndex> {
+    shared
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The index, for writing (poisoning as in [`read`]).
+pub fn write(shared: &SharedRevisions) -> std::sync::RwLockWriteGuard<'_, RevisionIndex> {
+    shared
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Why a set's revision cannot be injected.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unresolved {

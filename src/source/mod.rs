@@ -102,9 +102,7 @@ impl Catalogue {
     pub fn with_revision_history<R>(&self, f: impl FnOnce(&dyn RevisionHistory) -> R) -> R {
         match &self.history {
             Some(history) => {
-                let index = history
-                    .read()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let index = history::read(history);
                 f(&*index)
             }
             None => f(&NoHistory),

@@ -106,11 +106,7 @@ pub fn spawn_revisions(
                     None => return,
                 },
             };
-            let mut index = history
-                .revisions
-                .write()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            index.apply(event);
+            super::history::write(&history.revisions).apply(event);
         }
     })
 }

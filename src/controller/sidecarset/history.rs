@@ -31,11 +31,8 @@ pub async fn register(
     set: &SidecarSet,
     matched: &[std::sync::Arc<PodSummary>],
 ) -> Result<Registered, SidecarSetError> {
-    let history: Vec<HeldRevision> = {
-        let index = context.revisions.read();
-        let index = index.unwrap_or_else(std::sync::PoisonError::into_inner);
-        index.history_of(set)
-    };
+    let history: Vec<HeldRevision> =
+        { crate::source::history::read(&context.revisions).history_of(set) };
     let refs: Vec<&HeldRevision> = history.iter().collect();
     let namespace = &context.revision_namespace;
     let plan = plan_history(set, &refs, matched, namespace);
