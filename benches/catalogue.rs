@@ -23,7 +23,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn sidecarset(i: usize, image: &str) -> Arc<SidecarSet> {
     let mut set: SidecarSet = serde_json::from_value(serde_json::json!({
-        "apiVersion": "apps.kruise.io/v1alpha1",
+        "apiVersion": "apps.kruise.io/v1beta1",
         "kind": "SidecarSet",
         "metadata": {"name": format!("scale-{i}")},
         "spec": {
@@ -108,6 +108,7 @@ fn main() {
                     now: "2026-11-22T10:00:00Z",
                     name_suffix: "abcde",
                     sort_sidecars_by_name: false,
+                    draw: &kruise_webhook::inject::sidecar::random_draw,
                 },
             );
             assert_eq!(response.patch.is_some(), injected, "{what}");

@@ -25,13 +25,17 @@
 #   h. the Advanced DaemonSet (the v1.1 release note's, preDelete labelsHandler example.io/block-deleting): its pod
 #      runs on the node, Ready, the status counting it; an image change with InPlaceIfPossible restarts only that
 #      container (same pod, new containerID and imageID); a recreate update (Standard, an env change) leaves the pod
-#      PreparingDelete while it carries the hook's label, and once the label is removed the pod is replaced.
-# a-c, f, g and h run the release binary on the host (`serve --kubeconfig`, webhooks registered by URL as scripts/e2e.sh does);
+#      PreparingDelete while it carries the hook's label, and once the label is removed the pod is replaced;
+#   i. SidecarSet hot upgrade (scripts/lib/node-phase-hot-upgrade.sh): a HotUpgrade sidecar over two pods, its image
+#      changed twice back to back (the working copy switches, the other goes back to the empty image, a copy serving
+#      throughout, the app container never restarted), then to an image that cannot be pulled (the working copy keeps
+#      running, the rollout stops at one pod and the status says so).
+# a-c and f-i run the release binary on the host (`serve --kubeconfig`, webhooks registered by URL as scripts/e2e.sh does);
 # d-e run it as pods, from a local image with the Dockerfile's runtime layout (scripts/kube-node/mkimage.sh).
 #
 # Needs root and cgroups (else it fails with one line saying what is missing). Builds once (cached under
 # ~/.cache/kruise-webhook/kube-local and kube-node), starts the node, stops it by PID on exit and puts back the host
-# settings it changed. Each phase prints its duration. E2E_NODE_PHASES=abcdefgh selects phases (e needs d);
+# settings it changed. Each phase prints its duration. E2E_NODE_PHASES=abcdefghi selects phases (e needs d);
 # E2E_NODE_LOAD_RATE (pods/s, default 4) sets the creation rate of d and e; E2E_NODE_BIN=path uses that release
 # binary instead of `cargo build --release`; E2E_NODE_KEEP_LOGS=dir keeps the webhook and load logs of a failed run.
 set -euo pipefail
@@ -44,7 +48,7 @@ export APISERVER_PORT=${E2E_NODE_APISERVER_PORT:-26443} ETCD_PORT=${E2E_NODE_ETC
 export ETCD_PEER_PORT=${E2E_NODE_ETCD_PEER_PORT:-22380}
 webhook_port=${E2E_NODE_WEBHOOK_PORT:-29443}
 admin_port=${E2E_NODE_ADMIN_PORT:-29090}
-phases=${E2E_NODE_PHASES:-abcdefgh}
+phases=${E2E_NODE_PHASES:-abcdefghi}
 load_rate=${E2E_NODE_LOAD_RATE:-4}
 V1=localhost/kube-node/app:v1
 V2=localhost/kube-node/app:v2
@@ -71,6 +75,10 @@ phase_done() {
 }
 
 work=$(mktemp -d)
+# kubectl's discovery cache of its own (see scripts/e2e.sh).
+export KUBECACHEDIR=${KUBECACHEDIR:-$work/kube-cache}
+# shellcheck source=scripts/lib/conversion.sh
+. scripts/lib/conversion.sh
 webhook_pid=""
 agent_pid=""
 load_pid=""
@@ -177,6 +185,9 @@ host_webhook() {
     --listen "127.0.0.1:$webhook_port" --admin-listen "127.0.0.1:$admin_port" >> "$work/webhook.log" 2>&1 &
   webhook_pid=$!
   until_true 30 curl -fsS -o /dev/null "http://127.0.0.1:$admin_port/readyz" || { tail -20 "$work/webhook.log"; return 1; }
+  # The CRDs' conversion by URL too (scripts/lib/conversion.sh), to this webhook.
+  E2E_CONVERSION_URL="https://127.0.0.1:$webhook_port/convert" E2E_CONVERSION_CA="$work/certs/ca.crt" \
+    apply_crds deploy/crds/ || return 1
   kubectl create --dry-run=client -o json -f deploy/webhooks.yaml \
     | jq -s --arg base "https://127.0.0.1:$webhook_port" --arg ca "$(base64 -w0 < "$work/certs/ca.crt")" \
         '{apiVersion: "v1", kind: "List", items: [.[] | if .kind == "List" then .items[] else . end
@@ -351,6 +362,9 @@ phase_b() {
     two_batches
   kubectl delete sidecarset node-upgrade node-batches >/dev/null
 }
+
+# shellcheck source=scripts/lib/node-phase-hot-upgrade.sh
+. scripts/lib/node-phase-hot-upgrade.sh
 
 # ---------------------------------------------------------------------------------------------------------------
 # c. CloneSet in-place update: the v1.1 release-note example (a sidecar of priority 10 reading an annotation into its
@@ -578,7 +592,7 @@ ads_json() { # image rollingUpdateType APP_INTERVAL
 ADS_COUNTERS='[.desiredNumberScheduled, .currentNumberScheduled, .numberReady, .numberAvailable, .updatedNumberScheduled,
   .numberMisscheduled, (.numberUnavailable // 0)]'
 ads_status() { kubectl get daemonsets.apps.kruise.io -n $ADS_NS agent -o json | jq -c ".status | $ADS_COUNTERS"; }
-# The one pod Running, Ready, not being deleted, at the status's daemonSetHash; the status counting it at the
+# The one pod Running, Ready, not being deleted, at the status's updateRevision; the status counting it at the
 # DaemonSet's generation.
 ads_settled() {
   local set pods
@@ -586,7 +600,7 @@ ads_settled() {
   pods=$(kubectl get pods -n $ADS_NS -l app=agent -o json) || return 1
   [ "$(jq -c ".status | $ADS_COUNTERS" <<<"$set")" = '[1,1,1,1,1,0,0]' ] \
     && jq -e '.metadata.generation == .status.observedGeneration' <<<"$set" >/dev/null \
-    && jq -e --arg hash "$(jq -r .status.daemonSetHash <<<"$set")" '.items | length == 1 and all(
+    && jq -e --arg hash "$(jq -r .status.updateRevision <<<"$set")" '.items | length == 1 and all(
       .metadata.deletionTimestamp == null and .status.phase == "Running"
       and .metadata.labels["controller-revision-hash"] == $hash
       and (.status.conditions // [] | any(.type == "Ready" and .status == "True")))' <<<"$pods" >/dev/null
@@ -953,7 +967,8 @@ rolling_restart() {
   load_stop
 }
 
-if [[ $phases == *a* || $phases == *b* || $phases == *c* || $phases == *f* || $phases == *g* || $phases == *h* ]]; then
+if [[ $phases == *a* || $phases == *b* || $phases == *c* || $phases == *f* || $phases == *g* || $phases == *h* \
+  || $phases == *i* ]]; then
   phase "host webhook (release binary, serve --kubeconfig, registered by URL)"
   check "release binary serving on the host, webhooks registered by URL" host_webhook
 fi
@@ -981,6 +996,7 @@ if [[ $phases == *f* ]]; then
 fi
 if [[ $phases == *g* ]]; then phase "g. Advanced StatefulSet with real PVCs"; phase_g || { echo "FAIL g. set-up"; failed=$((failed + 1)); }; fi
 if [[ $phases == *h* ]]; then phase "h. Advanced DaemonSet"; phase_h; fi
+if [[ $phases == *i* ]]; then phase "i. SidecarSet hot upgrade"; phase_i || { echo "FAIL i. set-up"; failed=$((failed + 1)); }; fi
 if [[ $phases == *d* ]]; then phase "d. install from deploy/"; phase_d; fi
 if [[ $phases == *e* ]]; then
   phase "e. rolling restart under load"

@@ -45,14 +45,12 @@ pub fn matched_pods<'n, P: PodView>(
     for pod in pods {
         let namespace = pod.namespace();
         let in_namespace =
-            namespace_matches(set, namespace, namespace_labels(namespace)).map_err(|error| {
-                match error {
-                    InjectError::Selector { source, .. } => selector_error(source),
-                    other => selector_error(SelectorError {
-                        field: "spec.namespaceSelector".into(),
-                        message: other.to_string(),
-                    }),
-                }
+            namespace_matches(set, namespace_labels(namespace)).map_err(|error| match error {
+                InjectError::Selector { source, .. } => selector_error(source),
+                other => selector_error(SelectorError {
+                    field: "spec.namespaceSelector".into(),
+                    message: other.to_string(),
+                }),
             })?;
         if !in_namespace
             || !pod.is_active()
@@ -77,8 +75,8 @@ pub fn facts_of<P: PodView>(set: &SidecarSet, pods: &[Arc<P>]) -> Vec<PodFacts> 
 }
 
 /// The status the SidecarSet should report (§2.5), computed before this round's updates.
-/// `latestRevision` and `collisionCount` belong to the revision history and are carried over from
-/// `current`.
+/// `latestRevision` and `collisionCount` belong to the revision history, `conditions` to what
+/// the webhooks can serve: all three are carried over from `current`.
 pub fn compute_status(
     set: &SidecarSet,
     facts: &[PodFacts],
@@ -96,6 +94,7 @@ pub fn compute_status(
         updated_ready_pods: (updated_ready != 0).then_some(updated_ready),
         latest_revision: current.and_then(|s| s.latest_revision.clone()),
         collision_count: Some(current.and_then(|s| s.collision_count).unwrap_or(0)),
+        conditions: current.and_then(|s| s.conditions.clone()),
     }
 }
 

@@ -5,6 +5,8 @@ use axum::http::{Method, Response};
 use futures::stream;
 use kube::ResourceExt;
 use kube::runtime::events::Reporter;
+
+use crate::controller::events::EventRecorder;
 use serde_json::json;
 
 use super::*;
@@ -12,7 +14,7 @@ use crate::api::SidecarSet;
 
 fn sidecarset(name: &str, version: &str, revision_history_limit: i64) -> Lenient<SidecarSet> {
     serde_json::from_value(json!({
-        "apiVersion": "apps.kruise.io/v1alpha1",
+        "apiVersion": "apps.kruise.io/v1beta1",
         "kind": "SidecarSet",
         "metadata": {"name": name, "resourceVersion": version, "uid": format!("uid-{name}")},
         "spec": {
@@ -82,7 +84,7 @@ fn a_refusal_is_reported_with_the_refused_field() {
     assert_eq!(refused.reference.kind.as_deref(), Some("SidecarSet"));
     assert_eq!(
         refused.reference.api_version.as_deref(),
-        Some("apps.kruise.io/v1alpha1")
+        Some("apps.kruise.io/v1beta1")
     );
     assert_eq!(refused.reference.uid.as_deref(), Some("uid-mesh"));
     let set = good("mesh", "7").into_result().unwrap();
@@ -218,7 +220,7 @@ async fn a_report_logs_counts_by_kind_and_sends_a_warning_event() {
     let metrics = Arc::new(Metrics::new());
     let reporter = UndecodableReporter::new::<SidecarSet>(
         metrics.clone(),
-        Recorder::new(
+        EventRecorder::new(
             client,
             Reporter {
                 controller: "test".into(),
@@ -244,7 +246,10 @@ async fn a_report_logs_counts_by_kind_and_sends_a_warning_event() {
     assert_eq!(requests.len(), 1, "{requests:?}");
     assert_eq!(requests[0].0, Method::POST);
     assert!(
-        requests[0].1.starts_with("/apis/events.k8s.io/v1/"),
+        // A SidecarSet is cluster-scoped: the core API, which every version takes.
+        requests[0]
+            .1
+            .starts_with("/api/v1/namespaces/default/events"),
         "{requests:?}"
     );
 }

@@ -39,7 +39,7 @@ pub(super) fn validate_sidecar_containers(set: &SidecarSet, spec: &Path) -> Vec<
             errors.push(FieldError::invalid(
                 &spec.child("container").child("shareVolumePolicy"),
                 GoRepr(format!(
-                    "v1alpha1.ShareVolumePolicy{{Type:{}}}",
+                    "v1beta1.ShareVolumePolicy{{Type:{}}}",
                     go_quote(share)
                 )),
                 "unsupported share volume policy",
@@ -95,24 +95,20 @@ pub(super) fn validate_transfer_env_field_ref(
 
 pub(super) fn go_resources_policy(policy: &ResourcesPolicy) -> GoRepr {
     GoRepr(format!(
-        "v1alpha1.ResourcesPolicy{{TargetContainersMode:{}, TargetContainersNameRegex:{}}}",
+        "v1beta1.ResourcesPolicy{{TargetContainersMode:{}, TargetContainersNameRegex:{}}}",
         go_quote(&policy.target_containers_mode),
         go_quote(policy.target_containers_name_regex.as_deref().unwrap_or(""))
     ))
 }
 
-/// C.8d (and C.7): the structural checks of a `resourcesPolicy`, plus this server's refusal.
+/// C.8d (and C.7): a `resourcesPolicy` needs no `resources` beside it, a regex that compiles
+/// and at least one expression; each expression must evaluate.
 pub(super) fn validate_resources_policy(
     container: &Container,
     policy: &ResourcesPolicy,
     path: &Path,
 ) -> Vec<FieldError> {
-    // This server cannot compute sidecar resources at injection yet; accepting the policy would
-    // silently inject the sidecar without resources, so it is refused outright.
-    let mut errors = vec![FieldError::forbidden(
-        path,
-        "resourcesPolicy is not supported by this server yet",
-    )];
+    let mut errors = Vec::new();
     let resources = container.resources.as_ref();
     let has_resources = resources.is_some_and(|r| {
         r.limits.as_ref().is_some_and(|l| !l.is_empty())
@@ -139,7 +135,6 @@ pub(super) fn validate_resources_policy(
             }
         }
     }
-    // The expressions themselves are not parsed: the policy is refused above whatever they say.
     let expr_path = path.child("resourcesExpr");
     let expr = policy.resources_expr.as_ref();
     let limits = expr.and_then(|e| e.limits.as_ref());
@@ -148,13 +143,40 @@ pub(super) fn validate_resources_policy(
         errors.push(FieldError::invalid(
             &expr_path,
             GoRepr(
-                "v1alpha1.ResourcesExpr{Limits:(*v1alpha1.ResourceExprLimits)(nil), Requests:(*v1alpha1.ResourceExprRequests)(nil)}"
+                "v1beta1.ResourcesExpr{Limits:(*v1beta1.ResourceExprLimits)(nil), Requests:(*v1beta1.ResourceExprRequests)(nil)}"
                     .into(),
             ),
             "at least one of limits or requests must be configured",
         ));
+        return errors;
+    }
+    for (kind, pair) in [("limits", limits), ("requests", requests)] {
+        let Some(pair) = pair else { continue };
+        for (resource, expr) in [("cpu", &pair.cpu), ("memory", &pair.memory)] {
+            let Some(expr) = expr.as_deref().filter(|e| !e.is_empty()) else {
+                continue;
+            };
+            if let Err(error) = validate_resource_expression(expr, resource) {
+                errors.push(FieldError::invalid(
+                    &expr_path.child(kind).child(resource),
+                    expr,
+                    format!("invalid expression: {error}"),
+                ));
+            }
+        }
     }
     errors
+}
+
+/// Upstream's check of one expression: it must evaluate with its resource's variable bound to
+/// the number 1 (so `cpu*cpu` passes here and fails at injection, as upstream).
+fn validate_resource_expression(
+    expr: &str,
+    resource: &str,
+) -> Result<(), crate::k8s::quantity::calculator::CalculatorError> {
+    use crate::k8s::quantity::calculator::{Value, evaluate};
+    let variables = BTreeMap::from([(resource.to_string(), Value::Number(1.0))]);
+    evaluate(expr, &variables).map(|_| ())
 }
 
 /// A one-line regex error in the style of Go's `error parsing regexp: …`.

@@ -1,18 +1,9 @@
 use super::*;
+use crate::k8s::history::injection_revision_not_found;
 
-/// The namespace selector OpenKruise sees: a v1alpha1 `spec.namespace` becomes (and replaces)
-/// `namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: <ns>}}`.
+/// The namespace selector OpenKruise sees (v1alpha1's `spec.namespace` arrives converted into it).
 pub fn namespace_selector(set: &SidecarSet) -> Option<Cow<'_, LabelSelector>> {
-    match set.spec.namespace.as_deref().filter(|ns| !ns.is_empty()) {
-        Some(namespace) => Some(Cow::Owned(LabelSelector {
-            match_labels: Some(BTreeMap::from([(
-                keys::NAMESPACE_NAME_LABEL.to_string(),
-                namespace.to_string(),
-            )])),
-            match_expressions: None,
-        })),
-        None => set.spec.namespace_selector.as_ref().map(Cow::Borrowed),
-    }
+    set.spec.namespace_selector.as_ref().map(Cow::Borrowed)
 }
 
 /// Label-selector syntax, non-empty, and convertible (a bad value is reported twice: once by the
@@ -43,15 +34,43 @@ pub(super) fn go_optional_string(value: Option<&String>) -> String {
 
 pub(super) fn go_revision(revision: &SidecarSetInjectRevision) -> GoRepr {
     GoRepr(format!(
-        "v1alpha1.SidecarSetInjectRevision{{CustomVersion:{}, RevisionName:{}, Policy:{}}}",
+        "v1beta1.SidecarSetInjectRevision{{CustomVersion:{}, RevisionName:{}, Policy:{}}}",
         go_optional_string(revision.custom_version.as_ref()),
         go_optional_string(revision.revision_name.as_ref()),
         go_quote(revision.policy.as_deref().unwrap_or(""))
     ))
 }
 
+/// Where the validator looks up the revision a SidecarSet injects (`injectionStrategy.revision`).
+pub trait RevisionHistory {
+    /// `Err` with the lookup's error, in OpenKruise's words, when the revision cannot be found.
+    fn find(&self, set: &SidecarSet, revision: &SidecarSetInjectRevision) -> Result<(), String>;
+}
+
+/// No history at all (a directory of SidecarSets): every revision is missing.
+pub struct NoHistory;
+
+impl RevisionHistory for NoHistory {
+    fn find(&self, set: &SidecarSet, revision: &SidecarSetInjectRevision) -> Result<(), String> {
+        Err(injection_revision_not_found(revision, set.name()))
+    }
+}
+
+/// Every revision found: for a judge that leaves revisions to be resolved later (the cluster
+/// catalogue resolves them against the history it watches and reports those it cannot).
+pub struct AnyHistory;
+
+impl RevisionHistory for AnyHistory {
+    fn find(&self, _: &SidecarSet, _: &SidecarSetInjectRevision) -> Result<(), String> {
+        Ok(())
+    }
+}
+
 /// C.3: the revision to inject must be named, restorable and paired with a known policy.
-pub(super) fn validate_injection_revision(set: &SidecarSet) -> Vec<FieldError> {
+pub(super) fn validate_injection_revision(
+    set: &SidecarSet,
+    history: &dyn RevisionHistory,
+) -> Vec<FieldError> {
     let Some(revision) = set
         .spec
         .injection_strategy
@@ -69,19 +88,14 @@ pub(super) fn validate_injection_revision(set: &SidecarSet) -> Vec<FieldError> {
             go_revision(revision),
             "revisionName and customVersion cannot be empty simultaneously",
         )),
-        (revision_name, _) => {
-            // No ControllerRevision is stored by this server: answer as OpenKruise does when the
-            // named revision (GET) or the custom version (LIST by labels) is absent.
-            let cause = match revision_name {
-                Some(name) if name.is_empty() => "resource name may not be empty".to_string(),
-                Some(name) => format!("controllerrevisions.apps {} not found", go_quote(name)),
-                None => format!("ControllerRevision.apps {} not found", go_quote(set.name())),
-            };
-            errors.push(FieldError::invalid(
-                &path,
-                "null",
-                format!("Cannot find specific ControllerRevision, err: {cause}"),
-            ));
+        _ => {
+            if let Err(cause) = history.find(set, revision) {
+                errors.push(FieldError::invalid(
+                    &path,
+                    "null",
+                    format!("Cannot find specific ControllerRevision, err: {cause}"),
+                ));
+            }
         }
     }
     let policy = revision.policy.as_deref().unwrap_or("");

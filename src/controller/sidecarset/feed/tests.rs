@@ -2,7 +2,9 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use kube::ResourceExt;
-use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::events::Reporter;
+
+use crate::controller::events::EventRecorder;
 use serde_json::json;
 
 use super::*;
@@ -10,7 +12,7 @@ use crate::metrics::Metrics;
 
 fn object(name: &str, version: &str, image: &str, observed: Option<i64>) -> WatchedSidecarSet {
     let mut object = json!({
-        "apiVersion": "apps.kruise.io/v1alpha1",
+        "apiVersion": "apps.kruise.io/v1beta1",
         "kind": "SidecarSet",
         "metadata": {"name": name, "resourceVersion": version, "generation": 1},
         "spec": {"containers": [{"name": "proxy", "image": image}]}
@@ -23,7 +25,7 @@ fn object(name: &str, version: &str, image: &str, observed: Option<i64>) -> Watc
 
 fn undecodable(name: &str, version: &str) -> WatchedSidecarSet {
     serde_json::from_value(json!({
-        "apiVersion": "apps.kruise.io/v1alpha1",
+        "apiVersion": "apps.kruise.io/v1beta1",
         "kind": "SidecarSet",
         "metadata": {"name": name, "resourceVersion": version},
         "spec": {"revisionHistoryLimit": 99_999_999_999_i64, "containers": []}
@@ -40,17 +42,19 @@ fn test_feed() -> (SidecarSetFeed, FeedWriter, Arc<Metrics>) {
     >();
     let client = kube::Client::new(client, "default");
     let metrics = Arc::new(Metrics::new());
-    let recorder = Recorder::new(
+    let recorder = EventRecorder::new(
         client,
         Reporter {
             controller: "test".into(),
             instance: None,
         },
     );
-    let (feed, writer) = feed(UndecodableReporter::new::<SidecarSet>(
-        metrics.clone(),
-        recorder,
-    ));
+    let (_, refusals) = tokio::sync::watch::channel(Default::default());
+    let (feed, writer) = feed(
+        UndecodableReporter::new::<SidecarSet>(metrics.clone(), recorder),
+        crate::source::history::shared(),
+        refusals,
+    );
     (feed, writer, metrics)
 }
 
