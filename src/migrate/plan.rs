@@ -8,6 +8,15 @@ use k8s_openapi::api::admissionregistration::v1::{
 
 use crate::tls::bundle_targets::{RemovedEntry, remove_unserved};
 
+/// OpenKruise's namespace, and its manager's Deployment there.
+pub const MANAGER_NAMESPACE: &str = "kruise-system";
+pub const MANAGER_DEPLOYMENT: &str = "kruise-controller-manager";
+
+/// `namespace/name` of the manager's Deployment, as findings and steps name it.
+fn manager() -> String {
+    format!("{MANAGER_NAMESPACE}/{MANAGER_DEPLOYMENT}")
+}
+
 /// One CRD of `apps.kruise.io` as found, next to the one this project installs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CrdState {
@@ -27,11 +36,19 @@ pub struct UnrunKind {
     pub objects: Vec<String>,
 }
 
-/// A SidecarSet using a feature this server does not serve.
+/// A SidecarSet this server's webhooks would not serve (the types cannot read it, or the
+/// validating webhook would refuse it), and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnservedFeature {
+pub struct UnservedSidecarSet {
     pub sidecarset: String,
-    pub feature: String,
+    pub reason: String,
+}
+
+/// Something the switch decides on that could not be read (no permission, no answer).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    pub what: String,
+    pub reason: String,
 }
 
 /// Everything the switch decides on.
@@ -42,8 +59,11 @@ pub struct Snapshot {
     pub mutating: Vec<MutatingWebhookConfiguration>,
     pub validating: Vec<ValidatingWebhookConfiguration>,
     pub crds: Vec<CrdState>,
+    /// This project's CRDs that the cluster does not have (the install creates them).
+    pub missing_crds: Vec<String>,
     pub unrun: Vec<UnrunKind>,
-    pub unserved_features: Vec<UnservedFeature>,
+    pub unserved_sidecarsets: Vec<UnservedSidecarSet>,
+    pub unreadable: Vec<Unreadable>,
 }
 
 /// What the switch meets, with the reason an operator reads.
@@ -51,7 +71,10 @@ pub struct Snapshot {
 #[serde(tag = "finding", rename_all = "camelCase")]
 pub enum Finding {
     /// OpenKruise's manager still runs: two controllers would act on the same objects.
-    ManagerRunning { replicas: i32 },
+    ManagerRunning { deployment: String, replicas: i32 },
+    /// No manager's Deployment: nothing to scale (OpenKruise not installed there, or already
+    /// removed).
+    ManagerNotFound { deployment: String },
     /// Entries pointing at paths this server does not serve; with `failurePolicy: Fail` each
     /// refuses every request it matches once it points here.
     UnservedEntries {
@@ -61,18 +84,29 @@ pub enum Finding {
     /// A CRD whose stored versions this project's CRD does not serve: replacing it would be
     /// refused by the apiserver.
     StoredVersionNotServed { crd: String, versions: Vec<String> },
+    /// One of this project's CRDs is not in the cluster: the install creates it.
+    CrdNotInstalled { crd: String },
     /// Objects whose protection stops with the switch.
     UnrunObjects { kind: String, objects: Vec<String> },
-    /// A SidecarSet feature this server does not serve.
-    UnservedFeature { sidecarset: String, feature: String },
+    /// A SidecarSet this server's webhooks would not serve.
+    UnservedSidecarSet { sidecarset: String, reason: String },
+    /// Something the switch decides on could not be read: the plan is incomplete.
+    Unreadable { what: String, reason: String },
 }
 
 impl std::fmt::Display for Finding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Finding::ManagerRunning { replicas } => write!(
+            Finding::ManagerRunning {
+                deployment,
+                replicas,
+            } => write!(
                 f,
-                "OpenKruise's manager kruise-system/kruise-controller-manager runs {replicas} replica(s): two controllers would act on the same objects"
+                "OpenKruise's manager {deployment} runs {replicas} replica(s): two controllers would act on the same objects"
+            ),
+            Finding::ManagerNotFound { deployment } => write!(
+                f,
+                "OpenKruise's manager {deployment} not found: nothing to scale"
             ),
             Finding::UnservedEntries {
                 configuration,
@@ -87,21 +121,41 @@ impl std::fmt::Display for Finding {
                 "{crd}: status.storedVersions holds {} which this project's CRD does not serve; it cannot be replaced in place",
                 versions.join(", ")
             ),
+            Finding::CrdNotInstalled { crd } => write!(
+                f,
+                "{crd} is not installed: nothing to replace (the install creates it)"
+            ),
             Finding::UnrunObjects { kind, objects } => write!(
                 f,
-                "{} {kind} object(s) lose their protection (this project does not run {kind}): {}",
+                "{} {kind} object(s) stay but nothing acts on them (this project does not run {kind}): {}",
                 objects.len(),
-                objects.join(", ")
+                listed(objects)
             ),
-            Finding::UnservedFeature {
-                sidecarset,
-                feature,
-            } => write!(
+            Finding::UnservedSidecarSet { sidecarset, reason } => write!(
                 f,
-                "SidecarSet {sidecarset} uses {feature}, which this server does not serve"
+                "SidecarSet {sidecarset} would not be served by this server's webhooks (new pods start without its sidecars): {reason}"
+            ),
+            Finding::Unreadable { what, reason } => write!(
+                f,
+                "could not read {what} ({reason}): the report is incomplete and --apply refuses to run; run as a cluster administrator"
             ),
         }
     }
+}
+
+/// Names shown in a text line: the first few, then how many more.
+fn listed(names: &[String]) -> String {
+    const SHOWN: usize = 10;
+    let mut text = names
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    text
 }
 
 /// Which configuration kind a step edits.
@@ -116,7 +170,7 @@ pub enum ConfigurationKind {
 #[serde(tag = "step", rename_all = "camelCase")]
 pub enum Step {
     /// Scale OpenKruise's manager to zero (never deleted: switching back scales it up).
-    ScaleManagerToZero,
+    ScaleManagerToZero { deployment: String },
     /// Remove the named entries of one configuration.
     RemoveEntries {
         kind: ConfigurationKind,
@@ -130,9 +184,7 @@ pub enum Step {
 impl std::fmt::Display for Step {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Step::ScaleManagerToZero => {
-                write!(f, "scale kruise-system/kruise-controller-manager to 0")
-            }
+            Step::ScaleManagerToZero { deployment } => write!(f, "scale {deployment} to 0"),
             Step::RemoveEntries {
                 kind,
                 configuration,
@@ -147,8 +199,9 @@ impl std::fmt::Display for Step {
     }
 }
 
-/// The findings and the steps; `blocked` when a step cannot be taken safely yet (a stored
-/// version this project's CRD does not serve): then no CRD is replaced.
+/// The findings and the steps; `blocked` when the switch cannot be taken safely yet (a stored
+/// version this project's CRD does not serve, or something it decides on could not be read):
+/// then no CRD replacement is planned and `--apply` takes no step at all.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
 pub struct Plan {
     pub findings: Vec<Finding>,
@@ -160,9 +213,27 @@ pub struct Plan {
 /// (`admission::SERVED_PATHS`).
 pub fn plan(snapshot: &Snapshot, served: &[&str]) -> Plan {
     let mut out = Plan::default();
-    if let Some(replicas) = snapshot.manager_replicas.filter(|r| *r > 0) {
-        out.findings.push(Finding::ManagerRunning { replicas });
-        out.steps.push(Step::ScaleManagerToZero);
+    for unreadable in &snapshot.unreadable {
+        out.blocked = true;
+        out.findings.push(Finding::Unreadable {
+            what: unreadable.what.clone(),
+            reason: unreadable.reason.clone(),
+        });
+    }
+    match snapshot.manager_replicas {
+        Some(replicas) if replicas > 0 => {
+            out.findings.push(Finding::ManagerRunning {
+                deployment: manager(),
+                replicas,
+            });
+            out.steps.push(Step::ScaleManagerToZero {
+                deployment: manager(),
+            });
+        }
+        Some(_) => {}
+        None => out.findings.push(Finding::ManagerNotFound {
+            deployment: manager(),
+        }),
     }
     for config in &snapshot.mutating {
         unserved(
@@ -203,16 +274,20 @@ pub fn plan(snapshot: &Snapshot, served: &[&str]) -> Plan {
     if !out.blocked {
         out.steps.extend(replace);
     }
+    for crd in &snapshot.missing_crds {
+        out.findings
+            .push(Finding::CrdNotInstalled { crd: crd.clone() });
+    }
     for kind in snapshot.unrun.iter().filter(|k| !k.objects.is_empty()) {
         out.findings.push(Finding::UnrunObjects {
             kind: kind.kind.clone(),
             objects: kind.objects.clone(),
         });
     }
-    for feature in &snapshot.unserved_features {
-        out.findings.push(Finding::UnservedFeature {
-            sidecarset: feature.sidecarset.clone(),
-            feature: feature.feature.clone(),
+    for set in &snapshot.unserved_sidecarsets {
+        out.findings.push(Finding::UnservedSidecarSet {
+            sidecarset: set.sidecarset.clone(),
+            reason: set.reason.clone(),
         });
     }
     out

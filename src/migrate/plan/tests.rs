@@ -50,7 +50,7 @@ fn applied(snapshot: &Snapshot, plan: &Plan) -> Snapshot {
     let mut next = snapshot.clone();
     for step in &plan.steps {
         match step {
-            Step::ScaleManagerToZero => next.manager_replicas = Some(0),
+            Step::ScaleManagerToZero { .. } => next.manager_replicas = Some(0),
             Step::RemoveEntries { entries, .. } => {
                 for config in &mut next.validating {
                     if let Some(webhooks) = &mut config.webhooks {
@@ -75,7 +75,9 @@ fn an_openkruise_cluster_gets_its_steps_in_order() {
     assert_eq!(
         plan.steps,
         vec![
-            Step::ScaleManagerToZero,
+            Step::ScaleManagerToZero {
+                deployment: "kruise-system/kruise-controller-manager".into()
+            },
             Step::RemoveEntries {
                 kind: ConfigurationKind::ValidatingWebhookConfiguration,
                 configuration: "kruise-validating-webhook-configuration".into(),
@@ -133,7 +135,7 @@ fn a_stored_version_not_served_blocks_every_crd_replacement() {
 #[test]
 fn a_cluster_already_switched_has_nothing_to_do() {
     let snapshot = Snapshot {
-        manager_replicas: None,
+        manager_replicas: Some(0),
         crds: vec![crd(
             "sidecarsets.apps.kruise.io",
             &["v1beta1"],
@@ -148,9 +150,70 @@ fn a_cluster_already_switched_has_nothing_to_do() {
 #[test]
 fn the_plan_serializes_for_json_output() {
     let value = serde_json::to_value(plan(&openkruise_cluster(), SERVED)).unwrap();
-    assert_eq!(value["steps"][0], json!({"step": "scaleManagerToZero"}));
+    let deployment = "kruise-system/kruise-controller-manager";
+    assert_eq!(
+        value["steps"][0],
+        json!({"step": "scaleManagerToZero", "deployment": deployment})
+    );
     assert_eq!(
         value["findings"][0],
-        json!({"finding": "managerRunning", "replicas": 2})
+        json!({"finding": "managerRunning", "deployment": deployment, "replicas": 2})
     );
+}
+
+#[test]
+fn what_could_not_be_read_blocks_the_switch() {
+    let mut snapshot = openkruise_cluster();
+    snapshot.unreadable.push(Unreadable {
+        what: "Deployment kruise-system/kruise-controller-manager".into(),
+        reason: "403 Forbidden: deployments.apps is forbidden".into(),
+    });
+    let plan = plan(&snapshot, SERVED);
+    assert!(plan.blocked);
+    assert!(
+        !plan
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::ReplaceCrd { .. }))
+    );
+    let text = plan.findings[0].to_string();
+    assert!(
+        text.contains("could not read Deployment kruise-system/kruise-controller-manager")
+            && text.contains("403 Forbidden"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_missing_manager_or_crd_is_said_and_asks_for_no_step() {
+    let snapshot = Snapshot {
+        manager_replicas: None,
+        missing_crds: vec!["clonesets.apps.kruise.io".into()],
+        ..Snapshot::default()
+    };
+    let plan = plan(&snapshot, SERVED);
+    assert!(plan.steps.is_empty() && !plan.blocked);
+    assert_eq!(
+        plan.findings,
+        vec![
+            Finding::ManagerNotFound {
+                deployment: "kruise-system/kruise-controller-manager".into()
+            },
+            Finding::CrdNotInstalled {
+                crd: "clonesets.apps.kruise.io".into()
+            },
+        ]
+    );
+}
+
+#[test]
+fn long_lists_of_objects_are_cut_in_text() {
+    let finding = Finding::UnrunObjects {
+        kind: "WorkloadSpread".into(),
+        objects: (0..12).map(|i| format!("default/ws-{i}")).collect(),
+    };
+    let text = finding.to_string();
+    assert!(text.starts_with("12 WorkloadSpread object(s)"), "{text}");
+    assert!(text.contains("default/ws-9 and 2 more"), "{text}");
+    assert!(!text.contains("ws-10"), "{text}");
 }
