@@ -51,11 +51,22 @@ pub struct Unreadable {
     pub reason: String,
 }
 
+/// OpenKruise's manager's Deployment as read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Manager {
+    /// It could not be read (the reason is among [`Snapshot::unreadable`]).
+    #[default]
+    Unread,
+    Absent,
+    /// The replicas it asks for.
+    Replicas(i32),
+}
+
 /// Everything the switch decides on.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    /// `kruise-controller-manager` in `kruise-system`: its replicas, `None` when absent.
-    pub manager_replicas: Option<i32>,
+    /// OpenKruise's manager's Deployment.
+    pub manager: Manager,
     pub mutating: Vec<MutatingWebhookConfiguration>,
     pub validating: Vec<ValidatingWebhookConfiguration>,
     pub crds: Vec<CrdState>,
@@ -220,8 +231,8 @@ pub fn plan(snapshot: &Snapshot, served: &[&str]) -> Plan {
             reason: unreadable.reason.clone(),
         });
     }
-    match snapshot.manager_replicas {
-        Some(replicas) if replicas > 0 => {
+    match snapshot.manager {
+        Manager::Replicas(replicas) if replicas > 0 => {
             out.findings.push(Finding::ManagerRunning {
                 deployment: manager(),
                 replicas,
@@ -230,8 +241,8 @@ pub fn plan(snapshot: &Snapshot, served: &[&str]) -> Plan {
                 deployment: manager(),
             });
         }
-        Some(_) => {}
-        None => out.findings.push(Finding::ManagerNotFound {
+        Manager::Replicas(_) | Manager::Unread => {}
+        Manager::Absent => out.findings.push(Finding::ManagerNotFound {
             deployment: manager(),
         }),
     }

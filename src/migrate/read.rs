@@ -16,7 +16,8 @@ use kube::{Api, Client};
 
 use super::crd;
 use super::plan::{
-    MANAGER_DEPLOYMENT, MANAGER_NAMESPACE, Snapshot, Unreadable, UnrunKind, UnservedSidecarSet,
+    MANAGER_DEPLOYMENT, MANAGER_NAMESPACE, Manager, Snapshot, Unreadable, UnrunKind,
+    UnservedSidecarSet,
 };
 
 /// OpenKruise's two webhook configurations, whose names `deploy/webhooks.yaml` takes over.
@@ -31,7 +32,11 @@ pub async fn snapshot(client: &Client, ours: &[CustomResourceDefinition]) -> Sna
 
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), MANAGER_NAMESPACE);
     match deployments.get_opt(MANAGER_DEPLOYMENT).await {
-        Ok(found) => snapshot.manager_replicas = found.as_ref().map(manager_replicas),
+        Ok(found) => {
+            snapshot.manager = found
+                .as_ref()
+                .map_or(Manager::Absent, |d| Manager::Replicas(manager_replicas(d)));
+        }
         Err(error) => failures.push(unreadable(
             format!("Deployment {MANAGER_NAMESPACE}/{MANAGER_DEPLOYMENT}"),
             error,

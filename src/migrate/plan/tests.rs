@@ -29,7 +29,7 @@ fn crd(name: &str, stored: &[&str], wanted: &[&str], differs: bool) -> CrdState 
 
 fn openkruise_cluster() -> Snapshot {
     Snapshot {
-        manager_replicas: Some(2),
+        manager: Manager::Replicas(2),
         validating: vec![validating()],
         crds: vec![crd(
             "clonesets.apps.kruise.io",
@@ -50,7 +50,7 @@ fn applied(snapshot: &Snapshot, plan: &Plan) -> Snapshot {
     let mut next = snapshot.clone();
     for step in &plan.steps {
         match step {
-            Step::ScaleManagerToZero { .. } => next.manager_replicas = Some(0),
+            Step::ScaleManagerToZero { .. } => next.manager = Manager::Replicas(0),
             Step::RemoveEntries { entries, .. } => {
                 for config in &mut next.validating {
                     if let Some(webhooks) = &mut config.webhooks {
@@ -135,7 +135,7 @@ fn a_stored_version_not_served_blocks_every_crd_replacement() {
 #[test]
 fn a_cluster_already_switched_has_nothing_to_do() {
     let snapshot = Snapshot {
-        manager_replicas: Some(0),
+        manager: Manager::Replicas(0),
         crds: vec![crd(
             "sidecarsets.apps.kruise.io",
             &["v1beta1"],
@@ -168,6 +168,7 @@ fn what_could_not_be_read_blocks_the_switch() {
         what: "Deployment kruise-system/kruise-controller-manager".into(),
         reason: "403 Forbidden: deployments.apps is forbidden".into(),
     });
+    snapshot.manager = Manager::Unread;
     let plan = plan(&snapshot, SERVED);
     assert!(plan.blocked);
     assert!(
@@ -175,6 +176,13 @@ fn what_could_not_be_read_blocks_the_switch() {
             .steps
             .iter()
             .any(|s| matches!(s, Step::ReplaceCrd { .. }))
+    );
+    // Not read is not absent.
+    assert!(
+        !plan
+            .findings
+            .iter()
+            .any(|f| matches!(f, Finding::ManagerNotFound { .. }))
     );
     let text = plan.findings[0].to_string();
     assert!(
@@ -187,7 +195,7 @@ fn what_could_not_be_read_blocks_the_switch() {
 #[test]
 fn a_missing_manager_or_crd_is_said_and_asks_for_no_step() {
     let snapshot = Snapshot {
-        manager_replicas: None,
+        manager: Manager::Absent,
         missing_crds: vec!["clonesets.apps.kruise.io".into()],
         ..Snapshot::default()
     };
