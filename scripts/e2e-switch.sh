@@ -19,7 +19,8 @@
 #    which answers nothing (failurePolicy Fail).
 # 2. The switch as documented: `kruise-webhook migrate` (the manager, the unserved entries, a
 #    PodUnavailableBudget whose protection stops), `migrate --apply` (the CRDs replaced in place,
-#    uids and stored versions kept; a second run does nothing), then the install
+#    uids and stored versions kept; a second run does nothing; without the rights to read, findings
+#    and a refusal), then the install
 #    as scripts/e2e.sh makes it: the certs job (as its ServiceAccount) first, the CRDs of deploy/crds
 #    replaced in place and the webhook configurations of deploy/ applied (by URL: the apiserver here
 #    cannot reach a Service), `serve --external-certs` with its controllers as deploy/'s ServiceAccount.
@@ -209,6 +210,22 @@ crds_replaced_in_place() {
 check "the CRDs replaced in place by migrate --apply (same uids, stored versions kept, this project's versions served)" crds_replaced_in_place
 check "kruise-webhook migrate --apply again: nothing to do" \
   eval '"$BIN" migrate --apply > "$tmp/migrate-again.log" 2>&1 && grep -q "nothing to do" "$tmp/migrate-again.log" || { tail -5 "$tmp/migrate-again.log"; false; }'
+
+# Run without the rights to read what it decides on (a ServiceAccount of the test's namespace, granted
+# nothing): findings that name what, and an --apply that writes nothing.
+migrate_unreadable() {
+  kubectl create serviceaccount -n "$NS" migrate-reader >/dev/null || return 1
+  identity_kubeconfig migrate-reader "$tmp/reader.kubeconfig" "$NS" || return 1
+  KUBECONFIG=$tmp/reader.kubeconfig "$BIN" migrate -o json > "$tmp/migrate-limited.json" 2>"$tmp/migrate-limited.log" \
+    || { cat "$tmp/migrate-limited.log"; return 1; }
+  jq -e '.blocked and (.findings | any(.finding == "unreadable" and (.what | contains("kruise-controller-manager")) and (.reason | startswith("403"))))' \
+    "$tmp/migrate-limited.json" >/dev/null || { jq -c .findings "$tmp/migrate-limited.json" | cut -c1-600; return 1; }
+  if KUBECONFIG=$tmp/reader.kubeconfig "$BIN" migrate --apply > "$tmp/migrate-limited.log" 2>&1; then
+    echo "     --apply succeeded on an incomplete reading"; return 1
+  fi
+  grep -q -- "--apply refused" "$tmp/migrate-limited.log" || { tail -3 "$tmp/migrate-limited.log"; return 1; }
+}
+check "kruise-webhook migrate without the rights to read: unreadable findings (403), --apply refused" migrate_unreadable
 
 # The install, as scripts/e2e.sh makes it: the certs job first (as its ServiceAccount) ...
 identity_apply deploy/certs/serviceaccount.yaml deploy/certs/rbac.yaml deploy/rbac.yaml
