@@ -6,9 +6,6 @@
 //! Objects of kinds this project does not run are counted only where their CRD exists (any
 //! `*.kruise.io` CRD but this project's four), read in the version the CRD stores.
 
-use k8s_openapi::api::admissionregistration::v1::{
-    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
-};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams};
@@ -19,6 +16,7 @@ use super::plan::{
     MANAGER_DEPLOYMENT, MANAGER_NAMESPACE, Manager, Snapshot, Unreadable, UnrunKind,
     UnservedSidecarSet,
 };
+use crate::tls::rotation_job::Configuration;
 
 /// OpenKruise's two webhook configurations, whose names `deploy/webhooks.yaml` takes over.
 pub const MUTATING_CONFIGURATION: &str = "kruise-mutating-webhook-configuration";
@@ -42,22 +40,12 @@ pub async fn snapshot(client: &Client, ours: &[CustomResourceDefinition]) -> Sna
             error,
         )),
     }
-    let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
-    match mutating.get_opt(MUTATING_CONFIGURATION).await {
-        Ok(found) => snapshot.mutating.extend(found),
-        Err(error) => failures.push(unreadable(
-            format!("MutatingWebhookConfiguration {MUTATING_CONFIGURATION}"),
-            error,
-        )),
-    }
-    let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
-    match validating.get_opt(VALIDATING_CONFIGURATION).await {
-        Ok(found) => snapshot.validating.extend(found),
-        Err(error) => failures.push(unreadable(
-            format!("ValidatingWebhookConfiguration {VALIDATING_CONFIGURATION}"),
-            error,
-        )),
-    }
+    snapshot
+        .mutating
+        .extend(configuration(client, MUTATING_CONFIGURATION, &mut failures).await);
+    snapshot
+        .validating
+        .extend(configuration(client, VALIDATING_CONFIGURATION, &mut failures).await);
 
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     match crds.list(&ListParams::default()).await {
@@ -98,6 +86,19 @@ pub async fn snapshot(client: &Client, ours: &[CustomResourceDefinition]) -> Sna
     }
     snapshot.unreadable = failures;
     snapshot
+}
+
+/// One webhook configuration by name: `None` when absent, or unread (then said in `failures`).
+async fn configuration<K: Configuration>(
+    client: &Client,
+    name: &str,
+    failures: &mut Vec<Unreadable>,
+) -> Option<K> {
+    let api: Api<K> = Api::all(client.clone());
+    api.get_opt(name).await.unwrap_or_else(|error| {
+        failures.push(unreadable(format!("{} {name}", K::kind(&())), error));
+        None
+    })
 }
 
 fn unreadable(what: String, error: kube::Error) -> Unreadable {

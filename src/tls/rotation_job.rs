@@ -209,23 +209,36 @@ async fn publish_all(
     Ok(missing)
 }
 
-/// Removes from one webhook configuration the entries this server does not serve, as every run
-/// of the job does, without touching any `caBundle` (`kruise-webhook migrate --apply`, before
-/// the install). Returns what was removed; `None` when the configuration does not exist.
-pub async fn remove_unserved_entries<K>(
-    client: &Client,
-    api: &Api<K>,
-    name: &str,
-    served: &[&str],
-) -> Result<Option<Vec<RemovedEntry>>, CertsError>
-where
+/// A webhook configuration as the job reads and writes it (either kind).
+pub trait Configuration:
+    kube::Resource<DynamicType = ()>
+    + WebhookEntries
+    + Clone
+    + DeserializeOwned
+    + Serialize
+    + std::fmt::Debug
+{
+}
+
+impl<K> Configuration for K where
     K: kube::Resource<DynamicType = ()>
         + WebhookEntries
         + Clone
         + DeserializeOwned
         + Serialize
-        + std::fmt::Debug,
+        + std::fmt::Debug
 {
+}
+
+/// Removes from one webhook configuration the entries this server does not serve, as every run
+/// of the job does, without touching any `caBundle` (`kruise-webhook migrate --apply`, before
+/// the install). Returns what was removed; `None` when the configuration does not exist.
+pub async fn remove_unserved_entries<K: Configuration>(
+    client: &Client,
+    api: &Api<K>,
+    name: &str,
+    served: &[&str],
+) -> Result<Option<Vec<RemovedEntry>>, CertsError> {
     let what = format!("{} {name}", K::kind(&()));
     let (published, removed) = edit(client, api, name, &what, None, served).await?;
     Ok((published != Published::Missing).then_some(removed))
@@ -233,22 +246,14 @@ where
 
 /// One configuration read, its unserved entries removed and (with `bundle`) its `caBundle` set,
 /// written only when something changed; the removal is logged and recorded as an event.
-async fn edit<K>(
+async fn edit<K: Configuration>(
     client: &Client,
     api: &Api<K>,
     name: &str,
     what: &str,
     bundle: Option<&[u8]>,
     served: &[&str],
-) -> Result<(Published, Vec<RemovedEntry>), CertsError>
-where
-    K: kube::Resource<DynamicType = ()>
-        + WebhookEntries
-        + Clone
-        + DeserializeOwned
-        + Serialize
-        + std::fmt::Debug,
-{
+) -> Result<(Published, Vec<RemovedEntry>), CertsError> {
     let published = retry_on_conflict(ATTEMPTS, (), |()| async move {
         let Some(mut object) = api.get_opt(name).await.map_err(kube_error("read", what))? else {
             if bundle.is_some() {

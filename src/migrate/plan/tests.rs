@@ -68,6 +68,13 @@ fn applied(snapshot: &Snapshot, plan: &Plan) -> Snapshot {
     next
 }
 
+fn replaces_no_crd(plan: &Plan) -> bool {
+    !plan
+        .steps
+        .iter()
+        .any(|s| matches!(s, Step::ReplaceCrd { .. }))
+}
+
 #[test]
 fn an_openkruise_cluster_gets_its_steps_in_order() {
     let plan = plan(&openkruise_cluster(), SERVED);
@@ -120,12 +127,7 @@ fn a_stored_version_not_served_blocks_every_crd_replacement() {
     ));
     let plan = plan(&snapshot, SERVED);
     assert!(plan.blocked);
-    assert!(
-        !plan
-            .steps
-            .iter()
-            .any(|s| matches!(s, Step::ReplaceCrd { .. }))
-    );
+    assert!(replaces_no_crd(&plan));
     assert!(plan.findings.contains(&Finding::StoredVersionNotServed {
         crd: "daemonsets.apps.kruise.io".into(),
         versions: vec!["v1beta1".into()],
@@ -171,12 +173,7 @@ fn what_could_not_be_read_blocks_the_switch() {
     snapshot.manager = Manager::Unread;
     let plan = plan(&snapshot, SERVED);
     assert!(plan.blocked);
-    assert!(
-        !plan
-            .steps
-            .iter()
-            .any(|s| matches!(s, Step::ReplaceCrd { .. }))
-    );
+    assert!(replaces_no_crd(&plan));
     // Not read is not absent.
     assert!(
         !plan
