@@ -17,8 +17,10 @@
 #    once (pods carry OpenKruise's in-place state). Then the manager "goes": the stand-in stops, the
 #    CRDs' conversion and OpenKruise's two webhook configurations, every entry, point at its Service,
 #    which answers nothing (failurePolicy Fail).
-# 2. The switch as documented: `kruise-webhook migrate`, `migrate --apply` (until the command exists,
-#    the step docs/migrate-from-kruise.md gives by hand: the manager scaled to zero), then the install
+# 2. The switch as documented: `kruise-webhook migrate` (the manager, the unserved entries, a
+#    PodUnavailableBudget whose protection stops), `migrate --apply` (the CRDs replaced in place,
+#    uids and stored versions kept; a second run does nothing; without the rights to read, findings
+#    and a refusal), then the install
 #    as scripts/e2e.sh makes it: the certs job (as its ServiceAccount) first, the CRDs of deploy/crds
 #    replaced in place and the webhook configurations of deploy/ applied (by URL: the apiserver here
 #    cannot reach a Service), `serve --external-certs` with its controllers as deploy/'s ServiceAccount.
@@ -185,21 +187,45 @@ revisions > "$tmp/revisions.before"
 kubectl get pods -n "$NS" -l app=switch-clone -o json | jq '.items[0]' | injected > "$tmp/injected.before"
 
 # --- 2. The switch -----------------------------------------------------------------------------
-has_migrate=0
-"$BIN" migrate --help >/dev/null 2>&1 && has_migrate=1
-if [ "$has_migrate" = 1 ]; then
-  migrate_reports() {
-    "$BIN" migrate -o json > "$tmp/migrate.json" 2>"$tmp/migrate.log" || { cat "$tmp/migrate.log"; return 1; }
-    jq -e 'tostring | contains("vpod.kb.io") and contains("kruise-controller-manager")' "$tmp/migrate.json" >/dev/null \
-      || { jq -c . "$tmp/migrate.json" | cut -c1-600; return 1; }
-  }
-  check "kruise-webhook migrate names the running manager and the entries this server does not serve" migrate_reports
-  check "kruise-webhook migrate --apply" "$BIN" migrate --apply
-else
-  # docs/migrate-from-kruise.md, "Status": the step by hand until the command is wired.
-  echo "     (kruise-webhook migrate not built: the manager scaled to zero by hand, as docs/migrate-from-kruise.md says)"
-  kubectl -n kruise-system scale deployment kruise-controller-manager --replicas=0 >/dev/null
-fi
+migrate_reports() {
+  "$BIN" migrate -o json > "$tmp/migrate.json" 2>"$tmp/migrate.log" || { cat "$tmp/migrate.log"; return 1; }
+  jq -e 'tostring | contains("vpod.kb.io") and contains("kruise-controller-manager")' "$tmp/migrate.json" >/dev/null \
+    || { jq -c . "$tmp/migrate.json" | cut -c1-600; return 1; }
+  # The objects whose protection stops, and the CRDs it would replace (none blocked).
+  jq -e '(.findings | any(.finding == "unrunObjects" and .kind == "PodUnavailableBudget" and .objects == ["e2e-switch/switch-pub"]))
+    and ([.steps[] | select(.step == "replaceCrd") | .name] | length == 4) and (.blocked | not)' "$tmp/migrate.json" >/dev/null \
+    || { jq -c '[.findings[] | select(.finding != "unservedEntries")], .steps, .blocked' "$tmp/migrate.json" | cut -c1-600; return 1; }
+}
+check "kruise-webhook migrate names the running manager, the entries this server does not serve, the PodUnavailableBudget" migrate_reports
+kubectl get crd -o json | jq -S '[.items[] | {name: .metadata.name, uid: .metadata.uid, stored: .status.storedVersions}]' > "$tmp/crds.before"
+check "kruise-webhook migrate --apply" "$BIN" migrate --apply
+# docs/migrate-from-kruise.md: replaced in place, never deleted; what this project serves.
+crds_replaced_in_place() {
+  kubectl get crd -o json | jq -S '[.items[] | {name: .metadata.name, uid: .metadata.uid, stored: .status.storedVersions}]' > "$tmp/crds.after"
+  diff "$tmp/crds.before" "$tmp/crds.after" | head -10
+  cmp -s "$tmp/crds.before" "$tmp/crds.after" || return 1
+  kubectl get crd clonesets.apps.kruise.io -o json | jq -e '[.spec.versions[] | select(.served) | .name] == ["v1alpha1", "v1beta1"]
+    and .spec.conversion.strategy == "Webhook"' >/dev/null || { echo "     clonesets: not this project's CRD"; return 1; }
+}
+check "the CRDs replaced in place by migrate --apply (same uids, stored versions kept, this project's versions served)" crds_replaced_in_place
+check "kruise-webhook migrate --apply again: nothing to do" \
+  eval '"$BIN" migrate --apply > "$tmp/migrate-again.log" 2>&1 && grep -q "nothing to do" "$tmp/migrate-again.log" || { tail -5 "$tmp/migrate-again.log"; false; }'
+
+# Run without the rights to read what it decides on (a ServiceAccount of the test's namespace, granted
+# nothing): findings that name what, and an --apply that writes nothing.
+migrate_unreadable() {
+  kubectl create serviceaccount -n "$NS" migrate-reader >/dev/null || return 1
+  identity_kubeconfig migrate-reader "$tmp/reader.kubeconfig" "$NS" || return 1
+  KUBECONFIG=$tmp/reader.kubeconfig "$BIN" migrate -o json > "$tmp/migrate-limited.json" 2>"$tmp/migrate-limited.log" \
+    || { cat "$tmp/migrate-limited.log"; return 1; }
+  jq -e '.blocked and (.findings | any(.finding == "unreadable" and (.what | contains("kruise-controller-manager")) and (.reason | startswith("403"))))' \
+    "$tmp/migrate-limited.json" >/dev/null || { jq -c .findings "$tmp/migrate-limited.json" | cut -c1-600; return 1; }
+  if KUBECONFIG=$tmp/reader.kubeconfig "$BIN" migrate --apply > "$tmp/migrate-limited.log" 2>&1; then
+    echo "     --apply succeeded on an incomplete reading"; return 1
+  fi
+  grep -q -- "--apply refused" "$tmp/migrate-limited.log" || { tail -3 "$tmp/migrate-limited.log"; return 1; }
+}
+check "kruise-webhook migrate without the rights to read: unreadable findings (403), --apply refused" migrate_unreadable
 
 # The install, as scripts/e2e.sh makes it: the certs job first (as its ServiceAccount) ...
 identity_apply deploy/certs/serviceaccount.yaml deploy/certs/rbac.yaml deploy/rbac.yaml
@@ -228,11 +254,9 @@ webhooks_by_url deploy/webhooks.yaml "https://127.0.0.1:$serve_port" "$certs_dir
 # (kubectl warns that OpenKruise's lack its last-applied record, and adds it.)
 kubectl apply -f "$tmp/webhooks.json" >/dev/null 2>"$tmp/apply-webhooks.log"
 
-if [ "$has_migrate" = 1 ]; then
-  # docs/migrate-from-kruise.md, step 4: a second look finds nothing left to do.
-  check "kruise-webhook migrate after the install: no step left" \
-    eval '"$BIN" migrate -o json | jq -e "(.steps | length) == 0" >/dev/null'
-fi
+# docs/migrate-from-kruise.md: a look after the install finds nothing left to do.
+check "kruise-webhook migrate after the install: no step left" \
+  eval '"$BIN" migrate -o json | jq -e "(.steps | length) == 0" >/dev/null'
 
 # --- 3. Checks ---------------------------------------------------------------------------------
 manager_kept_at_zero() {

@@ -56,6 +56,33 @@ pub enum Command {
     /// restarts a container in place when an in-place update changes a label or annotation its
     /// env reads (OpenKruise's kruise-daemon container-meta agent).
     NodeAgent(NodeAgentArgs),
+    /// Report what switching a cluster from OpenKruise's kruise-manager would meet, and with
+    /// --apply take the safe steps (manager scaled to zero, unserved webhook entries removed, CRDs
+    /// replaced in place).
+    Migrate(MigrateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct MigrateArgs {
+    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config, else the in-cluster config).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Take the steps, in order (without it the command only reads).
+    #[arg(long)]
+    pub apply: bool,
+    /// Report format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = ReportFormat::Text)]
+    pub output: ReportFormat,
+    /// How long --apply waits for the pods of OpenKruise's manager to be gone once it is scaled
+    /// to zero (a pod still terminating may still act).
+    #[arg(long, default_value = "120s", value_parser = parse_period)]
+    pub manager_timeout: Duration,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportFormat {
+    Text,
+    Json,
 }
 
 #[derive(Args, Debug)]

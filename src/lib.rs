@@ -20,6 +20,7 @@ pub mod inject;
 pub mod inplace;
 pub mod k8s;
 pub mod metrics;
+pub mod migrate;
 pub mod nodeagent;
 pub mod open_files;
 pub mod podmarks;

@@ -53,6 +53,16 @@ fn main() -> ExitCode {
                     .block_on(kruise_webhook::controller::command::controller(args))
                     .map_err(|e| e.to_string())
             }),
+        Command::Migrate(args) => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+            .and_then(|runtime| {
+                runtime.block_on(kruise_webhook::migrate::command::run(
+                    &args,
+                    kruise_webhook::admission::SERVED_PATHS,
+                ))
+            }),
         Command::NodeAgent(args) => tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()

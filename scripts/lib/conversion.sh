@@ -37,7 +37,9 @@ conversion_end() {
 }
 
 # crds_by_url FILE...: the CRDs of FILE... (files or kustomize directories) as one JSON List, their
-# conversion sent to E2E_CONVERSION_URL with E2E_CONVERSION_CA trusted.
+# conversion sent to E2E_CONVERSION_URL with E2E_CONVERSION_CA trusted. `service: null` so that
+# `kubectl apply` over a CRD whose conversion names the Service (one `kruise-webhook migrate --apply`
+# replaced, which kubectl's last-applied record does not know of) drops it.
 crds_by_url() {
   local file
   for file in "$@"; do
@@ -47,7 +49,7 @@ crds_by_url() {
     | jq -s --arg url "$E2E_CONVERSION_URL" --arg ca "$(base64 -w0 < "$E2E_CONVERSION_CA")" \
         '{apiVersion: "v1", kind: "List", items: [.[] | if .kind == "List" then .items[] else . end
           | if .spec.conversion.strategy == "Webhook"
-            then .spec.conversion.webhook.clientConfig = {url: $url, caBundle: $ca} else . end]}'
+            then .spec.conversion.webhook.clientConfig = {url: $url, caBundle: $ca, service: null} else . end]}'
 }
 
 # apply_crds FILE...: applies the CRDs of FILE... by URL (crds_by_url) and waits until each is

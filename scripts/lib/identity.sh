@@ -13,16 +13,17 @@ identity_apply() {
   kubectl apply "${args[@]}" >/dev/null
 }
 
-# identity_kubeconfig SERVICEACCOUNT OUT: a kubeconfig for the cluster of KUBECONFIG that
-# authenticates as kruise-system/SERVICEACCOUNT with a token from the TokenRequest API (4 hours).
+# identity_kubeconfig SERVICEACCOUNT OUT [NAMESPACE]: a kubeconfig for the cluster of KUBECONFIG that
+# authenticates as NAMESPACE (kruise-system)/SERVICEACCOUNT with a token from the TokenRequest API
+# (4 hours).
 identity_kubeconfig() {
-  local sa=$1 out=$2 token
-  token=$(kubectl create --raw "/api/v1/namespaces/kruise-system/serviceaccounts/$sa/token" -f - <<<'{
+  local sa=$1 out=$2 ns=${3:-kruise-system} token
+  token=$(kubectl create --raw "/api/v1/namespaces/$ns/serviceaccounts/$sa/token" -f - <<<'{
       "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 14400}}' \
     | jq -r '.status.token // empty') || return 1
-  [ -n "$token" ] || { echo "no token for kruise-system/$sa" >&2; return 1; }
+  [ -n "$token" ] || { echo "no token for $ns/$sa" >&2; return 1; }
   kubectl config view --raw --flatten --minify -o json \
-    | jq --arg t "$token" --arg u "kruise-system:$sa" \
+    | jq --arg t "$token" --arg u "$ns:$sa" \
       '.users = [{name: $u, user: {token: $t}}] | .contexts[0].context.user = $u' > "$out"
   # Authenticated: discovery is open to every authenticated user.
   KUBECONFIG=$out kubectl get --raw /api >/dev/null

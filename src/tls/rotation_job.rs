@@ -183,14 +183,22 @@ async fn publish_all(
     let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
     for name in &args.configurations.mutating {
         let what = format!("MutatingWebhookConfiguration {name}");
-        if publish(client, &mutating, name, &what, bundle, served).await? == Published::Missing {
+        if edit(client, &mutating, name, &what, Some(bundle), served)
+            .await?
+            .0
+            == Published::Missing
+        {
             missing.push(what);
         }
     }
     let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
     for name in &args.configurations.validating {
         let what = format!("ValidatingWebhookConfiguration {name}");
-        if publish(client, &validating, name, &what, bundle, served).await? == Published::Missing {
+        if edit(client, &validating, name, &what, Some(bundle), served)
+            .await?
+            .0
+            == Published::Missing
+        {
             missing.push(what);
         }
     }
@@ -201,40 +209,74 @@ async fn publish_all(
     Ok(missing)
 }
 
-async fn publish<K>(
-    client: &Client,
-    api: &Api<K>,
-    name: &str,
-    what: &str,
-    bundle: &[u8],
-    served: &[&str],
-) -> Result<Published, CertsError>
-where
+/// A webhook configuration as the job reads and writes it (either kind).
+pub trait Configuration:
+    kube::Resource<DynamicType = ()>
+    + WebhookEntries
+    + Clone
+    + DeserializeOwned
+    + Serialize
+    + std::fmt::Debug
+{
+}
+
+impl<K> Configuration for K where
     K: kube::Resource<DynamicType = ()>
         + WebhookEntries
         + Clone
         + DeserializeOwned
         + Serialize
-        + std::fmt::Debug,
+        + std::fmt::Debug
 {
+}
+
+/// Removes from one webhook configuration the entries this server does not serve, as every run
+/// of the job does, without touching any `caBundle` (`kruise-webhook migrate --apply`, before
+/// the install). Returns what was removed; `None` when the configuration does not exist.
+pub async fn remove_unserved_entries<K: Configuration>(
+    client: &Client,
+    api: &Api<K>,
+    name: &str,
+    served: &[&str],
+) -> Result<Option<Vec<RemovedEntry>>, CertsError> {
+    let what = format!("{} {name}", K::kind(&()));
+    let (published, removed) = edit(client, api, name, &what, None, served).await?;
+    Ok((published != Published::Missing).then_some(removed))
+}
+
+/// One configuration read, its unserved entries removed and (with `bundle`) its `caBundle` set,
+/// written only when something changed; the removal is logged and recorded as an event.
+async fn edit<K: Configuration>(
+    client: &Client,
+    api: &Api<K>,
+    name: &str,
+    what: &str,
+    bundle: Option<&[u8]>,
+    served: &[&str],
+) -> Result<(Published, Vec<RemovedEntry>), CertsError> {
     let published = retry_on_conflict(ATTEMPTS, (), |()| async move {
         let Some(mut object) = api.get_opt(name).await.map_err(kube_error("read", what))? else {
-            tracing::warn!("{what} not found; its caBundle cannot be set");
-            return Ok::<_, CertsError>(Attempt::Done(Published::Missing));
+            if bundle.is_some() {
+                tracing::warn!("{what} not found; its caBundle cannot be set");
+            }
+            return Ok::<_, CertsError>(Attempt::Done((Published::Missing, Vec::new())));
         };
         let removed = remove_unserved(&mut object, served);
-        if !set_ca_bundle(&mut object, bundle) && removed.is_empty() {
-            return Ok(Attempt::Done(Published::Unchanged));
+        let bundle_set = bundle.is_some_and(|bundle| set_ca_bundle(&mut object, bundle));
+        if !bundle_set && removed.is_empty() {
+            return Ok(Attempt::Done((Published::Unchanged, removed)));
         }
         let replaced = api.replace(name, &PostParams::default(), &object).await;
         let replaced = again_on_conflict(replaced).map_err(kube_error("update", what))?;
         if let Attempt::Done(written) = &replaced {
-            tracing::info!("{what}: caBundle updated");
+            if bundle_set {
+                tracing::info!("{what}: caBundle updated");
+            }
             if !removed.is_empty() {
                 report_removed(client, written, what, &removed).await;
             }
         }
-        Ok(replaced.map(|_| Published::Updated))
+        Ok(replaced.map(|_| (Published::Updated, removed)))
     })
     .await?;
     published.ok_or_else(|| CertsError::Contended {
