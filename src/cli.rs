@@ -45,6 +45,10 @@ pub enum Command {
     Serve(Box<ServeArgs>),
     /// Run one AdmissionReview file through the pod webhook offline and print the patched pod.
     Inject(InjectArgs),
+    /// Explain what the pod webhook does to a pod (or a workload's pod template): for each
+    /// SidecarSet whether it injects and why not, what it adds and from which revision, the
+    /// container launch order, and which of the project's webhooks the namespace passes through.
+    Explain(ExplainArgs),
     /// Write the CustomResourceDefinitions generated from the Rust types.
     Crds(CrdsArgs),
     /// Create or renew the CA and serving certificate in their Secret and publish the CA bundle in
@@ -440,6 +444,67 @@ pub struct InjectArgs {
     pub sidecarsets: Option<PathBuf>,
     /// An AdmissionReview JSON file, or a bare Pod (JSON or YAML); `-` reads standard input.
     pub input: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    /// A Pod, an AdmissionReview of one, or a workload whose pod template is explained
+    /// (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob; CloneSet, Advanced
+    /// StatefulSet and DaemonSet), as a YAML or JSON file, `-` for standard input. With
+    /// --kubeconfig: `<kind>/<namespace>/<name>` read from the cluster (pod, deployment,
+    /// replicaset, statefulset, daemonset, job, cloneset, advancedstatefulset, advanceddaemonset).
+    pub target: String,
+    /// SidecarSet (and Namespace) files: a directory or one file (default: the embedded
+    /// examples, as `serve` uses them).
+    #[arg(long, conflicts_with = "kubeconfig")]
+    pub sidecarsets: Option<PathBuf>,
+    /// Read the target, the SidecarSets, their revisions, the Namespaces and the webhook
+    /// configurations from this cluster.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// With --kubeconfig: the namespace of the SidecarSet revisions (the manager's).
+    #[arg(long, default_value = "kruise-system", env = "POD_NAMESPACE")]
+    pub namespace: String,
+    /// With --kubeconfig: the project's MutatingWebhookConfigurations.
+    #[arg(
+        long = "mutating-webhook-configuration",
+        default_value = "kruise-mutating-webhook-configuration",
+        env = "KRUISE_WEBHOOK_MUTATING_CONFIGURATIONS",
+        value_delimiter = ','
+    )]
+    pub mutating: Vec<String>,
+    /// With --kubeconfig: the project's ValidatingWebhookConfigurations.
+    #[arg(
+        long = "validating-webhook-configuration",
+        default_value = "kruise-validating-webhook-configuration",
+        env = "KRUISE_WEBHOOK_VALIDATING_CONFIGURATIONS",
+        value_delimiter = ','
+    )]
+    pub validating: Vec<String>,
+    /// OpenKruise's EnableSortSidecarContainerByName gate, as `serve` runs with it.
+    #[arg(long, env = "KRUISE_WEBHOOK_SORT_SIDECARS_BY_NAME")]
+    pub sort_sidecars_by_name: bool,
+    /// Output: text for people, or JSON for scripts.
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Human)]
+    pub output: OutputFormat,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    Human,
+    Json,
+}
+
+/// The text of an input named on the command line: a file, or `-` for standard input.
+pub fn read_input(path: &std::path::Path) -> Result<String, String> {
+    if path == std::path::Path::new("-") {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| format!("reading standard input: {e}"))?;
+        Ok(text)
+    } else {
+        std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))
+    }
 }
 
 /// `500ms`, `2s`, `1m`, or a bare number of seconds; must be positive.

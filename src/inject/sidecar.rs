@@ -46,19 +46,31 @@ pub fn inject_prepared<'a>(
 ) -> Result<Injection<'a>, InjectError> {
     // An inactive pod is judged to get nothing.
     let sets = matching_sidecarsets(pod, ctx)?;
+    inject_chosen(pod, &sets, ctx.now, ctx.sort_sidecars_by_name, prepared)
+}
+
+/// Injects `sets`, the SidecarSets decided for `pod` ([`super::decision`]) as the pod gets them,
+/// in catalogue order.
+pub fn inject_chosen<'a>(
+    pod: &mut Pod,
+    sets: &[&'a SidecarSet],
+    now: &str,
+    sort_sidecars_by_name: bool,
+    prepared: Option<&'a PreparedSidecarSets>,
+) -> Result<Injection<'a>, InjectError> {
     if sets.is_empty() {
         return Ok(Injection::default());
     }
-    let metadata_changed = apply_patch_pod_metadata(pod, &sets)?;
+    let metadata_changed = apply_patch_pod_metadata(pod, sets)?;
     let mut known = KnownJson::default();
-    let plan = plan_injection(pod, &sets, ctx.now, prepared, &mut known)?;
+    let plan = plan_injection(pod, sets, now, prepared, &mut known)?;
     if plan.containers.is_empty() && plan.init_containers.is_empty() {
         return Ok(Injection {
             changed: metadata_changed,
             known: KnownJson::default(),
         });
     }
-    plan.apply(pod, ctx.sort_sidecars_by_name);
+    plan.apply(pod, sort_sidecars_by_name);
     Ok(Injection {
         changed: true,
         known,

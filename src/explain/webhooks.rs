@@ -1,0 +1,183 @@
+//! Which of the project's webhooks objects of a namespace pass through: each namespaced webhook's
+//! `namespaceSelector` against the Namespace's labels, as the apiserver matches it. Pure.
+
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, RuleWithOperations, ValidatingWebhookConfiguration,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use serde::Serialize;
+
+use crate::k8s::selector::{self, Labels};
+
+/// `deploy/webhooks.yaml`, what `kubectl apply -k deploy/` installs: the offline answer.
+const DEPLOYED: &str = include_str!("../../deploy/webhooks.yaml");
+
+/// One webhook of a configuration, as much as matching a namespace needs.
+#[derive(Debug, Clone)]
+pub struct Hook {
+    pub configuration: String,
+    pub mutating: bool,
+    pub name: String,
+    pub path: Option<String>,
+    pub rules: Vec<RuleWithOperations>,
+    pub namespace_selector: Option<LabelSelector>,
+    pub object_selector: Option<LabelSelector>,
+}
+
+/// Whether objects of one namespace pass through one webhook.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Passage {
+    pub configuration: String,
+    pub webhook: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// `CREATE pods`, `CREATE,UPDATE clonesets`, one entry per rule.
+    pub rules: Vec<String>,
+    pub passes: bool,
+    /// Why it passes or not.
+    pub reason: String,
+}
+
+/// The webhooks of `deploy/webhooks.yaml`.
+pub fn deployed() -> Result<Vec<Hook>, String> {
+    let documents: Vec<serde_json::Value> =
+        crate::yaml::from_multiple(DEPLOYED).map_err(|e| format!("deploy/webhooks.yaml: {e}"))?;
+    let mut mutating = Vec::new();
+    let mut validating = Vec::new();
+    for document in documents {
+        match document.get("kind").and_then(|k| k.as_str()) {
+            Some("MutatingWebhookConfiguration") => mutating.push(
+                crate::source::dir::decode(document)
+                    .map_err(|e| format!("deploy/webhooks.yaml: {e}"))?,
+            ),
+            Some("ValidatingWebhookConfiguration") => validating.push(
+                crate::source::dir::decode(document)
+                    .map_err(|e| format!("deploy/webhooks.yaml: {e}"))?,
+            ),
+            _ => {}
+        }
+    }
+    Ok(hooks(&mutating, &validating))
+}
+
+/// The webhooks of these configurations, mutating first, in their order.
+pub fn hooks(
+    mutating: &[MutatingWebhookConfiguration],
+    validating: &[ValidatingWebhookConfiguration],
+) -> Vec<Hook> {
+    let mut hooks = Vec::new();
+    for configuration in mutating {
+        let name = configuration.metadata.name.clone().unwrap_or_default();
+        for webhook in configuration.webhooks.iter().flatten() {
+            hooks.push(Hook {
+                configuration: name.clone(),
+                mutating: true,
+                name: webhook.name.clone(),
+                path: webhook
+                    .client_config
+                    .service
+                    .as_ref()
+                    .and_then(|s| s.path.clone()),
+                rules: webhook.rules.clone().unwrap_or_default(),
+                namespace_selector: webhook.namespace_selector.clone(),
+                object_selector: webhook.object_selector.clone(),
+            });
+        }
+    }
+    for configuration in validating {
+        let name = configuration.metadata.name.clone().unwrap_or_default();
+        for webhook in configuration.webhooks.iter().flatten() {
+            hooks.push(Hook {
+                configuration: name.clone(),
+                mutating: false,
+                name: webhook.name.clone(),
+                path: webhook
+                    .client_config
+                    .service
+                    .as_ref()
+                    .and_then(|s| s.path.clone()),
+                rules: webhook.rules.clone().unwrap_or_default(),
+                namespace_selector: webhook.namespace_selector.clone(),
+                object_selector: webhook.object_selector.clone(),
+            });
+        }
+    }
+    hooks
+}
+
+/// For each webhook that sees namespaced objects, whether those of a Namespace labelled
+/// `namespace_labels` pass through it. Webhooks of cluster-scoped objects only (SidecarSets,
+/// Namespaces, CRDs) are left out: no namespace's labels decide for them.
+pub fn passages(hooks: &[Hook], namespace_labels: &Labels) -> Vec<Passage> {
+    hooks
+        .iter()
+        .filter(|hook| hook.rules.iter().any(namespaced))
+        .map(|hook| {
+            let (passes, mut reason) = match &hook.namespace_selector {
+                None => (true, "no namespaceSelector: every namespace".to_string()),
+                Some(selector) => {
+                    match selector::matches(selector, Some(namespace_labels), "namespaceSelector") {
+                        Ok(true) => (true, "namespaceSelector selects the namespace".to_string()),
+                        Ok(false) => (
+                            false,
+                            format!(
+                                "namespaceSelector does not select the namespace: {}",
+                                unmet(selector, namespace_labels)
+                            ),
+                        ),
+                        Err(error) => (false, format!("the apiserver refuses it: {error}")),
+                    }
+                }
+            };
+            if passes && hook.object_selector.is_some() {
+                reason.push_str("; its objectSelector must select the object too");
+            }
+            Passage {
+                configuration: hook.configuration.clone(),
+                webhook: hook.name.clone(),
+                path: hook.path.clone(),
+                rules: hook.rules.iter().map(rule_text).collect(),
+                passes,
+                reason,
+            }
+        })
+        .collect()
+}
+
+/// A rule for namespaced objects (or any scope).
+fn namespaced(rule: &RuleWithOperations) -> bool {
+    matches!(rule.scope.as_deref(), None | Some("*") | Some("Namespaced"))
+}
+
+fn rule_text(rule: &RuleWithOperations) -> String {
+    format!(
+        "{} {}",
+        rule.operations.as_deref().unwrap_or_default().join(","),
+        rule.resources.as_deref().unwrap_or_default().join(",")
+    )
+}
+
+/// The requirements of `selector` the labels do not meet, each as `key op [values]`.
+fn unmet(selector: &LabelSelector, labels: &Labels) -> String {
+    let mut unmet = Vec::new();
+    for (key, value) in selector.match_labels.iter().flatten() {
+        if labels.get(key) != Some(value) {
+            unmet.push(format!("{key}={value}"));
+        }
+    }
+    for requirement in selector.match_expressions.iter().flatten() {
+        let single = LabelSelector {
+            match_labels: None,
+            match_expressions: Some(vec![requirement.clone()]),
+        };
+        if !selector::matches(&single, Some(labels), "").unwrap_or(false) {
+            let values = requirement.values.as_deref().unwrap_or_default().join(", ");
+            unmet.push(format!(
+                "{} {} [{values}]",
+                requirement.key, requirement.operator
+            ));
+        }
+    }
+    unmet.join("; ")
+}
