@@ -166,7 +166,9 @@ pub async fn read(
     value["kind"] = serde_json::json!(target.kind);
     let subject = input::from_value(value).map_err(|e| format!("{shown}: {e}"))?;
 
-    let mut notes = Vec::new();
+    let mut notes = vec![format!(
+        "{shown} was read from the cluster: this is what the webhooks would do were it created now"
+    )];
     let sidecarsets = Api::<Lenient<SidecarSet>>::all(client.clone())
         .list(&ListParams::default())
         .await

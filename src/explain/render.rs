@@ -33,7 +33,7 @@ fn write_report(out: &mut String, report: &Report) -> std::fmt::Result {
     if admission.webhook_called == Some(false) {
         writeln!(
             out,
-            "The pod webhook ({}) is not called for this namespace (see Webhooks): nothing below happens. If it were called:",
+            "The pod webhook ({}) is not called for this pod (see Webhooks, Notes): nothing below happens. If it were called:",
             crate::api::keys::PATH_MUTATE_POD
         )?;
     }
@@ -59,6 +59,13 @@ fn write_report(out: &mut String, report: &Report) -> std::fmt::Result {
                 write!(out, " (revision {registered}; hash {})", revision.hash)?;
             }
             writeln!(out)?;
+            if set.already_injected {
+                writeln!(
+                    out,
+                    "      already injected: the pod's {} names it",
+                    crate::api::keys::SIDECARSET_INJECTED_LIST
+                )?;
+            }
             if let Some(revision) = &set.revision
                 && let Some(requested) = &revision.requested
             {

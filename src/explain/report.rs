@@ -81,6 +81,10 @@ pub struct Admission {
 pub struct SidecarSetReport {
     pub name: String,
     pub injects: bool,
+    /// The pod's `kruise.io/sidecarset-injected-list` names it already (an existing pod, or a
+    /// reinvocation): injecting again changes nothing it already has.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub already_injected: bool,
     /// Why not, as a stable code: a [`crate::inject::decision::Skip`] code, `RefusesPod` or
     /// `RefusedByCatalogue`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -219,10 +223,12 @@ pub fn explain(subject: &Subject, sources: &Sources<'_>) -> Report {
         .iter()
         .map(|(set, verdict)| set_report(set, verdict, &pod, sources, &mut claimed_volumes))
         .collect();
+    // A SidecarSet served but refused for its missing revision is judged above already.
     sidecarsets.extend(
         sources
             .refused
             .iter()
+            .filter(|(name, _)| catalogue.get(name).is_none())
             .map(|(name, message)| SidecarSetReport {
                 reason: Some("RefusedByCatalogue".into()),
                 message: Some(format!(
@@ -246,12 +252,19 @@ pub fn explain(subject: &Subject, sources: &Sources<'_>) -> Report {
         .map(|labels| passages(sources.hooks, labels))
         .unwrap_or_default();
     let mut admission = admission;
+    let mut notes = sources.notes.clone();
     if sources.webhook_namespace_labels.is_some() {
         let pod_webhook = webhooks
             .iter()
             .filter(|passage| passage.path.as_deref() == Some(keys::PATH_MUTATE_POD))
             .collect::<Vec<_>>();
         admission.webhook_called = Some(pod_webhook.iter().any(|passage| passage.passes));
+        if pod_webhook.is_empty() {
+            notes.push(format!(
+                "no webhook of the project's configurations sends pods to {}",
+                keys::PATH_MUTATE_POD
+            ));
+        }
     }
     Report {
         subject: subject.origin.clone(),
@@ -261,7 +274,7 @@ pub fn explain(subject: &Subject, sources: &Sources<'_>) -> Report {
         sidecarsets,
         launch_priority,
         webhooks,
-        notes: sources.notes.clone(),
+        notes,
     }
 }
 
@@ -269,6 +282,7 @@ fn not_injected(name: &str) -> SidecarSetReport {
     SidecarSetReport {
         name: name.to_string(),
         injects: false,
+        already_injected: false,
         reason: None,
         message: None,
         revision: None,
@@ -344,9 +358,11 @@ fn set_report(
         .map(|v| v.name.clone())
         .filter(|name| !had.contains(name.as_str()) && claimed_volumes.insert(name.clone()))
         .collect();
+    let listed = crate::podmarks::sidecarset::annotation(pod, keys::SIDECARSET_INJECTED_LIST);
     SidecarSetReport {
         name: set.name().to_string(),
         injects: true,
+        already_injected: listed.is_some_and(|list| list.split(',').any(|n| n == set.name())),
         reason: None,
         message: None,
         revision: Some(revision_report(set, chosen, choice)),

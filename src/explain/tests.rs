@@ -251,7 +251,7 @@ fn the_pod_webhook_skips_system_namespaces() {
     );
     assert_eq!(report.admission.webhook_called, Some(false));
     let text = render::human(&report);
-    assert!(text.contains("is not called for this namespace"), "{text}");
+    assert!(text.contains("is not called for this pod"), "{text}");
     assert!(
         text.contains("skips  mpod.kb.io (/mutate-pod: CREATE pods): namespaceSelector does not select the namespace: kubernetes.io/metadata.name NotIn [kube-system, kube-public, kruise-system]"),
         "{text}"

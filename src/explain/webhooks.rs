@@ -130,7 +130,9 @@ pub fn passages(hooks: &[Hook], namespace_labels: &Labels) -> Vec<Passage> {
                     }
                 }
             };
-            if passes && hook.object_selector.is_some() {
+            // The apiserver stores an absent objectSelector as `{}`, which selects everything.
+            let object_selector = hook.object_selector.as_ref();
+            if passes && object_selector.is_some_and(|s| !selector::is_empty(s)) {
                 reason.push_str("; its objectSelector must select the object too");
             }
             Passage {
