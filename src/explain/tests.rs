@@ -382,3 +382,22 @@ fn json_output_names_each_part() {
     assert_eq!(json["sidecarsets"][1]["containers"][0]["name"], "log-agent");
     assert_eq!(json["launchPriority"]["ordered"], false);
 }
+
+#[test]
+fn a_webhook_called_by_url_has_its_path() {
+    let configuration: k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration =
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "m"},
+            "webhooks": [{
+                "name": "mpod.kb.io",
+                "clientConfig": {"url": "https://127.0.0.1:9443/mutate-pod?timeout=5s"},
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
+                "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}]
+            }]
+        }))
+        .unwrap();
+    let hooks = webhooks::hooks(&[configuration], &[]);
+    assert_eq!(hooks[0].path.as_deref(), Some("/mutate-pod"));
+    assert!(hooks[0].mutating);
+}

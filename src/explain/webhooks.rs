@@ -3,9 +3,10 @@
 
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, RuleWithOperations, ValidatingWebhookConfiguration,
+    WebhookClientConfig,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::k8s::selector::{self, Labels};
 
@@ -66,44 +67,53 @@ pub fn hooks(
     mutating: &[MutatingWebhookConfiguration],
     validating: &[ValidatingWebhookConfiguration],
 ) -> Vec<Hook> {
-    let mut hooks = Vec::new();
-    for configuration in mutating {
-        let name = configuration.metadata.name.clone().unwrap_or_default();
-        for webhook in configuration.webhooks.iter().flatten() {
-            hooks.push(Hook {
-                configuration: name.clone(),
-                mutating: true,
-                name: webhook.name.clone(),
-                path: webhook
-                    .client_config
-                    .service
-                    .as_ref()
-                    .and_then(|s| s.path.clone()),
-                rules: webhook.rules.clone().unwrap_or_default(),
-                namespace_selector: webhook.namespace_selector.clone(),
-                object_selector: webhook.object_selector.clone(),
-            });
-        }
+    let mutating = mutating.iter().flat_map(|configuration| {
+        let name = configuration.metadata.name.as_deref().unwrap_or_default();
+        let webhooks = configuration.webhooks.iter().flatten();
+        webhooks.filter_map(move |webhook| hook(name, true, webhook))
+    });
+    let validating = validating.iter().flat_map(|configuration| {
+        let name = configuration.metadata.name.as_deref().unwrap_or_default();
+        let webhooks = configuration.webhooks.iter().flatten();
+        webhooks.filter_map(move |webhook| hook(name, false, webhook))
+    });
+    mutating.chain(validating).collect()
+}
+
+/// What a mutating and a validating webhook share, and matching reads.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Shared {
+    name: String,
+    client_config: WebhookClientConfig,
+    rules: Option<Vec<RuleWithOperations>>,
+    namespace_selector: Option<LabelSelector>,
+    object_selector: Option<LabelSelector>,
+}
+
+/// One webhook (a `MutatingWebhook` or a `ValidatingWebhook`) of `configuration`.
+fn hook(configuration: &str, mutating: bool, webhook: &impl Serialize) -> Option<Hook> {
+    let shared: Shared = serde_json::from_value(serde_json::to_value(webhook).ok()?).ok()?;
+    Some(Hook {
+        configuration: configuration.to_string(),
+        mutating,
+        path: path(&shared.client_config),
+        name: shared.name,
+        rules: shared.rules.unwrap_or_default(),
+        namespace_selector: shared.namespace_selector,
+        object_selector: shared.object_selector,
+    })
+}
+
+/// The path a webhook calls: its Service's, or its URL's (`clientConfig.url`).
+fn path(client: &WebhookClientConfig) -> Option<String> {
+    if let Some(service) = &client.service {
+        return service.path.clone();
     }
-    for configuration in validating {
-        let name = configuration.metadata.name.clone().unwrap_or_default();
-        for webhook in configuration.webhooks.iter().flatten() {
-            hooks.push(Hook {
-                configuration: name.clone(),
-                mutating: false,
-                name: webhook.name.clone(),
-                path: webhook
-                    .client_config
-                    .service
-                    .as_ref()
-                    .and_then(|s| s.path.clone()),
-                rules: webhook.rules.clone().unwrap_or_default(),
-                namespace_selector: webhook.namespace_selector.clone(),
-                object_selector: webhook.object_selector.clone(),
-            });
-        }
-    }
-    hooks
+    let url = client.url.as_deref()?;
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let path = after_scheme.find('/').map(|at| &after_scheme[at..])?;
+    Some(path.split(['?', '#']).next().unwrap_or(path).to_string())
 }
 
 /// For each webhook that sees namespaced objects, whether those of a Namespace labelled
