@@ -414,7 +414,7 @@ fn pick_text(why: PickReason, pick: Pick) -> String {
         PickReason::UpdatePaused => {
             "spec.updateStrategy.paused: new pods keep the named revision".into()
         }
-        PickReason::PolicyAlways => "policy Always: every new pod gets the named revision".into(),
+        PickReason::PolicyAlways => "every new pod gets the named revision".into(),
         PickReason::OutsideUpdateSelector => {
             "policy Partial and spec.updateStrategy.selector does not select the pod: the named revision"
                 .into()
