@@ -505,8 +505,8 @@ async fn spawn_external_bundle_check(
             crate::tls::rotation_job::spawn_bundle_check(
                 client,
                 CheckedConfigurations {
-                    mutating: args.configurations.mutating.clone(),
-                    validating: args.configurations.validating.clone(),
+                    mutating: args.configurations.webhooks.mutating.clone(),
+                    validating: args.configurations.webhooks.validating.clone(),
                     crds: args.configurations.crds.clone(),
                 },
                 certificate.clone(),
@@ -695,20 +695,9 @@ fn review_for(input: &str) -> Result<(String, serde_json::Value), String> {
     }
     let namespace = value
         .pointer("/metadata/namespace")
-        .cloned()
-        .unwrap_or_else(|| "default".into());
-    let review = serde_json::json!({
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "offline",
-            "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "operation": "CREATE",
-            "namespace": namespace,
-            "object": value,
-        }
-    });
+        .and_then(|n| n.as_str())
+        .unwrap_or("default");
+    let review = crate::admission::review::pod_creation_review("offline", namespace, value.clone());
     Ok((review.to_string(), value))
 }
 

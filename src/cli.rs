@@ -143,6 +143,21 @@ pub struct ControllerLimitArgs {
 /// entries this server does not serve, `serve --external-certs` checks the caBundle.
 #[derive(Args, Debug, Clone)]
 pub struct WebhookConfigurationNames {
+    #[command(flatten)]
+    pub webhooks: WebhookConfigurations,
+    /// CRDs whose conversion webhook, when they have one, is this server.
+    #[arg(
+        long = "conversion-crd",
+        default_value = DEFAULT_CONVERSION_CRDS,
+        env = "KRUISE_WEBHOOK_CONVERSION_CRDS",
+        value_delimiter = ','
+    )]
+    pub crds: Vec<String>,
+}
+
+/// The project's Mutating/ValidatingWebhookConfigurations, by name.
+#[derive(Args, Debug, Clone)]
+pub struct WebhookConfigurations {
     /// MutatingWebhookConfigurations of this project.
     #[arg(
         long = "mutating-webhook-configuration",
@@ -159,14 +174,6 @@ pub struct WebhookConfigurationNames {
         value_delimiter = ','
     )]
     pub validating: Vec<String>,
-    /// CRDs whose conversion webhook, when they have one, is this server.
-    #[arg(
-        long = "conversion-crd",
-        default_value = DEFAULT_CONVERSION_CRDS,
-        env = "KRUISE_WEBHOOK_CONVERSION_CRDS",
-        value_delimiter = ','
-    )]
-    pub crds: Vec<String>,
 }
 
 /// The CRDs of this project (`deploy/crds/`), whose conversion webhook is `/convert`.
@@ -465,22 +472,10 @@ pub struct ExplainArgs {
     /// With --kubeconfig: the namespace of the SidecarSet revisions (the manager's).
     #[arg(long, default_value = "kruise-system", env = "POD_NAMESPACE")]
     pub namespace: String,
-    /// With --kubeconfig: the project's MutatingWebhookConfigurations.
-    #[arg(
-        long = "mutating-webhook-configuration",
-        default_value = "kruise-mutating-webhook-configuration",
-        env = "KRUISE_WEBHOOK_MUTATING_CONFIGURATIONS",
-        value_delimiter = ','
-    )]
-    pub mutating: Vec<String>,
-    /// With --kubeconfig: the project's ValidatingWebhookConfigurations.
-    #[arg(
-        long = "validating-webhook-configuration",
-        default_value = "kruise-validating-webhook-configuration",
-        env = "KRUISE_WEBHOOK_VALIDATING_CONFIGURATIONS",
-        value_delimiter = ','
-    )]
-    pub validating: Vec<String>,
+    /// With --kubeconfig: the project's webhook configurations, whose namespaceSelector is
+    /// matched.
+    #[command(flatten)]
+    pub configurations: WebhookConfigurations,
     /// OpenKruise's EnableSortSidecarContainerByName gate, as `serve` runs with it.
     #[arg(long, env = "KRUISE_WEBHOOK_SORT_SIDECARS_BY_NAME")]
     pub sort_sidecars_by_name: bool,

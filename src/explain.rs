@@ -90,8 +90,8 @@ fn from_cluster(args: &ExplainArgs, kubeconfig: &Path) -> Result<Report, String>
             client,
             &target,
             &args.namespace,
-            &args.mutating,
-            &args.validating,
+            &args.configurations.mutating,
+            &args.configurations.validating,
         )
         .await
     })?;

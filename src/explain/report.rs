@@ -12,7 +12,7 @@ use super::input::Subject;
 use super::webhooks::{Hook, Passage, passages};
 use crate::api::{SidecarSet, SidecarSetInjectRevision, keys};
 use crate::inject::decision::{InjectionContext, RevisionChoice, Verdict, decide};
-use crate::inject::launch_priority::{apply_launch_priority, container_priorities};
+use crate::inject::launch_priority::{apply_launch_priority, container_priorities, is_ordered};
 use crate::inject::revision::{Pick, PickReason, requested, stamped_revision};
 use crate::inject::sidecar::{inject_chosen, pod_namespace};
 use crate::k8s::selector::Labels;
@@ -455,12 +455,7 @@ fn launch_priority(injected: &Pod, prioritized: &Pod, applied: bool) -> LaunchPr
             };
         }
     };
-    let ordered_annotation = injected
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(keys::CONTAINER_LAUNCH_PRIORITY))
-        .is_some_and(|v| v == keys::CONTAINER_LAUNCH_PRIORITY_ORDERED);
+    let ordered_annotation = is_ordered(injected);
     let all_equal = priorities.windows(2).all(|pair| pair[0] == pair[1]);
     let ordered = applied && priorities.len() > 1 && !all_equal;
     let barrier_key = |container: &Container| {

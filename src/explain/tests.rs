@@ -11,7 +11,7 @@ use super::input::{Subject, from_text};
 use super::report::{Report, Sources, explain};
 use super::*;
 use crate::admission::pod::{PodMutation, mutate_pod};
-use crate::admission::review::decode_envelope;
+use crate::admission::review::{decode_envelope, pod_creation_review};
 use crate::api::{SidecarSet, keys};
 use crate::k8s::selector::Labels;
 use crate::source::tests::catalogues::{any_sidecarset, pod};
@@ -40,19 +40,8 @@ fn sources<'a>(
 /// What the pod webhook answers for `pod`: denied with a message, or the patched pod.
 fn admitted(catalogue: &Catalogue, pod: &Pod) -> Result<Option<serde_json::Value>, String> {
     let object = serde_json::to_value(pod).unwrap();
-    let review = serde_json::json!({
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "u",
-            "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "operation": "CREATE",
-            "namespace": pod.metadata.namespace.clone().unwrap_or_else(|| "default".into()),
-            "object": object,
-        }
-    })
-    .to_string();
+    let namespace = crate::inject::sidecar::pod_namespace(pod);
+    let review = pod_creation_review("u", namespace, object.clone()).to_string();
     let (_, request) = decode_envelope(review.as_bytes()).unwrap();
     let response = mutate_pod(
         &request,

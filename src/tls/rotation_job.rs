@@ -181,14 +181,14 @@ async fn publish_all(
 ) -> Result<Vec<String>, CertsError> {
     let mut missing = Vec::new();
     let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
-    for name in &args.configurations.mutating {
+    for name in &args.configurations.webhooks.mutating {
         let what = format!("MutatingWebhookConfiguration {name}");
         if publish(client, &mutating, name, &what, bundle, served).await? == Published::Missing {
             missing.push(what);
         }
     }
     let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
-    for name in &args.configurations.validating {
+    for name in &args.configurations.webhooks.validating {
         let what = format!("ValidatingWebhookConfiguration {name}");
         if publish(client, &validating, name, &what, bundle, served).await? == Published::Missing {
             missing.push(what);

@@ -20,12 +20,7 @@ fn pod(labels: &[(&str, &str)]) -> Pod {
         metadata: ObjectMeta {
             name: Some("web-1".into()),
             namespace: Some("shop".into()),
-            labels: Some(
-                labels
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
-            ),
+            labels: match_labels(labels).match_labels,
             ..Default::default()
         },
         spec: Some(PodSpec {
