@@ -298,6 +298,19 @@ pod_injected() {
 }
 check "kubectl create pod: log-agent injected, volume shared, TZ transferred, 3 annotations" pod_injected
 
+# `explain` on the pod just created, read back from the apiserver: admission's decision and why.
+pod_explained() {
+  local report
+  report=$("$binary" explain --kubeconfig "$KUBECONFIG" pod/e2e-web/web -o json) || return 1
+  jq -e '
+    (.admission.webhookCalled == true) and (.admission.allowed == true) and
+    ([.sidecarsets[] | select(.name == "log-agent" and .injects and .alreadyInjected)] | length == 1) and
+    ([.sidecarsets[] | select(.name == "proxy" and .reason == "NamespaceNotSelected")] | length == 1) and
+    ([.webhooks[] | select(.webhook == "mpod.kb.io" and .passes)] | length == 1)
+  ' <<<"$report" >/dev/null || { head -c 1500 <<<"$report"; echo; return 1; }
+}
+check "explain --kubeconfig pod/e2e-web/web: log-agent injected, proxy pinned to another namespace, the pod webhook called" pod_explained
+
 replicaset_pod_injected() {
   local pod
   pod=$(create_pod "$(web_pod e2e-web '{"name": null, "generateName": "web-7d4b9c-",

@@ -13,14 +13,14 @@ use tokio_util::sync::CancellationToken;
 use crate::admin::{Probes, Readiness, admin_router, probe_router};
 use crate::admission::deletion::ClusterReads;
 use crate::admission::{AdmissionState, router};
-use crate::cli::{CrdsArgs, InjectArgs, NodeAgentArgs, ServeArgs, SourceKind};
+use crate::cli::{CrdsArgs, ExplainArgs, InjectArgs, NodeAgentArgs, ServeArgs, SourceKind};
 use crate::metrics::Metrics;
 use crate::nodeagent::health::AgentHealth;
 use crate::rollout::refusal::{RefusalReason, Refusals};
 use crate::server::{ADMIN_MAX_CONNECTIONS, ServeOptions};
 use crate::signal::wait_for_signal;
 use crate::source::cluster::Snapshot;
-use crate::source::dir::{self, EMBEDDED_EXAMPLES, LoadError};
+use crate::source::dir::{self, LoadError};
 use crate::source::{self, Catalogue, SharedCatalogue, watch};
 use crate::tls::certgen::{CA_CERT_FILE, CERT_FILE, KEY_FILE, ensure_cert_dir};
 use crate::tls::reloader::{ReloadableCert, server_config, spawn_reloader};
@@ -257,7 +257,7 @@ fn sidecarset_source(
             None,
         ),
         StartSource::Embedded => {
-            let (catalogue, errors) = dir::load(&embedded_files()).into_catalogue();
+            let (catalogue, errors) = dir::load(&dir::embedded_files()).into_catalogue();
             report_load(&process.metrics, &catalogue, &errors);
             process.readiness.set_catalogue_loaded(true);
             (source::shared(catalogue), None)
@@ -505,8 +505,8 @@ async fn spawn_external_bundle_check(
             crate::tls::rotation_job::spawn_bundle_check(
                 client,
                 CheckedConfigurations {
-                    mutating: args.configurations.mutating.clone(),
-                    validating: args.configurations.validating.clone(),
+                    mutating: args.configurations.webhooks.mutating.clone(),
+                    validating: args.configurations.webhooks.validating.clone(),
                     crds: args.configurations.crds.clone(),
                 },
                 certificate.clone(),
@@ -519,13 +519,6 @@ async fn spawn_external_bundle_check(
             tracing::info!(%error, "no cluster configuration; caBundle of the webhook configurations not checked");
         }
     }
-}
-
-fn embedded_files() -> Vec<(String, String)> {
-    EMBEDDED_EXAMPLES
-        .iter()
-        .map(|(name, content)| (name.to_string(), content.to_string()))
-        .collect()
 }
 
 /// The leader-elected controllers, beside the webhooks: every replica serves admission, the
@@ -633,13 +626,13 @@ pub fn inject_offline(args: &InjectArgs) -> Result<(), String> {
     let files = match &args.sidecarsets {
         Some(directory) => dir::read_directory(directory)
             .map_err(|e| format!("reading {}: {e}", directory.display()))?,
-        None => embedded_files(),
+        None => dir::embedded_files(),
     };
     let (catalogue, errors) = dir::load(&files).into_catalogue();
     for error in &errors {
         eprintln!("skipped: {error}");
     }
-    let input = read_input(&args.input)?;
+    let input = crate::cli::read_input(&args.input)?;
     let (review, object) = review_for(&input)?;
     let (_, request) =
         crate::admission::review::decode_envelope(review.as_bytes()).map_err(|e| e.to_string())?;
@@ -670,6 +663,13 @@ pub fn inject_offline(args: &InjectArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// `kruise-webhook explain`: prints the explanation ([`crate::explain`]).
+pub fn explain(args: &ExplainArgs) -> Result<(), String> {
+    let text = crate::explain::run(args)?;
+    write_stdout(&text)?;
+    Ok(())
+}
+
 /// Writes `text` to standard output; `false` when the reader has closed it (`| head -1`): it has
 /// what it wanted, and the command ends quietly instead of failing.
 fn write_stdout(text: &str) -> Result<bool, String> {
@@ -679,17 +679,6 @@ fn write_stdout(text: &str) -> Result<bool, String> {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
         Err(e) => Err(format!("writing to standard output: {e}")),
-    }
-}
-
-fn read_input(path: &Path) -> Result<String, String> {
-    if path == Path::new("-") {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-            .map_err(|e| format!("reading standard input: {e}"))?;
-        Ok(text)
-    } else {
-        std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))
     }
 }
 
@@ -706,20 +695,9 @@ fn review_for(input: &str) -> Result<(String, serde_json::Value), String> {
     }
     let namespace = value
         .pointer("/metadata/namespace")
-        .cloned()
-        .unwrap_or_else(|| "default".into());
-    let review = serde_json::json!({
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "offline",
-            "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "operation": "CREATE",
-            "namespace": namespace,
-            "object": value,
-        }
-    });
+        .and_then(|n| n.as_str())
+        .unwrap_or("default");
+    let review = crate::admission::review::pod_creation_review("offline", namespace, value.clone());
     Ok((review.to_string(), value))
 }
 

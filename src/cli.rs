@@ -45,6 +45,10 @@ pub enum Command {
     Serve(Box<ServeArgs>),
     /// Run one AdmissionReview file through the pod webhook offline and print the patched pod.
     Inject(InjectArgs),
+    /// Explain what the pod webhook does to a pod (or a workload's pod template): for each
+    /// SidecarSet whether it injects and why not, what it adds and from which revision, the
+    /// container launch order, and which of the project's webhooks the namespace passes through.
+    Explain(ExplainArgs),
     /// Write the CustomResourceDefinitions generated from the Rust types.
     Crds(CrdsArgs),
     /// Create or renew the CA and serving certificate in their Secret and publish the CA bundle in
@@ -166,6 +170,21 @@ pub struct ControllerLimitArgs {
 /// entries this server does not serve, `serve --external-certs` checks the caBundle.
 #[derive(Args, Debug, Clone)]
 pub struct WebhookConfigurationNames {
+    #[command(flatten)]
+    pub webhooks: WebhookConfigurations,
+    /// CRDs whose conversion webhook, when they have one, is this server.
+    #[arg(
+        long = "conversion-crd",
+        default_value = DEFAULT_CONVERSION_CRDS,
+        env = "KRUISE_WEBHOOK_CONVERSION_CRDS",
+        value_delimiter = ','
+    )]
+    pub crds: Vec<String>,
+}
+
+/// The project's Mutating/ValidatingWebhookConfigurations, by name.
+#[derive(Args, Debug, Clone)]
+pub struct WebhookConfigurations {
     /// MutatingWebhookConfigurations of this project.
     #[arg(
         long = "mutating-webhook-configuration",
@@ -182,14 +201,6 @@ pub struct WebhookConfigurationNames {
         value_delimiter = ','
     )]
     pub validating: Vec<String>,
-    /// CRDs whose conversion webhook, when they have one, is this server.
-    #[arg(
-        long = "conversion-crd",
-        default_value = DEFAULT_CONVERSION_CRDS,
-        env = "KRUISE_WEBHOOK_CONVERSION_CRDS",
-        value_delimiter = ','
-    )]
-    pub crds: Vec<String>,
 }
 
 /// The CRDs of this project (`deploy/crds/`), whose conversion webhook is `/convert`.
@@ -467,6 +478,55 @@ pub struct InjectArgs {
     pub sidecarsets: Option<PathBuf>,
     /// An AdmissionReview JSON file, or a bare Pod (JSON or YAML); `-` reads standard input.
     pub input: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    /// A Pod, an AdmissionReview of one, or a workload whose pod template is explained
+    /// (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob; CloneSet, Advanced
+    /// StatefulSet and DaemonSet), as a YAML or JSON file, `-` for standard input. With
+    /// --kubeconfig: `<kind>/<namespace>/<name>` read from the cluster (pod, deployment,
+    /// replicaset, statefulset, daemonset, job, cloneset, advancedstatefulset, advanceddaemonset).
+    pub target: String,
+    /// SidecarSet (and Namespace) files: a directory or one file (default: the embedded
+    /// examples, as `serve` uses them).
+    #[arg(long, conflicts_with = "kubeconfig")]
+    pub sidecarsets: Option<PathBuf>,
+    /// Read the target, the SidecarSets, their revisions, the Namespaces and the webhook
+    /// configurations from this cluster.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// With --kubeconfig: the namespace of the SidecarSet revisions (the manager's).
+    #[arg(long, default_value = "kruise-system", env = "POD_NAMESPACE")]
+    pub namespace: String,
+    /// With --kubeconfig: the project's webhook configurations, whose namespaceSelector is
+    /// matched.
+    #[command(flatten)]
+    pub configurations: WebhookConfigurations,
+    /// OpenKruise's EnableSortSidecarContainerByName gate, as `serve` runs with it.
+    #[arg(long, env = "KRUISE_WEBHOOK_SORT_SIDECARS_BY_NAME")]
+    pub sort_sidecars_by_name: bool,
+    /// Output: text for people, or JSON for scripts.
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Human)]
+    pub output: OutputFormat,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    Human,
+    Json,
+}
+
+/// The text of an input named on the command line: a file, or `-` for standard input.
+pub fn read_input(path: &std::path::Path) -> Result<String, String> {
+    if path == std::path::Path::new("-") {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| format!("reading standard input: {e}"))?;
+        Ok(text)
+    } else {
+        std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))
+    }
 }
 
 /// `500ms`, `2s`, `1m`, or a bare number of seconds; must be positive.

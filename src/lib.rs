@@ -16,6 +16,7 @@ pub mod convert;
 pub mod crds;
 pub mod daemonset;
 pub mod defaults;
+pub mod explain;
 pub mod inject;
 pub mod inplace;
 pub mod k8s;

@@ -31,6 +31,7 @@ fn main() -> ExitCode {
             Err(e) => Err(e.to_string()),
         },
         Command::Inject(args) => kruise_webhook::app::inject_offline(&args),
+        Command::Explain(args) => kruise_webhook::app::explain(&args),
         Command::Crds(args) => kruise_webhook::app::crds(&args),
         Command::Certs(args) => tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -128,3 +128,140 @@ fn serve_checks_flags_and_inputs_before_writing_anything() {
         );
     }
 }
+
+/// Runs `kruise-webhook explain` with `args`, `stdin` on standard input; its exit status,
+/// standard output and standard error.
+fn explain(args: &[&str], stdin: &str) -> (ExitStatus, String, String) {
+    use std::io::Write as _;
+    let mut child = kruise_webhook()
+        .arg("explain")
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kruise-webhook");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().expect("wait");
+    (
+        output.status,
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+const SHOP_POD: &str = "apiVersion: v1
+kind: Pod
+metadata:
+  name: web-1
+  namespace: shop
+  labels: {app: web, mesh: enabled}
+spec:
+  containers:
+    - name: app
+      image: nginx:1.25
+";
+
+/// `explain` on the embedded examples: each SidecarSet's verdict, what it adds, the launch
+/// order and the webhooks, as text and as JSON.
+#[test]
+fn explain_tells_what_the_pod_webhook_does() {
+    let (status, out, err) = explain(&["-"], SHOP_POD);
+    assert!(status.success(), "{status}: {err}");
+    for line in [
+        "Pod shop/web-1",
+        "Admission: allowed, the pod is changed",
+        "  proxy: injects",
+        "      + container proxy (envoyproxy/envoy:v1.29.1)",
+        "      + volume proxy-config",
+        "  log-agent: injects",
+        "  proxy: priority 100, waits for key p_100",
+        "  passes mpod.kb.io (/mutate-pod: CREATE pods): namespaceSelector selects the namespace",
+    ] {
+        assert!(out.contains(line), "{line:?} missing from:\n{out}");
+    }
+
+    let pod = SHOP_POD.replace("mesh: enabled", "mesh: off");
+    let (status, out, err) = explain(&["-", "-o", "json"], &pod);
+    assert!(status.success(), "{status}: {err}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(report["sidecarsets"][0]["name"], "proxy");
+    assert_eq!(report["sidecarsets"][0]["reason"], "PodNotSelected");
+    assert_eq!(report["sidecarsets"][1]["injects"], true);
+}
+
+/// A workload's pod template, SidecarSets from a directory or one file.
+#[test]
+fn explain_reads_workloads_and_sidecarset_files() {
+    let workload = "apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata: {name: web, namespace: shop}
+spec:
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers: [{name: app, image: nginx}]
+";
+    let (status, out, err) = explain(&["-", "--sidecarsets", "deploy/examples"], workload);
+    assert!(status.success(), "{status}: {err}");
+    assert!(
+        out.starts_with("CloneSet shop/web (its pod template)\n"),
+        "{out}"
+    );
+    assert!(out.contains("  log-agent: injects"), "{out}");
+    let (status, out, err) = explain(
+        &["-", "--sidecarsets", "deploy/examples/proxy.yaml"],
+        workload,
+    );
+    assert!(status.success(), "{status}: {err}");
+    assert!(!out.contains("log-agent"), "{out}");
+    assert!(
+        out.contains("  proxy: does not inject: spec.selector does not select the pod's labels (PodNotSelected)"),
+        "{out}"
+    );
+}
+
+/// Bad input: a message naming what is wrong, a failing exit status, never a panic.
+#[test]
+fn explain_names_bad_input() {
+    let cases: [(&[&str], &str, &str); 5] = [
+        (
+            &["-"],
+            "kind: Service\napiVersion: v1\n",
+            "kind: Unsupported value: \"Service\"",
+        ),
+        (
+            &["-"],
+            "apiVersion: v1\nkind: Pod\nspec: {containers: 1}\n",
+            "spec.containers: invalid type",
+        ),
+        (
+            &["/nonexistent/pod.yaml"],
+            "",
+            "reading /nonexistent/pod.yaml",
+        ),
+        (
+            &["-", "--sidecarsets", "/nonexistent"],
+            SHOP_POD,
+            "reading /nonexistent",
+        ),
+        (
+            &["pod/web-1", "--kubeconfig", "/dev/null"],
+            "",
+            "expected <kind>/<namespace>/<name>",
+        ),
+    ];
+    for (args, stdin, expected) in cases {
+        let (status, _, err) = explain(args, stdin);
+        assert!(!status.success(), "{args:?}");
+        assert!(err.contains(expected), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}

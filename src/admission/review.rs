@@ -268,6 +268,27 @@ pub struct ResponseReview<'a> {
     pub response: &'a AdmissionResponse,
 }
 
+/// The AdmissionReview the apiserver sends the pod webhook when `pod` is created in
+/// `namespace`; `uid` names the request.
+pub fn pod_creation_review(
+    uid: &str,
+    namespace: &str,
+    pod: serde_json::Value,
+) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": uid,
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "operation": "CREATE",
+            "namespace": namespace,
+            "object": pod,
+        }
+    })
+}
+
 /// The full AdmissionReview answer, in the version the request used.
 pub fn encode_review(api_version: &str, response: &AdmissionResponse) -> Vec<u8> {
     let patch_len = response.patch.as_ref().map_or(0, String::len);

@@ -191,11 +191,11 @@ fn certs_defaults() {
     };
     assert_eq!(args.secret_name, "kruise-webhook-certs");
     assert_eq!(
-        args.configurations.mutating,
+        args.configurations.webhooks.mutating,
         vec!["kruise-mutating-webhook-configuration"]
     );
     assert_eq!(
-        args.configurations.validating,
+        args.configurations.webhooks.validating,
         vec!["kruise-validating-webhook-configuration"]
     );
     assert!(args.force_rotate_ca && !args.force_renew);

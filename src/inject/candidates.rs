@@ -5,7 +5,7 @@
 //! (or key) its pod selector requires — a `matchLabels` entry, the values of an `In`, an `Exists`. Of these, the
 //! one shared by the fewest SidecarSets is used (OpenKruise files by namespace only; a catalogue
 //! of many SidecarSets in one namespace needs the labels). A pod then looks up its namespace,
-//! its namespace's labels and its own labels, and [`super::sidecar::matching_sidecarsets`]
+//! its namespace's labels and its own labels, and [`super::decision::matching_sidecarsets`]
 //! judges only what it finds, in catalogue order: the same SidecarSets, the same first error.
 //!
 //! Not filed, because they match no pod: paused SidecarSets and those without a pod selector.

@@ -77,6 +77,16 @@ pub fn apply_launch_priority(pod: &mut Pod, name_suffix: &str) -> Result<bool, P
     Ok(changed)
 }
 
+/// Whether the pod asks for its containers to start in the order they are listed
+/// (`apps.kruise.io/container-launch-priority: Ordered`).
+pub fn is_ordered(pod: &Pod) -> bool {
+    pod.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(keys::CONTAINER_LAUNCH_PRIORITY))
+        .is_some_and(|v| v == keys::CONTAINER_LAUNCH_PRIORITY_ORDERED)
+}
+
 /// Priority of each container: `-index` under the `Ordered` annotation, otherwise the last
 /// `KRUISE_CONTAINER_PRIORITY` env value (0 when absent).
 pub fn container_priorities(pod: &Pod) -> Result<Vec<i64>, PriorityError> {
@@ -85,13 +95,7 @@ pub fn container_priorities(pod: &Pod) -> Result<Vec<i64>, PriorityError> {
         .as_ref()
         .map(|s| s.containers.as_slice())
         .unwrap_or(&[]);
-    let ordered = pod
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(keys::CONTAINER_LAUNCH_PRIORITY))
-        .is_some_and(|v| v == keys::CONTAINER_LAUNCH_PRIORITY_ORDERED);
-    if ordered {
+    if is_ordered(pod) {
         return Ok((0..containers.len()).map(|i| -(i as i64)).collect());
     }
     containers

@@ -3,6 +3,7 @@
 
 mod build;
 pub mod candidates;
+pub mod decision;
 pub mod hash;
 pub mod launch_priority;
 pub mod prepared;

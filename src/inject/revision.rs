@@ -244,39 +244,56 @@ pub enum PickError {
     Partition(String),
 }
 
+/// Why [`pick`] chose as it did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PickReason {
+    /// `updateStrategy.paused`: new pods keep the revision.
+    UpdatePaused,
+    /// Policy `Always` (or none): every new pod gets the revision.
+    PolicyAlways,
+    /// Policy `Partial` and `updateStrategy.selector` does not select the pod.
+    OutsideUpdateSelector,
+    /// Policy `Partial` without a percentage `updateStrategy.partition`: the latest.
+    NoPercentagePartition,
+    /// Policy `Partial` with a percentage partition: the revision with this probability (0 to
+    /// 1), drawn for each pod.
+    Drawn { probability: f64 },
+}
+
 /// OpenKruise's choice at pod creation for a set that names a revision: `updateStrategy.paused`
 /// keeps new pods on the revision; policy `Partial` gives it to pods `updateStrategy.selector`
 /// does not select, and to the others with the probability `updateStrategy.partition` states as a
 /// percentage (`draw()` is uniform in [0, 1); an integer partition gives the latest); any other
-/// policy (`Always`) gives every pod the revision.
+/// policy (`Always`) gives every pod the revision. Returns the choice and its reason.
 pub fn pick(
     set: &SidecarSet,
     revision: &SidecarSetInjectRevision,
     pod_labels: Option<&Labels>,
     draw: &dyn Fn() -> f64,
-) -> Result<Pick, PickError> {
+) -> Result<(Pick, PickReason), PickError> {
     let strategy = set.spec.update_strategy.as_ref();
     if strategy.and_then(|s| s.paused).unwrap_or(false) {
-        return Ok(Pick::History);
+        return Ok((Pick::History, PickReason::UpdatePaused));
     }
     if revision.policy.as_deref() != Some(keys::INJECT_REVISION_PARTIAL) {
-        return Ok(Pick::History);
+        return Ok((Pick::History, PickReason::PolicyAlways));
     }
     if let Some(update_selector) = strategy.and_then(|s| s.selector.as_ref())
         && !selector::matches(update_selector, pod_labels, "spec.updateStrategy.selector")?
     {
-        return Ok(Pick::History);
+        return Ok((Pick::History, PickReason::OutsideUpdateSelector));
     }
     use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
     match strategy.and_then(|s| s.partition.as_ref()) {
-        None | Some(IntOrString::Int(_)) => Ok(Pick::Latest),
+        None | Some(IntOrString::Int(_)) => Ok((Pick::Latest, PickReason::NoPercentagePartition)),
         Some(IntOrString::String(text)) => {
             let probability = percentage(text).map_err(PickError::Partition)?;
-            Ok(if draw() <= probability {
+            let pick = if draw() <= probability {
                 Pick::History
             } else {
                 Pick::Latest
-            })
+            };
+            Ok((pick, PickReason::Drawn { probability }))
         }
     }
 }

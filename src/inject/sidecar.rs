@@ -6,184 +6,21 @@
 //! invisible to the next, exactly as upstream.
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Container, LocalObjectReference, Pod, Volume};
 
-use super::build::{AppContainers, NameSet, build_sidecar, hot_upgrade_pair};
+use super::build::{AppContainers, build_sidecar, hot_upgrade_pair};
+pub use super::decision::{
+    InjectError, InjectionContext, is_active, matching_sidecarsets, namespace_matches,
+    pod_namespace, random_draw,
+};
 use super::prepared::{KnownJson, PreparedSidecarSets, upgrade_spec};
 use super::resources_policy::sidecar_resources;
-use super::revision::{self, HistoryRevision, InjectionRevisions, Pick, PickError};
 use crate::api::{SidecarContainer, SidecarSet, keys};
-use crate::k8s::history::injection_revision_not_found;
-use crate::k8s::selector::{self, Labels, SelectorError};
 use crate::podmarks::sidecarset::{
     UpgradeSpec, WrittenAnnotation, hash_annotation, injected_list, parse_upgrade_specs,
     prepared_hash_annotation, working_containers, working_containers_annotation,
 };
-
-/// Everything injection needs besides the pod. Borrowed, so a request never copies the catalogue.
-pub struct InjectionContext<'a> {
-    /// SidecarSets in catalogue order (namespace-pinned first, then by name).
-    pub sidecarsets: &'a [Arc<SidecarSet>],
-    /// Labels of the pod's Namespace object, if the Namespace is known.
-    pub namespace_labels: Option<&'a Labels>,
-    /// Admission time as RFC 3339 UTC with second precision, written into the hash annotations.
-    pub now: &'a str,
-    /// OpenKruise's `EnableSortSidecarContainerByName` gate: sort injected containers by name.
-    pub sort_sidecars_by_name: bool,
-    /// What the SidecarSets that name a revision to inject resolved to; `None` without a
-    /// history, where every such revision is missing.
-    pub revisions: Option<&'a InjectionRevisions>,
-    /// Uniform in [0, 1): the chance under `Partial` ([`revision::pick`]); seeded in tests.
-    pub draw: &'a dyn Fn() -> f64,
-}
-
-/// The draw of production: the thread's random source.
-pub fn random_draw() -> f64 {
-    fastrand::f64()
-}
-
-/// Why a pod cannot be injected. Each message names the object and field at fault.
-#[derive(Debug, thiserror::Error)]
-pub enum InjectError {
-    #[error("sidecarset {sidecarset}: {source}")]
-    Selector {
-        sidecarset: String,
-        source: SelectorError,
-    },
-    #[error("pod({pod}) invalid annotations[{key}] value {value}, unmarshal failed: {message}")]
-    InvalidHashAnnotation {
-        pod: String,
-        key: &'static str,
-        value: String,
-        message: String,
-    },
-    #[error(
-        "sidecarset {sidecarset}: spec.patchPodMetadata: cannot merge annotation {key}: {message}"
-    )]
-    PatchPodMetadata {
-        sidecarset: String,
-        key: String,
-        message: String,
-    },
-    #[error("sidecarset {sidecarset}: {field}: {message}")]
-    ResourcesPolicy {
-        sidecarset: String,
-        /// `spec.containers[i].resourcesPolicy` or `spec.initContainers[i].resourcesPolicy`.
-        field: String,
-        message: String,
-    },
-    /// The revision `injectionStrategy.revision` names cannot be injected: OpenKruise's
-    /// lookup error, as its webhook answers.
-    #[error("{0}")]
-    Revision(String),
-    #[error("sidecarset {sidecarset}: spec.updateStrategy.partition: {message}")]
-    Partition { sidecarset: String, message: String },
-}
-
-/// Is the pod still running or about to run? Finished and terminating pods are left alone.
-pub fn is_active(pod: &Pod) -> bool {
-    crate::podmarks::PodView::is_active(pod)
-}
-
-/// Namespace used for matching: the pod's, or `default` when the request left it empty.
-pub fn pod_namespace(pod: &Pod) -> &str {
-    match pod.metadata.namespace.as_deref() {
-        Some(ns) if !ns.is_empty() => ns,
-        _ => "default",
-    }
-}
-
-/// The SidecarSets that apply to `pod`, in catalogue order, canary bases removed.
-pub fn matching_sidecarsets<'a>(
-    pod: &Pod,
-    ctx: &InjectionContext<'a>,
-) -> Result<Vec<&'a SidecarSet>, InjectError> {
-    let mut kept = Vec::new();
-    for set in ctx.sidecarsets {
-        if set.injection_paused() || !namespace_matches(set, ctx.namespace_labels)? {
-            continue;
-        }
-        let Some(pod_selector) = &set.spec.selector else {
-            continue;
-        };
-        if selector::is_empty(pod_selector) {
-            continue;
-        }
-        let selected =
-            selector::matches(pod_selector, pod.metadata.labels.as_ref(), "spec.selector")
-                .map_err(|source| InjectError::Selector {
-                    sidecarset: set.name().to_string(),
-                    source,
-                })?;
-        if !selected {
-            continue;
-        }
-        kept.push(suitable_revision(set, pod, ctx)?);
-    }
-    let bases: NameSet<'_> = kept.iter().filter_map(|s| s.canary_base()).collect();
-    kept.retain(|s| !bases.contains(s.name()));
-    Ok(kept)
-}
-
-/// A `namespaceSelector` needs the Namespace's labels to be known; they carry the name label
-/// `kubernetes.io/metadata.name` even where a pre-1.21 apiserver left it out
-/// ([`crate::k8s::selector::namespace_labels`]), so a set pinned to one namespace (v1alpha1's
-/// `spec.namespace`, converted) matches it there too.
-pub fn namespace_matches(
-    set: &SidecarSet,
-    namespace_labels: Option<&Labels>,
-) -> Result<bool, InjectError> {
-    let Some(namespace_selector) = &set.spec.namespace_selector else {
-        return Ok(true);
-    };
-    let Some(labels) = namespace_labels else {
-        return Ok(false);
-    };
-    selector::matches(namespace_selector, Some(labels), "spec.namespaceSelector").map_err(
-        |source| InjectError::Selector {
-            sidecarset: set.name().to_string(),
-            source,
-        },
-    )
-}
-
-/// The set a new pod gets of `set`: itself, or the revision its `injectionStrategy.revision`
-/// names (OpenKruise's `getSuitableRevisionSidecarSet` at CREATE). A revision that cannot be
-/// found refuses the pod, whichever the pod would have got.
-fn suitable_revision<'a>(
-    set: &'a Arc<SidecarSet>,
-    pod: &Pod,
-    ctx: &InjectionContext<'a>,
-) -> Result<&'a SidecarSet, InjectError> {
-    let Some(requested) = revision::requested(set) else {
-        return Ok(set);
-    };
-    let restored = match ctx.revisions.and_then(|r| r.get(set.name())) {
-        Some(HistoryRevision::Restored(restored)) => restored,
-        Some(HistoryRevision::Unresolved(message) | HistoryRevision::Pending(message)) => {
-            return Err(InjectError::Revision(message.clone()));
-        }
-        None => {
-            let message = injection_revision_not_found(requested, set.name());
-            return Err(InjectError::Revision(message));
-        }
-    };
-    let picked = revision::pick(set, requested, pod.metadata.labels.as_ref(), ctx.draw);
-    match picked {
-        Ok(Pick::History) => Ok(restored),
-        Ok(Pick::Latest) => Ok(set),
-        Err(PickError::Selector(source)) => Err(InjectError::Selector {
-            sidecarset: set.name().to_string(),
-            source,
-        }),
-        Err(PickError::Partition(message)) => Err(InjectError::Partition {
-            sidecarset: set.name().to_string(),
-            message,
-        }),
-    }
-}
 
 /// Injects every matching SidecarSet into `pod`. Returns whether the pod changed.
 pub fn inject_sidecars(pod: &mut Pod, ctx: &InjectionContext<'_>) -> Result<bool, InjectError> {
@@ -207,23 +44,33 @@ pub fn inject_prepared<'a>(
     ctx: &InjectionContext<'a>,
     prepared: Option<&'a PreparedSidecarSets>,
 ) -> Result<Injection<'a>, InjectError> {
-    if !is_active(pod) {
-        return Ok(Injection::default());
-    }
+    // An inactive pod is judged to get nothing.
     let sets = matching_sidecarsets(pod, ctx)?;
+    inject_chosen(pod, &sets, ctx.now, ctx.sort_sidecars_by_name, prepared)
+}
+
+/// Injects `sets`, the SidecarSets decided for `pod` ([`super::decision`]) as the pod gets them,
+/// in catalogue order.
+pub fn inject_chosen<'a>(
+    pod: &mut Pod,
+    sets: &[&'a SidecarSet],
+    now: &str,
+    sort_sidecars_by_name: bool,
+    prepared: Option<&'a PreparedSidecarSets>,
+) -> Result<Injection<'a>, InjectError> {
     if sets.is_empty() {
         return Ok(Injection::default());
     }
-    let metadata_changed = apply_patch_pod_metadata(pod, &sets)?;
+    let metadata_changed = apply_patch_pod_metadata(pod, sets)?;
     let mut known = KnownJson::default();
-    let plan = plan_injection(pod, &sets, ctx.now, prepared, &mut known)?;
+    let plan = plan_injection(pod, sets, now, prepared, &mut known)?;
     if plan.containers.is_empty() && plan.init_containers.is_empty() {
         return Ok(Injection {
             changed: metadata_changed,
             known: KnownJson::default(),
         });
     }
-    plan.apply(pod, ctx.sort_sidecars_by_name);
+    plan.apply(pod, sort_sidecars_by_name);
     Ok(Injection {
         changed: true,
         known,

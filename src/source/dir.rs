@@ -37,6 +37,14 @@ pub const EMBEDDED_EXAMPLES: &[(&str, &str)] = &[
     ),
 ];
 
+/// [`EMBEDDED_EXAMPLES`] as `(name, content)` files for [`load`].
+pub fn embedded_files() -> Vec<(String, String)> {
+    EMBEDDED_EXAMPLES
+        .iter()
+        .map(|(name, content)| (name.to_string(), content.to_string()))
+        .collect()
+}
+
 /// A document that could not be loaded, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadError {

@@ -219,4 +219,4 @@ pub fn accept_in_name_order<O: std::fmt::Display>(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

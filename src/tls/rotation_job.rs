@@ -181,7 +181,7 @@ async fn publish_all(
 ) -> Result<Vec<String>, CertsError> {
     let mut missing = Vec::new();
     let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
-    for name in &args.configurations.mutating {
+    for name in &args.configurations.webhooks.mutating {
         let what = format!("MutatingWebhookConfiguration {name}");
         if edit(client, &mutating, name, &what, Some(bundle), served)
             .await?
@@ -192,7 +192,7 @@ async fn publish_all(
         }
     }
     let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
-    for name in &args.configurations.validating {
+    for name in &args.configurations.webhooks.validating {
         let what = format!("ValidatingWebhookConfiguration {name}");
         if edit(client, &validating, name, &what, Some(bundle), served)
             .await?

@@ -222,7 +222,7 @@ fn pick_for(set: &SidecarSet, labels: &[(&str, &str)], draw: f64) -> Result<Pick
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     let revision = requested(set).unwrap();
-    pick(set, revision, Some(&labels), &|| draw)
+    pick(set, revision, Some(&labels), &|| draw).map(|(pick, _)| pick)
 }
 
 #[test]
@@ -315,7 +315,7 @@ fn a_seeded_draw_gives_the_partition_share() {
     let draw = || rng.borrow_mut().f64();
     let revision = requested(&partial).unwrap();
     let history = (0..4000)
-        .filter(|_| pick(&partial, revision, None, &draw).unwrap() == Pick::History)
+        .filter(|_| pick(&partial, revision, None, &draw).unwrap().0 == Pick::History)
         .count();
     assert!((900..1100).contains(&history), "{history} of 4000");
 }

@@ -3,81 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use proptest::prelude::*;
 
 use super::*;
-use crate::api::{SidecarSetInjectRevision, SidecarSetInjectionStrategy};
 use crate::inject::sidecar::{InjectionContext, inject_sidecars, matching_sidecarsets};
-use crate::source::tests::catalogues::{labels, sidecarset};
-
-/// SidecarSets as the catalogue may hold them, unvalidated: paused, pinned to a revision,
-/// without or with a broken selector.
-fn any_sidecarset() -> impl Strategy<Value = SidecarSet> {
-    (sidecarset(), 0..8u8).prop_map(|(mut set, extra)| {
-        match extra {
-            0 => {
-                set.spec.injection_strategy = Some(SidecarSetInjectionStrategy {
-                    paused: Some(true),
-                    revision: None,
-                })
-            }
-            1 => {
-                set.spec.injection_strategy = Some(SidecarSetInjectionStrategy {
-                    paused: None,
-                    revision: Some(SidecarSetInjectRevision {
-                        revision_name: Some("r1".into()),
-                        ..Default::default()
-                    }),
-                })
-            }
-            _ => {}
-        }
-        set
-    })
-}
-
-fn pod() -> impl Strategy<Value = (Pod, Option<Labels>)> {
-    (
-        proptest::sample::select(&["ns1", "ns2", "", "default"][..]),
-        labels(),
-        proptest::option::of(labels()),
-        proptest::bool::ANY,
-    )
-        .prop_map(|(namespace, pod_labels, namespace_labels, named)| {
-            let pod = Pod {
-                metadata: ObjectMeta {
-                    name: Some("p".into()),
-                    namespace: (!namespace.is_empty()).then(|| namespace.to_string()),
-                    labels: (!pod_labels.is_empty()).then_some(pod_labels),
-                    ..Default::default()
-                },
-                spec: Some(PodSpec {
-                    containers: vec![Container {
-                        name: "app".into(),
-                        image: Some("app:1".into()),
-                        ..Default::default()
-                    }],
-                    ..Default::default()
-                }),
-                ..Default::default()
-            };
-            let namespace_labels = namespace_labels.map(|mut labels| {
-                if named {
-                    let name = if namespace.is_empty() {
-                        "default"
-                    } else {
-                        namespace
-                    };
-                    labels.insert(keys::NAMESPACE_NAME_LABEL.into(), name.into());
-                }
-                labels
-            });
-            (pod, namespace_labels)
-        })
-}
-
-type ObjectMeta = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use crate::source::tests::catalogues::{any_sidecarset, pod};
 
 fn names(matched: Result<Vec<&SidecarSet>, crate::inject::sidecar::InjectError>) -> String {
     match matched {

@@ -4,12 +4,18 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{HostPathVolumeSource, Volume};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+use k8s_openapi::api::core::v1::{Container, HostPathVolumeSource, Pod, PodSpec, Volume};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    LabelSelector, LabelSelectorRequirement, ObjectMeta,
+};
 use proptest::prelude::*;
 
-use crate::api::{SidecarSet, SidecarSetBuilder, SidecarSetPatchPodMetadata, keys};
+use crate::api::{
+    SidecarSet, SidecarSetBuilder, SidecarSetInjectRevision, SidecarSetInjectionStrategy,
+    SidecarSetPatchPodMetadata, keys,
+};
 use crate::defaults::sidecarset::default_and_hash;
+use crate::k8s::selector::Labels;
 
 fn one_of(options: &'static [&'static str]) -> impl Strategy<Value = String> {
     proptest::sample::select(options).prop_map(String::from)
@@ -139,4 +145,70 @@ pub fn labels() -> impl Strategy<Value = BTreeMap<String, String>> {
         one_of(&["x", "y", "z", "ALL"]),
         0..3,
     )
+}
+
+/// SidecarSets as the catalogue may hold them, unvalidated: paused, pinned to a revision,
+/// without or with a broken selector.
+pub fn any_sidecarset() -> impl Strategy<Value = SidecarSet> {
+    (sidecarset(), 0..8u8).prop_map(|(mut set, extra)| {
+        match extra {
+            0 => {
+                set.spec.injection_strategy = Some(SidecarSetInjectionStrategy {
+                    paused: Some(true),
+                    revision: None,
+                })
+            }
+            1 => {
+                set.spec.injection_strategy = Some(SidecarSetInjectionStrategy {
+                    paused: None,
+                    revision: Some(SidecarSetInjectRevision {
+                        revision_name: Some("r1".into()),
+                        ..Default::default()
+                    }),
+                })
+            }
+            _ => {}
+        }
+        set
+    })
+}
+
+pub fn pod() -> impl Strategy<Value = (Pod, Option<Labels>)> {
+    (
+        proptest::sample::select(&["ns1", "ns2", "", "default"][..]),
+        labels(),
+        proptest::option::of(labels()),
+        proptest::bool::ANY,
+    )
+        .prop_map(|(namespace, pod_labels, namespace_labels, named)| {
+            let pod = Pod {
+                metadata: ObjectMeta {
+                    name: Some("p".into()),
+                    namespace: (!namespace.is_empty()).then(|| namespace.to_string()),
+                    labels: (!pod_labels.is_empty()).then_some(pod_labels),
+                    ..Default::default()
+                },
+                spec: Some(PodSpec {
+                    containers: vec![Container {
+                        name: "app".into(),
+                        image: Some("app:1".into()),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }),
+                ..Default::default()
+            };
+            let namespace_labels = namespace_labels.map(|mut labels| {
+                if named {
+                    let name = if namespace.is_empty() {
+                        "default"
+                    } else {
+                        namespace
+                    };
+                    labels.insert(keys::NAMESPACE_NAME_LABEL.into(), name.into());
+                }
+                labels
+            });
+            (pod, namespace_labels)
+        })
 }

@@ -1,0 +1,267 @@
+//! `explain --kubeconfig`: the pod (or workload) read from the apiserver, and what `serve` would
+//! decide it by, read once: the SidecarSets and Namespaces through the catalogue's own cluster
+//! state ([`ClusterState`], as the watches feed it), the SidecarSet revisions in the manager's
+//! namespace, and the project's webhook configurations.
+
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use kube::runtime::watcher::Event;
+use kube::{Client, ResourceExt};
+
+use super::input::{self, Subject};
+use super::webhooks::{Hook, hooks};
+use crate::api::{SidecarSet, keys};
+use crate::k8s::lenient::Lenient;
+use crate::k8s::selector::Labels;
+use crate::source::Catalogue;
+use crate::source::cluster::{ClusterState, as_admitted};
+use crate::source::history::{self, WatchedRevision};
+
+/// What the explanation of an object of a cluster reads.
+pub struct ClusterView {
+    pub subject: Subject,
+    pub catalogue: std::sync::Arc<Catalogue>,
+    /// SidecarSets the webhooks cannot serve, and why.
+    pub refused: Vec<(String, String)>,
+    /// The labels of the subject's Namespace as stored (the apiserver matches webhooks against
+    /// these; a 1.20 apiserver sets no name label); `None`: no such Namespace.
+    pub namespace_labels: Option<Labels>,
+    pub hooks: Vec<Hook>,
+    pub notes: Vec<String>,
+}
+
+/// The kinds `explain --kubeconfig` reads, by the names a target may use: `(names, group,
+/// version, kind, plural)`.
+const KINDS: &[(&[&str], &str, &str, &str, &str)] = &[
+    (&["pod", "pods", "po"], "", "v1", "Pod", "pods"),
+    (
+        &["deployment", "deployments", "deploy"],
+        "apps",
+        "v1",
+        "Deployment",
+        "deployments",
+    ),
+    (
+        &["replicaset", "replicasets", "rs"],
+        "apps",
+        "v1",
+        "ReplicaSet",
+        "replicasets",
+    ),
+    (
+        &["statefulset", "statefulsets", "sts"],
+        "apps",
+        "v1",
+        "StatefulSet",
+        "statefulsets",
+    ),
+    (
+        &["daemonset", "daemonsets", "ds"],
+        "apps",
+        "v1",
+        "DaemonSet",
+        "daemonsets",
+    ),
+    (&["job", "jobs"], "batch", "v1", "Job", "jobs"),
+    (
+        &["cloneset", "clonesets", "clone"],
+        keys::GROUP,
+        "v1alpha1",
+        "CloneSet",
+        "clonesets",
+    ),
+    (
+        &["advancedstatefulset", "asts"],
+        keys::GROUP,
+        "v1beta1",
+        "StatefulSet",
+        "statefulsets",
+    ),
+    (
+        &["advanceddaemonset", "ads"],
+        keys::GROUP,
+        "v1alpha1",
+        "DaemonSet",
+        "daemonsets",
+    ),
+];
+
+/// What a target names: its kind's API resource, namespace and name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    pub plural: &'static str,
+    pub namespace: String,
+    pub name: String,
+}
+
+/// Parses `<kind>/<namespace>/<name>`.
+pub fn parse_target(target: &str) -> Result<Target, String> {
+    let kinds = || {
+        KINDS
+            .iter()
+            .map(|(names, ..)| names[0])
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let parts: Vec<&str> = target.split('/').collect();
+    let [kind, namespace, name] = parts[..] else {
+        return Err(format!(
+            "target {target:?}: expected <kind>/<namespace>/<name> with --kubeconfig (kinds: {})",
+            kinds()
+        ));
+    };
+    if namespace.is_empty() || name.is_empty() {
+        return Err(format!(
+            "target {target:?}: the namespace and the name must not be empty"
+        ));
+    }
+    let lower = kind.to_ascii_lowercase();
+    let Some((_, group, version, kind, plural)) = KINDS
+        .iter()
+        .find(|(names, ..)| names.contains(&lower.as_str()))
+    else {
+        return Err(format!(
+            "target {target:?}: unknown kind {kind:?} (kinds: {})",
+            kinds()
+        ));
+    };
+    Ok(Target {
+        group,
+        version,
+        kind,
+        plural,
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+    })
+}
+
+/// Reads `target` and everything its explanation needs from the cluster.
+pub async fn read(
+    client: Client,
+    target: &Target,
+    manager_namespace: &str,
+    mutating: &[String],
+    validating: &[String],
+) -> Result<ClusterView, String> {
+    let gvk = GroupVersionKind::gvk(target.group, target.version, target.kind);
+    let resource = ApiResource::from_gvk_with_plural(&gvk, target.plural);
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), &target.namespace, &resource);
+    let shown = format!("{} {}/{}", target.kind, target.namespace, target.name);
+    let object = api
+        .get_opt(&target.name)
+        .await
+        .map_err(|e| format!("reading {shown}: {e}"))?
+        .ok_or_else(|| format!("{shown} not found"))?;
+    let mut value = serde_json::to_value(&object).map_err(|e| format!("{shown}: {e}"))?;
+    // The apiserver's answer names its kind; a GET through a client that drops it does not.
+    value["apiVersion"] = serde_json::json!(resource.api_version);
+    value["kind"] = serde_json::json!(target.kind);
+    let subject = input::from_value(value).map_err(|e| format!("{shown}: {e}"))?;
+
+    let mut notes = vec![format!(
+        "{shown} was read from the cluster: this is what the webhooks would do were it created now"
+    )];
+    let sidecarsets = Api::<Lenient<SidecarSet>>::all(client.clone())
+        .list(&ListParams::default())
+        .await
+        .map_err(|e| format!("listing SidecarSets: {e}"))?;
+    let namespaces = Api::<Namespace>::all(client.clone())
+        .list_metadata(&ListParams::default())
+        .await
+        .map_err(|e| format!("listing Namespaces: {e}"))?;
+    let revisions = Api::<Lenient<WatchedRevision>>::namespaced(client.clone(), manager_namespace)
+        .list(&ListParams::default().labels(keys::SIDECARSET_NAME_LABEL))
+        .await;
+
+    let mut state = match &revisions {
+        Ok(_) => ClusterState::with_history(history::shared()),
+        Err(error) => {
+            notes.push(format!(
+                "the SidecarSet revisions in namespace {manager_namespace} cannot be read ({error}): a SidecarSet naming a revision is shown as missing it"
+            ));
+            ClusterState::default()
+        }
+    };
+    state.sidecarset_event(Event::Init);
+    for set in sidecarsets {
+        state.sidecarset_event(Event::InitApply(as_admitted(set)));
+    }
+    state.sidecarset_event(Event::InitDone);
+    let namespace_labels = namespaces
+        .items
+        .iter()
+        .find(|ns| ns.name_any() == target.namespace)
+        .map(|ns| ns.metadata.labels.clone().unwrap_or_default());
+    if namespace_labels.is_none() {
+        notes.push(format!("Namespace {} does not exist", target.namespace));
+    }
+    state.namespace_event(Event::Init);
+    for namespace in namespaces {
+        state.namespace_event(Event::InitApply(namespace));
+    }
+    state.namespace_event(Event::InitDone);
+    if let Ok(revisions) = revisions {
+        state.revision_event(Event::Init);
+        for revision in revisions {
+            state.revision_event(Event::InitApply(revision));
+        }
+        state.revision_event(Event::InitDone);
+        let api = Api::<ControllerRevision>::namespaced(client.clone(), manager_namespace);
+        for name in state.missing_content() {
+            match api.get_opt(&name).await {
+                Ok(Some(revision)) => {
+                    state.revision_content(WatchedRevision::from_object(&revision));
+                }
+                Ok(None) => {}
+                Err(error) => notes.push(format!("reading ControllerRevision {name}: {error}")),
+            }
+        }
+    }
+    let snapshot = state
+        .snapshot()
+        .ok_or("the SidecarSets, Namespaces and revisions read do not make a catalogue")?;
+    let refused = snapshot
+        .refusals
+        .into_iter()
+        .map(|(name, refusal)| (name, refusal.message))
+        .collect();
+
+    let mut mutating_found = Vec::new();
+    for name in mutating {
+        let api = Api::<MutatingWebhookConfiguration>::all(client.clone());
+        match api.get_opt(name).await {
+            Ok(Some(configuration)) => mutating_found.push(configuration),
+            Ok(None) => notes.push(format!("MutatingWebhookConfiguration {name} not found")),
+            Err(error) => notes.push(format!(
+                "reading MutatingWebhookConfiguration {name}: {error}"
+            )),
+        }
+    }
+    let mut validating_found = Vec::new();
+    for name in validating {
+        let api = Api::<ValidatingWebhookConfiguration>::all(client.clone());
+        match api.get_opt(name).await {
+            Ok(Some(configuration)) => validating_found.push(configuration),
+            Ok(None) => notes.push(format!("ValidatingWebhookConfiguration {name} not found")),
+            Err(error) => notes.push(format!(
+                "reading ValidatingWebhookConfiguration {name}: {error}"
+            )),
+        }
+    }
+    Ok(ClusterView {
+        subject,
+        catalogue: snapshot.catalogue,
+        refused,
+        namespace_labels,
+        hooks: hooks(&mutating_found, &validating_found),
+        notes,
+    })
+}
