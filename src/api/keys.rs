@@ -106,6 +106,9 @@ pub const INPLACE_UPDATE_STATE_LEGACY: &str = "inplace-update-state";
 pub const INPLACE_UPDATE_GRACE: &str = "apps.kruise.io/inplace-update-grace";
 /// Legacy key of [`INPLACE_UPDATE_GRACE`], still read, deleted together with it.
 pub const INPLACE_UPDATE_GRACE_LEGACY: &str = "inplace-update-grace";
+/// Pod annotation, this project's own record, beside OpenKruise's state: each patched container's ID and restart
+/// count at the moment its image was patched, so completion can require a real restart.
+pub const INPLACE_UPDATE_RESTART_RECORD: &str = "kruise-webhook.io/inplace-update-restart-record";
 /// Pod annotation written by kruise-daemon: container IDs and the hashes it observed.
 pub const RUNTIME_CONTAINERS_META: &str = "apps.kruise.io/runtime-containers-meta";
 /// Pod label carrying the workload revision (the default in-place adapter writes it).
