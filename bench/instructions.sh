@@ -9,6 +9,12 @@
 #                                   a serde_json::Value (value): what serde_json alone costs.
 #                                   ROUTES="baseline injection" picks some;
 #                                   ADMISSION_BENCH_BODY=<file> another review.
+#   bench/instructions.sh conversion
+#                                   the conversion webhook's pure work per object, for each case
+#                                   of the conversion bench (a ConversionReview of
+#                                   CONVERSION_BENCH_OBJECTS, 100, decoded, converted, encoded):
+#                                   the difference of two runs (SHORT and LONG reviews) divided
+#                                   by the objects between them. CASES="…" picks some.
 #   bench/instructions.sh server    the whole release server under callgrind, over keep-alive
 #                                   HTTPS (HTTP/1.1, as the apiserver speaks): /mutate-pod,
 #                                   /baseline-allow and the floor webhook (bench/floor-webhook.rs),
@@ -42,6 +48,23 @@ stages() {
     short=$(count "$route" "$SHORT")
     long=$(count "$route" "$LONG")
     echo "$route: $(((long - short) / (LONG - SHORT))) instructions per request"
+  done
+}
+
+conversion() {
+  local SHORT=${SHORT:-2} LONG=${LONG:-12} OBJECTS=${CONVERSION_BENCH_OBJECTS:-100} bench short long
+  bench=$(cargo bench --bench conversion --no-run --message-format=json 2>/dev/null |
+    jq -r 'select(.reason == "compiler-artifact" and .target.name == "conversion") | .executable')
+  count() { # case reviews -> instructions
+    CONVERSION_BENCH_ONLY=$1 CONVERSION_BENCH_ITERATIONS=$2 CONVERSION_BENCH_OBJECTS=$OBJECTS \
+      valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bench" 2>&1 |
+      awk '/Collected/ {print $4}'
+  }
+  local cases=${CASES:-sidecarset-v1alpha1-to-v1beta1 sidecarset-v1beta1-to-v1alpha1 daemonset-v1alpha1-to-v1beta1 daemonset-v1beta1-to-v1alpha1 cloneset-v1alpha1-to-v1beta1 statefulset-v1beta1-to-v1alpha1}
+  for case in $cases; do
+    short=$(count "$case" "$SHORT")
+    long=$(count "$case" "$LONG")
+    echo "$case: $(((long - short) / ((LONG - SHORT) * OBJECTS))) instructions per object"
   done
 }
 
@@ -150,6 +173,7 @@ per_request() { # path -> instructions per request
 
 case "$MODE" in
   stages) stages ;;
+  conversion) conversion ;;
   server) server ;;
-  *) echo "usage: $0 [stages|server]" >&2; exit 2 ;;
+  *) echo "usage: $0 [stages|conversion|server]" >&2; exit 2 ;;
 esac

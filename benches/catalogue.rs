@@ -23,7 +23,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn sidecarset(i: usize, image: &str) -> Arc<SidecarSet> {
     let mut set: SidecarSet = serde_json::from_value(serde_json::json!({
-        "apiVersion": "apps.kruise.io/v1alpha1",
+        "apiVersion": "apps.kruise.io/v1beta1",
         "kind": "SidecarSet",
         "metadata": {"name": format!("scale-{i}")},
         "spec": {

@@ -45,7 +45,7 @@ fn main() {
 
 fn daemonset(image: &str) -> DaemonSet {
     serde_json::from_value(json!({
-        "apiVersion": "apps.kruise.io/v1alpha1",
+        "apiVersion": "apps.kruise.io/v1beta1",
         "kind": "DaemonSet",
         "metadata": {"name": "agent", "namespace": "kube-system", "uid": "ds-uid", "generation": 2},
         "spec": {
@@ -68,7 +68,7 @@ fn daemonset(image: &str) -> DaemonSet {
                 "rollingUpdateType": "Standard", "maxUnavailable": "10%", "maxSurge": 0
             }}
         },
-        "status": {"desiredNumberScheduled": 0, "daemonSetHash": ""}
+        "status": {"desiredNumberScheduled": 0, "updateRevision": ""}
     }))
     .expect("daemonset")
 }

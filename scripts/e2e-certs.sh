@@ -40,11 +40,15 @@ bin=${KRUISE_WEBHOOK_BIN:-target/debug/kruise-webhook}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 port=$(free_port); admin=$(free_port)
 work=$(mktemp -d)
+# kubectl's discovery cache of its own (see scripts/e2e.sh).
+export KUBECACHEDIR=${KUBECACHEDIR:-$work/kube-cache}
 certs_dir=$work/certs; mkdir -p "$certs_dir"
 serve_pid=""; load_pid=""; created_sidecarset=0; patched_crd=""
 # shellcheck source=scripts/lib/identity.sh
 . scripts/lib/identity.sh
 identity_mark=$(identity_mark)
+# shellcheck source=scripts/lib/conversion.sh
+. scripts/lib/conversion.sh
 
 cleanup() {
   [ -n "$load_pid" ] && kill "$load_pid" 2>/dev/null || true
@@ -56,12 +60,12 @@ cleanup() {
   kubectl delete secret -n "$ns" "$secret" --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete events -n default --field-selector reason=UnservedWebhooksRemoved --ignore-not-found >/dev/null 2>&1 || true
   if [ -n "$patched_crd" ]; then
-    kubectl patch crd "$patched_crd" --type=json \
-      -p '[{"op": "replace", "path": "/spec/conversion", "value": {"strategy": "None"}}]' >/dev/null 2>&1 || true
+    apply_crds "deploy/crds/$patched_crd.yaml" >/dev/null 2>&1 || true
   fi
   if [ "$created_sidecarset" = 1 ]; then
     kubectl delete -f deploy/examples/log-agent.yaml --ignore-not-found >/dev/null 2>&1 || true
   fi
+  conversion_end
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -130,24 +134,24 @@ secret_leaf() {
 metric() { curl -fsS "http://127.0.0.1:$admin/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 
 kubectl get namespace "$ns" >/dev/null 2>&1 || kubectl create namespace "$ns" >/dev/null
-kubectl kustomize deploy/crds/ > "$work/crds.yaml"
-kubectl apply -f "$work/crds.yaml" >/dev/null
-kubectl wait --for=condition=Established --timeout=60s -f "$work/crds.yaml" >/dev/null
+# The CRDs' conversion (the example SidecarSet is v1alpha1, stored as v1beta1): scripts/e2e.sh's
+# server, or one of this script's own, by URL (scripts/lib/conversion.sh).
+conversion_begin "$bin" "$(free_port)" "$(free_port)" "$work/conversion"
+apply_crds deploy/crds/
 kubectl delete secret -n "$ns" "$secret" --ignore-not-found >/dev/null
 identity_apply deploy/certs/serviceaccount.yaml deploy/certs/rbac.yaml deploy/rbac.yaml
 identity_kubeconfig kruise-webhook-certs "$sa_kubeconfig"
 serve_kubeconfig=$work/webhook-sa.kubeconfig
 identity_kubeconfig kruise-webhook "$serve_kubeconfig"
-# A CRD that converts through a webhook: the first generated one with a conversion stanza, else the
-# clonesets CRD given one for this run (one version only: never converted, nothing calls /convert).
-crd=$(kubectl create --dry-run=client -o json -f "$work/crds.yaml" \
-  | jq -r 'if .kind == "List" then .items[] else . end | select(.spec.conversion.strategy == "Webhook") | .metadata.name' | head -1)
-if [ -z "$crd" ]; then
-  crd=clonesets.apps.kruise.io patched_crd=clonesets.apps.kruise.io
-  jq -n --arg url "https://127.0.0.1:$port/convert" '{spec: {conversion: {strategy: "Webhook",
-      webhook: {conversionReviewVersions: ["v1", "v1beta1"], clientConfig: {url: $url}}}}}' \
-    | kubectl patch crd "$crd" --type=merge --patch-file=/dev/stdin >/dev/null
-fi
+# The CRD whose conversion caBundle the job keeps here: the CloneSets' (stored v1alpha1; nothing in
+# this script reads its v1beta1), pointed at this script's server for the run and given back to the
+# conversion server by URL on exit. The others keep the conversion server and its CA: the job and the
+# server are told of this one only.
+crd=clonesets.apps.kruise.io patched_crd=clonesets.apps.kruise.io
+jq -n --arg url "https://127.0.0.1:$port/convert" \
+  '{spec: {conversion: {webhook: {clientConfig: {url: $url, caBundle: null}}}}}' \
+  | kubectl patch crd "$crd" --type=merge --patch-file=/dev/stdin >/dev/null
+export KRUISE_WEBHOOK_CONVERSION_CRDS=$crd
 echo "     CRD with a conversion webhook: $crd"
 kubectl apply -f - >/dev/null <<EOF
 apiVersion: admissionregistration.k8s.io/v1

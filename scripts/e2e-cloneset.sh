@@ -85,8 +85,7 @@ watch_start() {
 JQ_COND='def cond($t): ([.status.conditions[]? | select(.type == $t) | .status][0] // "");'
 
 # --- setup ------------------------------------------------------------------------------------
-kubectl apply -f deploy/crds/clonesets.apps.kruise.io.yaml >/dev/null
-kubectl wait --for condition=established crd/clonesets.apps.kruise.io --timeout=30s >/dev/null
+apply_crds deploy/crds/clonesets.apps.kruise.io.yaml
 e2e_namespace
 start_controller e2e-cloneset-a
 
@@ -311,9 +310,10 @@ starts=$(watched part | jq -c "$JQ_COND"' group_by(.metadata.name) | map(map(con
 check "partition: one in-place start per pod ($starts)" test "$starts" = "[1,1,1,1,1]"
 
 # --- recreate: ReCreate with maxSurge 1 and maxUnavailable 0; podsToDelete --------------------
+# Written as v1beta1 (OpenKruise's main branch), stored as v1alpha1 through the conversion webhook.
 rc() { # ENV_VALUE
   cat <<EOF
-apiVersion: apps.kruise.io/v1alpha1
+apiVersion: apps.kruise.io/v1beta1
 kind: CloneSet
 metadata: {name: rc}
 spec:
@@ -323,10 +323,13 @@ spec:
     metadata: {labels: {app: rc}}
     spec:
       containers: [{name: main, image: example.com/rc:v1, env: [{name: MODE, value: "$1"}]}]
-  updateStrategy: {type: ReCreate, maxSurge: 1, maxUnavailable: 0}
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {podUpdatePolicy: ReCreate, maxSurge: 1, maxUnavailable: 0}}
 EOF
 }
 rc a | kubectl apply -n "$NS" -f - >/dev/null
+stored=$(kubectl get clonesets.v1alpha1.apps.kruise.io -n "$NS" rc -o json | jq -c '[.spec.updateStrategy, .spec.scaleStrategy]')
+check "recreate: the v1beta1 set stored as v1alpha1 ($stored)" \
+  test "$stored" = '[{"maxSurge":1,"maxUnavailable":0,"type":"ReCreate"},{"disablePVCReuse":true}]'
 until_kubelet 60 "recreate: 3 pods, status [3,3,3,3]" \
   bash -c "$(declare -f cloneset status_of status_is live_pods pod_count count_is settled); NS=$NS; settled rc 3"
 rc_uids=$(uids rc)

@@ -46,12 +46,17 @@ LEASE_SECONDS=15
 RENEW_SECONDS=2
 [ -x "$BIN" ] || cargo build --all-targets --quiet
 tmp=$(mktemp -d)
+# kubectl's discovery cache of its own (see scripts/e2e.sh).
+export KUBECACHEDIR=${KUBECACHEDIR:-$tmp/kube-cache}
 pid_a=""; pid_b=""; pid_c=""; pid_serve=""; failures=0
 BAD_SET=e2e-undecodable
 GOOD_SET=e2e-decodable
 
+# shellcheck source=scripts/lib/conversion.sh
+. scripts/lib/conversion.sh
 cleanup() {
   for p in $pid_a $pid_b $pid_c $pid_serve; do kill "$p" 2>/dev/null || true; done
+  conversion_end
   wait 2>/dev/null || true
   kubectl delete sidecarset "$SET" "$BAD_SET" "$GOOD_SET" --ignore-not-found --wait=false >/dev/null 2>&1 || true
   kubectl delete sidecarset -l e2e.kruise.io/slow=1 --wait=false >/dev/null 2>&1 || true
@@ -59,6 +64,9 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+# SidecarSets are stored as v1beta1: those written as v1alpha1 here go through the conversion
+# webhook (scripts/e2e.sh's, or one of this script's own on E2E_CONVERSION_PORT, 19445).
+conversion_begin "$BIN" "${E2E_CONVERSION_PORT:-19445}" "${E2E_CONVERSION_ADMIN_PORT:-19446}" "$tmp/conversion"
 
 pass() { echo "ok   $*"; }
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
@@ -254,8 +262,7 @@ pod_upgraded_to() { # POD VERSION: images, condition and batches of a finished u
 }
 
 # --- setup ------------------------------------------------------------------------------------
-kubectl apply -f deploy/crds/sidecarsets.apps.kruise.io.yaml >/dev/null
-kubectl wait --for condition=established crd/sidecarsets.apps.kruise.io --timeout=30s >/dev/null
+apply_crds deploy/crds/sidecarsets.apps.kruise.io.yaml
 kubectl create namespace "$NS" >/dev/null
 # Older apiservers do not label namespaces with their name; select on a label of our own.
 kubectl label namespace "$NS" "e2e.kruise.io/run=$NS" >/dev/null
@@ -271,12 +278,14 @@ identity_kubeconfig kruise-webhook "$SA_KUBECONFIG"
 serve_webhook_port=${E2E_CONTROLLER_WEBHOOK_PORT:-19444}
 serve_admin_port=${E2E_CONTROLLER_ADMIN_PORT:-19091}
 # The CRD of before: int32 fields without minimum/maximum, which the apiserver does not enforce.
-kubectl create --dry-run=client -o json -f deploy/crds/sidecarsets.apps.kruise.io.yaml \
+crds_by_url deploy/crds/sidecarsets.apps.kruise.io.yaml \
   | jq 'walk(if type == "object" and .format == "int32" then del(.minimum, .maximum) else . end)' \
   > "$tmp/unbounded-crd.json"
+# In the storage version: the conversion webhook would refuse to convert the value the types
+# cannot read, so it is written where no conversion is needed.
 undecodable_yaml() { # NAME LIMIT
   cat <<EOF
-apiVersion: apps.kruise.io/v1alpha1
+apiVersion: apps.kruise.io/v1beta1
 kind: SidecarSet
 metadata:
   name: $1
@@ -296,8 +305,7 @@ kubectl wait --for condition=established crd/sidecarsets.apps.kruise.io --timeou
 undecodable_yaml "$BAD_SET" 99999999999 | kubectl create -f - >/dev/null \
   && pass "the unbounded CRD stores revisionHistoryLimit 99999999999" \
   || fail "the unbounded CRD refused revisionHistoryLimit 99999999999"
-kubectl apply -f deploy/crds/sidecarsets.apps.kruise.io.yaml >/dev/null
-kubectl wait --for condition=established crd/sidecarsets.apps.kruise.io --timeout=30s >/dev/null
+apply_crds deploy/crds/sidecarsets.apps.kruise.io.yaml
 # The new schema reaches the apiserver's validation asynchronously.
 refused_now() {
   local out

@@ -52,7 +52,7 @@ live() { pods_of "$1" | jq -c '[.items[] | select(.metadata.deletionTimestamp ==
 nodes_of() { live "$1" | jq -r --arg run "$RUN-" '[.[].spec.nodeName // "" | ltrimstr($run)] | sort | join(" ")'; }
 # settled APP NODES STATUS: pods exactly on NODES, the status counters STATUS, generation observed.
 settled() { [ "$(nodes_of "$1")" = "$2" ] && [ "$(status_of "$1")" = "$3" ] && observed "$1"; }
-hash_of() { ads "$1" | jq -r .status.daemonSetHash; }
+hash_of() { ads "$1" | jq -r .status.updateRevision; }
 # The revision hash of every live pod of APP, unique: "h" when all are at h.
 pod_hashes() { live "$1" | jq -r '[.[].metadata.labels["controller-revision-hash"]] | unique | join(" ")'; }
 lifecycle_of() { kubectl get pod -n "$NS" "$1" -o json | jq -r '.metadata.labels["lifecycle.apps.kruise.io/state"] // ""'; }
@@ -61,8 +61,7 @@ export -f ads status_of observed pods_of live nodes_of settled hash_of pod_hashe
 export NS RUN
 
 # --- setup ------------------------------------------------------------------------------------
-kubectl apply -f deploy/crds/daemonsets.apps.kruise.io.yaml >/dev/null
-kubectl wait --for condition=established crd/daemonsets.apps.kruise.io --timeout=30s >/dev/null
+apply_crds deploy/crds/daemonsets.apps.kruise.io.yaml
 e2e_namespace
 node() { # NAME LABELS(json) SPEC(json)
   jq -nc --arg n "$RUN-$1" --arg run "$RUN" --argjson l "$2" --argjson s "$3" \
@@ -81,11 +80,12 @@ KRUISE_WEBHOOK_LOG=${E2E_DAEMONSET_LOG:-info} KUBECONFIG=$CTL_KUBECONFIG "$BIN" 
   --no-sidecarsets --no-barriers --no-clonesets > "$tmp/ctl.log" 2>&1 &
 ctl_pid=$!
 
-# daemonset NAME IMAGE [YAML lines appended to the spec]: a DaemonSet on the run's role label.
+# daemonset NAME IMAGE [YAML lines appended to the spec]: a DaemonSet on the run's role label,
+# written as apps.kruise.io/$DS_VERSION (v1alpha1 unless set; stored as v1beta1 either way).
 daemonset() {
   local name=$1 image=$2; shift 2
   cat <<EOF
-apiVersion: apps.kruise.io/v1alpha1
+apiVersion: apps.kruise.io/${DS_VERSION:-v1alpha1}
 kind: DaemonSet
 metadata: {name: $name}
 spec:
@@ -112,7 +112,7 @@ until_kubelet 60 "placement: the release note's DaemonSet runs on n1 and n4 (cor
 pod=$(live agent | jq -c '.[0]')
 check "placement: pods are named agent-<random>" test "$(jq -r '.metadata.name | test("^agent-[a-z0-9]{5}$")' <<<"$pod")" = true
 owner=$(jq -c '.metadata.ownerReferences | map({apiVersion, kind, name, controller, blockOwnerDeletion})' <<<"$pod")
-check "placement: owner $owner" test "$owner" = '[{"apiVersion":"apps.kruise.io/v1alpha1","kind":"DaemonSet","name":"agent","controller":true,"blockOwnerDeletion":true}]'
+check "placement: owner $owner" test "$owner" = '[{"apiVersion":"apps.kruise.io/v1beta1","kind":"DaemonSet","name":"agent","controller":true,"blockOwnerDeletion":true}]'
 tolerations=$(jq -c '[.spec.tolerations[] | .key + ":" + .effect]' <<<"$pod")
 check "placement: the six default tolerations ($tolerations)" test "$tolerations" = \
   '["node.kubernetes.io/not-ready:NoExecute","node.kubernetes.io/unreachable:NoExecute","node.kubernetes.io/disk-pressure:NoSchedule","node.kubernetes.io/memory-pressure:NoSchedule","node.kubernetes.io/pid-pressure:NoSchedule","node.kubernetes.io/unschedulable:NoSchedule"]'
@@ -187,7 +187,8 @@ done
 check "surge: rolled out to the new revision" test "$(pod_hashes surge)" = "$(hash_of surge)"
 check "surge: never fewer than 3 ready pods ($min_ready) nor more than 4 ($max_pods)" test "$min_ready,$max_pods" = "3,4"
 
-# --- partition: the lowest name stays --------------------------------------------------------
+# --- partition: the lowest name stays (this set written as v1beta1) ---------------------------
+export DS_VERSION=v1beta1
 three part v1 '{type: RollingUpdate, rollingUpdate: {rollingUpdateType: Standard, maxUnavailable: 3, partition: 1}}' \
   | kubectl apply -n "$NS" -f - >/dev/null
 until_kubelet 60 "partition: 3 pods" settled part "n1 n2 n4" '[3,3,3,3,3,0]'
@@ -200,6 +201,12 @@ check "partition: n1 still at the old revision" test "$kept" = "$old"
 three part v2 '{type: RollingUpdate, rollingUpdate: {rollingUpdateType: Standard, maxUnavailable: 3, partition: 0}}' \
   | kubectl apply -n "$NS" -f - >/dev/null
 until_kubelet 60 "partition 0: all updated" settled part "n1 n2 n4" '[3,3,3,3,3,0]'
+unset DS_VERSION
+# Written as v1beta1, read as v1alpha1 through the conversion webhook: the same revision as
+# daemonSetHash, the update strategy as written.
+read_back=$(kubectl get daemonsets.v1alpha1.apps.kruise.io -n "$NS" part -o json \
+  | jq -c '[.apiVersion, .status.daemonSetHash == "'"$(hash_of part)"'", .spec.updateStrategy.rollingUpdate.partition]')
+check "partition: the v1beta1 set read as v1alpha1 ($read_back)" test "$read_back" = '["apps.kruise.io/v1alpha1",true,0]'
 
 # --- adopt: orphans the selector selects are adopted, one pod per node kept -------------------
 orphan() { # NAME NODE: a bare pod with the DaemonSet's labels, bound to NODE

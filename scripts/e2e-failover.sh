@@ -22,7 +22,8 @@
 set -euo pipefail
 export KRUISE_WEBHOOK_SHUTDOWN_DELAY=${KRUISE_WEBHOOK_SHUTDOWN_DELAY:-0}
 cd "$(dirname "$0")/.."
-unset KUBECONFIG
+# Its own apiserver on its own ports, whatever a calling script (scripts/e2e.sh) exported.
+unset KUBECONFIG APISERVER_PORT ETCD_PORT ETCD_PEER_PORT E2E_AUDIT_LOG
 OUTAGE_SECONDS=${OUTAGE_SECONDS:-30}
 phases=${E2E_FAILOVER_PHASES:-outage kills}
 # The controller's Lease (src/controller/leader.rs): 15 s, renewed every 2 s, renew deadline 10 s.
@@ -34,6 +35,9 @@ e2e_begin e2e-failover 17443 17379 17380 "${E2E_FAILOVER_LOGS:-}"
 # The harness's audit log (every request of kruise-system's ServiceAccounts, appended across the
 # apiserver's restarts): the replicas run as deploy/'s kruise-system/kruise-webhook.
 audit_log=$KUBE_LOCAL/logs/audit.log
+# Each restart's warm-up span (identity_warmup_since, scripts/lib/identity.sh).
+export IDENTITY_WARMUP=$tmp/warmup
+: >"$IDENTITY_WARMUP"
 e2e_cleanup_failover() {
   for name in "${!rep_pid[@]}"; do kill -9 "${rep_pid[$name]}" 2>/dev/null || true; done
   [ -z "${E2E_FAILOVER_LOGS:-}" ] || { mkdir -p "$E2E_FAILOVER_LOGS"; cp "$audit_log" "$E2E_FAILOVER_LOGS/" 2>/dev/null || true; }
@@ -82,8 +86,12 @@ outage() {
   kill "$pid"
   while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
   sleep "$OUTAGE_SECONDS"
+  local started_ms
+  started_ms=$(now_ms)
   APISERVER_ONLY=1 WITH_KCM=0 scripts/kube-local/start.sh >/dev/null
   ready_ms=$(now_ms)
+  # Its RBAC caches fill in the first seconds: what it forbids then is not the identity's fault.
+  identity_warmup_since "$started_ms"
 }
 now_ms() { date +%s%3N; }
 
@@ -117,9 +125,7 @@ rolled() {
 ROLLED="$(declare -f live_pods rolled); NS=$NS"
 
 # --- setup ------------------------------------------------------------------------------------
-kubectl kustomize deploy/crds/ > "$tmp/crds.yaml"
-kubectl apply -f "$tmp/crds.yaml" >/dev/null
-kubectl wait --for condition=established -f "$tmp/crds.yaml" --timeout=30s >/dev/null
+apply_crds deploy/crds/
 e2e_namespace
 start_replica fo-a
 cloneset web 4 example.com/web:v0 1 | kubectl apply -n "$NS" -f - >/dev/null

@@ -71,6 +71,10 @@ phase_done() {
 }
 
 work=$(mktemp -d)
+# kubectl's discovery cache of its own (see scripts/e2e.sh).
+export KUBECACHEDIR=${KUBECACHEDIR:-$work/kube-cache}
+# shellcheck source=scripts/lib/conversion.sh
+. scripts/lib/conversion.sh
 webhook_pid=""
 agent_pid=""
 load_pid=""
@@ -177,6 +181,9 @@ host_webhook() {
     --listen "127.0.0.1:$webhook_port" --admin-listen "127.0.0.1:$admin_port" >> "$work/webhook.log" 2>&1 &
   webhook_pid=$!
   until_true 30 curl -fsS -o /dev/null "http://127.0.0.1:$admin_port/readyz" || { tail -20 "$work/webhook.log"; return 1; }
+  # The CRDs' conversion by URL too (scripts/lib/conversion.sh), to this webhook.
+  E2E_CONVERSION_URL="https://127.0.0.1:$webhook_port/convert" E2E_CONVERSION_CA="$work/certs/ca.crt" \
+    apply_crds deploy/crds/ || return 1
   kubectl create --dry-run=client -o json -f deploy/webhooks.yaml \
     | jq -s --arg base "https://127.0.0.1:$webhook_port" --arg ca "$(base64 -w0 < "$work/certs/ca.crt")" \
         '{apiVersion: "v1", kind: "List", items: [.[] | if .kind == "List" then .items[] else . end
@@ -578,7 +585,7 @@ ads_json() { # image rollingUpdateType APP_INTERVAL
 ADS_COUNTERS='[.desiredNumberScheduled, .currentNumberScheduled, .numberReady, .numberAvailable, .updatedNumberScheduled,
   .numberMisscheduled, (.numberUnavailable // 0)]'
 ads_status() { kubectl get daemonsets.apps.kruise.io -n $ADS_NS agent -o json | jq -c ".status | $ADS_COUNTERS"; }
-# The one pod Running, Ready, not being deleted, at the status's daemonSetHash; the status counting it at the
+# The one pod Running, Ready, not being deleted, at the status's updateRevision; the status counting it at the
 # DaemonSet's generation.
 ads_settled() {
   local set pods
@@ -586,7 +593,7 @@ ads_settled() {
   pods=$(kubectl get pods -n $ADS_NS -l app=agent -o json) || return 1
   [ "$(jq -c ".status | $ADS_COUNTERS" <<<"$set")" = '[1,1,1,1,1,0,0]' ] \
     && jq -e '.metadata.generation == .status.observedGeneration' <<<"$set" >/dev/null \
-    && jq -e --arg hash "$(jq -r .status.daemonSetHash <<<"$set")" '.items | length == 1 and all(
+    && jq -e --arg hash "$(jq -r .status.updateRevision <<<"$set")" '.items | length == 1 and all(
       .metadata.deletionTimestamp == null and .status.phase == "Running"
       and .metadata.labels["controller-revision-hash"] == $hash
       and (.status.conditions // [] | any(.type == "Ready" and .status == "True")))' <<<"$pods" >/dev/null

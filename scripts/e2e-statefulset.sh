@@ -22,7 +22,8 @@
 #              of the gone pods block their re-creation until removed; `kubectl scale` back to 3.
 #   retention  the four whenScaled / whenDeleted combinations (Parallel, 2 replicas): the claims'
 #              owners in range and, after scaling to 1, of the scaled-in ordinal.
-#   v1alpha1   a set created as apps.kruise.io/v1alpha1 gets its pods.
+#   v1alpha1   a set created as apps.kruise.io/v1alpha1 gets its pods; the release note's set
+#              written back as v1alpha1 keeps the fields only v1beta1 has.
 # The garbage collector's part (claims deleted with their owners) is proven on the real node
 # (scripts/e2e-node.sh).
 # E2E_STATEFULSET_LOGS=DIR keeps the controller's log and the recorded watches.
@@ -57,8 +58,7 @@ JQ_READY='def ready: ([.status.conditions[]? | select(.type == "Ready") | .statu
 helpers="$(declare -f sts status_of live_pods names_of settled owners owners_are); NS=$NS"
 
 # --- setup ------------------------------------------------------------------------------------
-kubectl apply -f deploy/crds/statefulsets.apps.kruise.io.yaml >/dev/null
-kubectl wait --for condition=established crd/statefulsets.apps.kruise.io --timeout=30s >/dev/null
+apply_crds deploy/crds/statefulsets.apps.kruise.io.yaml
 e2e_namespace
 RUST_LOG=${E2E_STATEFULSET_RUST_LOG:-info} KUBECONFIG=$CTL_KUBECONFIG "$BIN" controller --namespace "$NS" --identity e2e-statefulset \
   --no-sidecarsets --no-barriers --no-clonesets > "$tmp/ctl.log" 2>&1 &
@@ -231,3 +231,11 @@ EOF
 until_kubelet 60 "v1alpha1: a set created as v1alpha1 gets its 2 pods" bash -c "$helpers; settled old 2"
 v1alpha1=$(kubectl get statefulsets.v1alpha1.apps.kruise.io -n "$NS" old -o json | jq -c '[.apiVersion, .status.readyReplicas]')
 check "v1alpha1: read back as v1alpha1 with its status $v1alpha1" test "$v1alpha1" = '["apps.kruise.io/v1alpha1",2]'
+# A v1beta1 set read and written back as v1alpha1 (kubectl edit in v1alpha1) keeps the fields only
+# v1beta1 has: v1alpha1 readers get them in an annotation, and writing it back restores them.
+carried=$(kubectl get statefulsets.v1alpha1.apps.kruise.io -n "$NS" web -o json \
+  | jq 'del(.metadata.resourceVersion) | .spec.replicas = 2' | kubectl replace -f - -o json \
+  | jq -r '.metadata.annotations["statefulset.kruise.io/v1beta1-fields"]')
+kept=$(sts web | jq -c '[.spec.replicas, .spec.persistentVolumeClaimRetentionPolicy, .metadata.annotations["statefulset.kruise.io/v1beta1-fields"]]')
+check "v1alpha1: the release note's set written back as v1alpha1 keeps its retention policy ($carried; v1beta1: $kept)" \
+  test "$kept" = '[2,{"whenDeleted":"Retain","whenScaled":"Delete"},null]'

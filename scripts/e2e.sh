@@ -7,10 +7,14 @@
 # created in it).
 #
 # Checks: the kustomize base renders; the generated CRDs apply and become Established; every
-# example object round-trips through the apiserver without losing a field. Then the webhook binary
+# example object round-trips through the apiserver without losing a field. The CRDs' conversion
+# webhook is a `serve` of the same binary on 127.0.0.1 (E2E_CONVERSION_PORT, 16445; admin
+# E2E_CONVERSION_ADMIN_PORT, 16446), the CRDs rewritten to reach it by URL
+# (scripts/lib/conversion.sh), for the whole run and the scripts it runs. Then the webhook binary
 # runs in cluster mode on 127.0.0.1, registered with the deploy/ webhook configurations rewritten
 # to `clientConfig.url` (the apiserver here cannot reach a Service), and pods, SidecarSets and
-# refusals go through the apiserver. E2E_WEBHOOK_PORT / E2E_ADMIN_PORT move the webhook's ports.
+# refusals go through the apiserver, objects of every kind in both versions among them.
+# E2E_WEBHOOK_PORT / E2E_ADMIN_PORT move the webhook's ports.
 # The webhook runs as deploy/'s ServiceAccount kruise-system/kruise-webhook with the RBAC of deploy/
 # applied (a TokenRequest token; scripts/lib/identity.sh), and so do the processes of the scripts it
 # runs after it; any request of that identity the apiserver refused fails the run.
@@ -39,6 +43,14 @@ if [ -z "${KUBECONFIG:-}" ]; then
   export KUBECONFIG=$KUBE_LOCAL/kubeconfig
 fi
 work=$(mktemp -d)
+# kubectl's discovery cache of its own: one kept under ~/.kube/cache from another apiserver that
+# ran on the same port (other CRD versions) would send kubectl to resources this one does not have.
+export KUBECACHEDIR=${KUBECACHEDIR:-$work/kube-cache}
+# The apiserver's restarts' warm-up spans (scripts/lib/identity.sh).
+export IDENTITY_WARMUP=${IDENTITY_WARMUP:-$work/warmup}
+: >"$IDENTITY_WARMUP"
+# shellcheck source=scripts/lib/conversion.sh
+. scripts/lib/conversion.sh
 webhook_pid=
 stop_webhook() {
   if [ -n "$webhook_pid" ]; then
@@ -49,6 +61,7 @@ stop_webhook() {
 }
 cleanup() {
   stop_webhook
+  conversion_end
   # Registrations pointing at a stopped server would block pod creation in a user's cluster.
   kubectl delete --ignore-not-found -f "$work/webhooks.json" >/dev/null 2>&1 || true
   if [ "$started_local" = 1 ]; then "$here/scripts/kube-local/stop.sh" >/dev/null 2>&1 || true; fi
@@ -78,16 +91,28 @@ kustomize_renders() {
 }
 check "kubectl kustomize deploy/ renders the base, Namespaces first and webhook configurations last" kustomize_renders
 
+# --all-targets: the same feature set as `cargo test --all-targets`, so this is a no-op after it
+cargo build --locked --quiet --all-targets
+binary=$(cargo metadata --format-version 1 --no-deps | jq -r .target_directory)/debug/kruise-webhook
+conversion_begin "$binary" "${E2E_CONVERSION_PORT:-16445}" "${E2E_CONVERSION_ADMIN_PORT:-16446}" "$work/conversion"
+
 crds_established() {
-  kubectl kustomize deploy/crds/ > "$work/crds.yaml" || return 1
-  kubectl apply -f "$work/crds.yaml" >/dev/null || return 1
-  kubectl wait --for=condition=Established --timeout=60s -f "$work/crds.yaml" >/dev/null
+  apply_crds deploy/crds/ || return 1
+  # Both versions of every kind served, the stored one as OpenKruise v1.9.0 (CloneSet: v1alpha1).
+  local versions
+  versions=$(kubectl get crd -o json | jq -r '[.items[] | select(.spec.group == "apps.kruise.io")
+    | "\(.spec.names.plural):" + ([.spec.versions[] | .name + (if .storage then "*" else "" end)] | join(","))
+      + ":" + .spec.conversion.strategy] | sort | join(" ")')
+  echo "     $versions"
+  [ "$versions" = "clonesets:v1alpha1*,v1beta1:Webhook daemonsets:v1alpha1,v1beta1*:Webhook sidecarsets:v1alpha1,v1beta1*:Webhook statefulsets:v1alpha1,v1beta1*:Webhook" ]
 }
-check "generated CRDs apply and become Established" crds_established
+check "generated CRDs apply and become Established, both versions served, conversion by webhook" crds_established
 
 # `kubectl explain` reads the OpenAPI the apiserver publishes for the CRDs (v2 on 1.20, where a
 # `nullable` field loses its type and properties): the field's type, and its description. Plain
 # `statefulsets` and `daemonsets` are apps/v1's: the group is named with --api-version.
+# A type of `-`: the field is published without one (its items are schemaless: 1.20's OpenAPI v2
+# drops the type of what keeps unknown fields).
 explained() { # resource.field type words-of-the-description [kubectl explain flags]
   local out found=no
   # The apiserver publishes a new CRD's OpenAPI a few seconds after it is Established.
@@ -96,15 +121,24 @@ explained() { # resource.field type words-of-the-description [kubectl explain fl
     sleep 0.5
   done
   [ "$found" = yes ] || { echo "     $out" | head -3; return 1; }
-  grep -qE "^(FIELD|RESOURCE): +${1##*.} +<$2>\$" <<<"$out" && grep -qF "$3" <<<"$out" \
+  { [ "$2" = - ] || grep -qE "^(FIELD|RESOURCE): +${1##*.} +<$2>\$" <<<"$out"; } && grep -qF "$3" <<<"$out" \
     || { echo "     kubectl explain $1:"; sed -n '1,12s/^/       /p' <<<"$out"; return 1; }
 }
 explain_shows_types_and_descriptions() {
   explained clonesets.spec.replicas integer "Replicas is the desired number of replicas" &&
   explained clonesets.spec.updateStrategy Object "UpdateStrategy indicates the UpdateStrategy" &&
-  explained clonesets.spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds integer "GracePeriodSeconds is the timespan" &&
+  explained clonesets.spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds integer "GracePeriodSeconds is the timespan" \
+    --api-version=apps.kruise.io/v1alpha1 &&
+  explained clonesets.spec.updateStrategy.rollingUpdate.podUpdatePolicy string "PodUpdatePolicy indicates how pods should be updated" \
+    --api-version=apps.kruise.io/v1beta1 &&
+  explained sidecarsets.spec.customVersion string "CustomVersion is designed to record" \
+    --api-version=apps.kruise.io/v1beta1 &&
+  explained sidecarsets.spec.namespace string "Namespace sidecarSet will only match the pods in the namespace" \
+    --api-version=apps.kruise.io/v1alpha1 &&
+  explained daemonsets.spec.scaleStrategy.partitionedScaling boolean "PartitionedScaling indicates daemon pods" \
+    --api-version=apps.kruise.io/v1beta1 &&
   explained clonesets.status.updatedReadyReplicas integer "UpdatedReadyReplicas is the number of Pods" &&
-  explained sidecarsets.spec.containers "\[\]Object" "Containers is the list of sidecar containers" &&
+  explained sidecarsets.spec.containers - "Containers is the list of sidecar containers" &&
   explained sidecarsets.spec.updateStrategy.paused boolean "Paused indicates that the SidecarSet is paused" &&
   explained statefulsets.spec.persistentVolumeClaimRetentionPolicy.whenDeleted string "WhenDeleted specifies what happens to PVCs" \
     --api-version=apps.kruise.io/v1beta1 &&
@@ -139,9 +173,6 @@ done
 # The webhook in cluster mode, registered with the apiserver.
 webhook_port=${E2E_WEBHOOK_PORT:-19443}
 admin_port=${E2E_ADMIN_PORT:-19090}
-# --all-targets: the same feature set as `cargo test --all-targets`, so this is a no-op after it
-cargo build --locked --quiet --all-targets
-binary=$(cargo metadata --format-version 1 --no-deps | jq -r .target_directory)/debug/kruise-webhook
 
 # The webhook's identity: deploy/'s ServiceAccount and RBAC, a token of its own.
 # shellcheck source=scripts/lib/identity.sh
@@ -395,9 +426,13 @@ check "SidecarSet conflicting with one in the cluster's catalogue refused" confl
 survives_apiserver_restart() {
   catalogue_has 3 || return 1 # the 2 examples and e2e-hashed
   "$here/scripts/kube-local/stop.sh" >/dev/null 2>&1
+  local started_ms
   curl -fsS "http://127.0.0.1:$admin_port/readyz" >/dev/null || { echo "not ready while the apiserver is down"; return 1; }
   catalogue_has 3 1 || return 1
+  started_ms=$(date +%s%3N)
   WITH_KCM=0 "$here/scripts/kube-local/start.sh" >/dev/null || return 1
+  # Its RBAC caches fill in the first seconds: what it forbids then is not the identity's fault.
+  identity_warmup_since "$started_ms"
   kubectl apply -f - >/dev/null <<'EOT' || return 1
 apiVersion: apps.kruise.io/v1alpha1
 kind: SidecarSet
@@ -430,7 +465,7 @@ spec:
     spec:
       containers: [{name: app, image: "nginx:1.25"}]
 EOT
-  kubectl get clonesets.apps.kruise.io -n e2e-other e2e-defaulted -o json | jq -e '
+  kubectl get clonesets.v1alpha1.apps.kruise.io -n e2e-other e2e-defaulted -o json | jq -e '
     (.spec.replicas == 1) and (.spec.revisionHistoryLimit == 10) and
     (.spec.updateStrategy == {type: "ReCreate", partition: 0, maxUnavailable: "20%", maxSurge: 0}) and
     (.spec.template.spec.restartPolicy == "Always") and
@@ -595,6 +630,84 @@ EOT
   kubectl delete clusterrole,clusterrolebinding kruise-webhook-count-widgets >/dev/null
 }
 check "CRD labelled Cascading refused while an object of it remains, deleted once none does" crd_protected
+# ---------------------------------------------------------------------------------------------
+# Both API versions of every kind, through the conversion webhook and the admission webhooks.
+kubectl create namespace e2e-versions >/dev/null
+# versioned KIND VERSION NAME: a minimal object of KIND written as apps.kruise.io/VERSION, in the
+# shape that version has (the admission webhooks default it).
+versioned() {
+  local kind=$1 version=$2 name=$3 template
+  template='{"metadata": {"labels": {"app": "'"$name"'"}}, "spec": {"containers": [{"name": "main", "image": "example.com/main:v1"}]}}'
+  case "$kind" in
+    SidecarSet) jq -n --arg v "$version" --arg n "$name" '{apiVersion: ("apps.kruise.io/" + $v), kind: "SidecarSet",
+      metadata: {name: $n}, spec: {selector: {matchLabels: {app: $n}}, containers: [{name: $n, image: "example.com/sidecar:v1"}]}}' ;;
+    *) jq -n --arg k "$kind" --arg v "$version" --arg n "$name" --argjson t "$template" '{apiVersion: ("apps.kruise.io/" + $v), kind: $k,
+      metadata: {name: $n, namespace: "e2e-versions"},
+      spec: ({replicas: 0, selector: {matchLabels: {app: $n}}, template: $t} + (if $k == "StatefulSet" then {serviceName: $n} else {} end)
+        | if $k == "DaemonSet" then del(.replicas) else . end)}' ;;
+  esac
+}
+# Every object written in either version reads back in both, with the apiVersion asked for.
+both_versions_read_back() {
+  local kind plural version name got
+  for kind in SidecarSet CloneSet StatefulSet DaemonSet; do
+    plural=$(tr '[:upper:]' '[:lower:]' <<<"$kind")s
+    for version in v1alpha1 v1beta1; do
+      versioned "$kind" "$version" "e2e-$plural-$version" | kubectl create -f - >/dev/null || return 1
+    done
+    for version in v1alpha1 v1beta1; do
+      got=$(kubectl get "$plural.$version.apps.kruise.io" -A -o json \
+        | jq -r '[.items[] | select(.metadata.name | startswith("e2e-'"$plural"'-v1")) | .apiVersion + "/" + .metadata.name] | sort | join(" ")')
+      [ "$got" = "apps.kruise.io/$version/e2e-$plural-v1alpha1 apps.kruise.io/$version/e2e-$plural-v1beta1" ] \
+        || { echo "     $plural.$version: $got"; return 1; }
+    done
+  done
+}
+check "SidecarSet, CloneSet, StatefulSet, DaemonSet written as v1alpha1 and as v1beta1 read back as both" both_versions_read_back
+
+# A v1alpha1 SidecarSet pinned by spec.namespace is stored as v1beta1 with a selector on the name
+# label, which 1.20 does not set on namespaces: it still injects in its namespace, and only there.
+pinned_v1alpha1_injects_in_its_namespace() {
+  local stored pod
+  stored=$(kubectl get sidecarsets.v1beta1.apps.kruise.io e2e-hashed -o json | jq -c .spec.namespaceSelector)
+  [ "$stored" = '{"matchLabels":{"kubernetes.io/metadata.name":"e2e-other"}}' ] || { echo "     stored: $stored"; return 1; }
+  kubectl get namespace e2e-other -o json | jq -e '.metadata.labels["kubernetes.io/metadata.name"] == null' >/dev/null \
+    || { echo "     this apiserver labels namespaces with their name: the check proves nothing"; return 1; }
+  pod=$(create_pod "$(web_pod e2e-other '{"name": "pinned", "labels": {"app": "hashed"}}')") || return 1
+  jq -e '[.spec.containers[].name] == ["hashed-sidecar", "app"]' <<<"$pod" >/dev/null \
+    || { jq -c '[.spec.containers[].name]' <<<"$pod"; return 1; }
+  pod=$(create_pod "$(web_pod e2e-versions '{"name": "pinned", "labels": {"app": "hashed"}}')") || return 1
+  jq -e '[.spec.containers[].name] == ["app"]' <<<"$pod" >/dev/null || { jq -c '[.spec.containers[].name]' <<<"$pod"; return 1; }
+}
+check "v1alpha1 SidecarSet pinned by spec.namespace, stored as v1beta1: injects in its namespace only, on 1.20 (no name label)" \
+  pinned_v1alpha1_injects_in_its_namespace
+
+custom_version_v1beta1() {
+  versioned SidecarSet v1beta1 e2e-custom | jq '.spec.customVersion = "v2"' | kubectl create -f - >/dev/null || return 1
+  kubectl get sidecarsets.v1beta1.apps.kruise.io e2e-custom -o json | jq -e '(.spec.customVersion == "v2")
+    and (.metadata.annotations["kruise.io/sidecarset-hash"] | length == 64)
+    and (.spec.containers[0].podInjectPolicy == "BeforeAppContainer")' >/dev/null || return 1
+  kubectl get sidecarsets.v1alpha1.apps.kruise.io e2e-custom -o json \
+    | jq -e '.metadata.labels["apps.kruise.io/sidecarset-custom-version"] == "v2" and .spec.customVersion == null' >/dev/null
+}
+check "v1beta1 SidecarSet with customVersion: defaulted and hashed, read as v1alpha1 with the custom-version label" custom_version_v1beta1
+
+# The v1beta1 objects of both_versions_read_back, as the mutating webhooks left them.
+v1beta1_workloads_defaulted() {
+  kubectl get clonesets.v1beta1.apps.kruise.io -n e2e-versions e2e-clonesets-v1beta1 -o json | jq -e '
+    (.spec.updateStrategy == {type: "RollingUpdate", rollingUpdate: {podUpdatePolicy: "ReCreate", partition: 0, maxUnavailable: "20%", maxSurge: 0}})
+    and (.spec.revisionHistoryLimit == 10) and (.spec.template.spec.restartPolicy == "Always")' >/dev/null \
+    || { kubectl get clonesets.v1beta1.apps.kruise.io -n e2e-versions e2e-clonesets-v1beta1 -o json | jq -c .spec.updateStrategy; return 1; }
+  kubectl get daemonsets.v1beta1.apps.kruise.io -n e2e-versions e2e-daemonsets-v1beta1 -o json | jq -e '
+    (.spec.burstReplicas == 250)
+    and (.spec.updateStrategy == {type: "RollingUpdate", rollingUpdate: {rollingUpdateType: "Standard", maxUnavailable: 1, maxSurge: 0}})
+    and (.spec.template.spec.containers[0].imagePullPolicy == "IfNotPresent")' >/dev/null \
+    || { kubectl get daemonsets.v1beta1.apps.kruise.io -n e2e-versions e2e-daemonsets-v1beta1 -o json | jq -c .spec; return 1; }
+}
+check "v1beta1 CloneSet and DaemonSet reviews accepted and defaulted by the webhooks" v1beta1_workloads_defaulted
+check "invalid v1beta1 CloneSet refused with the validator's message" workload_refused vcloneset.kb.io \
+  "$(versioned CloneSet v1beta1 e2e-sideways | jq '.spec.updateStrategy = {rollingUpdate: {podUpdatePolicy: "Sideways"}}')" \
+  '"Sideways"'
 
 stopped_refuses() {
   stop_webhook

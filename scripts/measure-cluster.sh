@@ -29,7 +29,7 @@ jq -n --argjson m "$M" '{apiVersion: "v1", kind: "List", items: [range($m) |
   {apiVersion: "v1", kind: "Namespace", metadata: {name: "ns-\(.)", labels: {team: "t\(. % 10)"}}}]}' \
   | kubectl apply -f - >/dev/null
 jq -n --argjson s "$S" '{apiVersion: "v1", kind: "List", items: [range($s) |
-  {apiVersion: "apps.kruise.io/v1alpha1", kind: "SidecarSet", metadata: {name: "set-\(.)"},
+  {apiVersion: "apps.kruise.io/v1beta1", kind: "SidecarSet", metadata: {name: "set-\(.)"},
    spec: {selector: {matchLabels: {app: "app-\(.)"}}, namespaceSelector: {matchLabels: {team: "t\(. % 10)"}},
           containers: [{name: "sidecar-\(.)", image: "busybox:1.36", env: [{name: "N", value: "\(.)"}],
                         volumeMounts: [{name: "v-\(.)", mountPath: "/v"}]}],

@@ -42,7 +42,7 @@ kubectl wait --for=condition=Established --timeout=60s crd --all >/dev/null
 kubectl apply -f deploy/namespace.yaml >/dev/null
 kubectl create namespace bench >/dev/null
 kubectl apply -f - >/dev/null <<'EOF'
-apiVersion: apps.kruise.io/v1alpha1
+apiVersion: apps.kruise.io/v1beta1
 kind: DaemonSet
 metadata: {name: agent, namespace: bench}
 spec:

@@ -63,10 +63,10 @@ started=$(now)
 for part in $(seq 0 $((PARALLEL - 1))); do
   awk -v n="$N" -v parts="$PARALLEL" -v part="$part" -v api="$API" -v p="$P" 'BEGIN {
     for (i = part; i < n; i += parts) {
-      printf "url = \"%s/apis/apps.kruise.io/v1alpha1/sidecarsets\"\n", api
+      printf "url = \"%s/apis/apps.kruise.io/v1beta1/sidecarsets\"\n", api
       printf "cacert = \"%s/ca.crt\"\ncert = \"%s/admin.crt\"\nkey = \"%s/admin.key\"\n", p, p, p
       printf "header = \"Content-Type: application/json\"\noutput = \"/dev/null\"\nwrite-out = \"%%{http_code}\\n\"\n"
-      printf "data-binary = \"{\\\"apiVersion\\\":\\\"apps.kruise.io/v1alpha1\\\",\\\"kind\\\":\\\"SidecarSet\\\",\\\"metadata\\\":{\\\"name\\\":\\\"scale-%d\\\"},\\\"spec\\\":{\\\"selector\\\":{\\\"matchLabels\\\":{\\\"app\\\":\\\"scale-%d\\\"}},\\\"containers\\\":[{\\\"name\\\":\\\"sidecar\\\",\\\"image\\\":\\\"busybox:1.36\\\"}]}}\"\n", i, i
+      printf "data-binary = \"{\\\"apiVersion\\\":\\\"apps.kruise.io/v1beta1\\\",\\\"kind\\\":\\\"SidecarSet\\\",\\\"metadata\\\":{\\\"name\\\":\\\"scale-%d\\\"},\\\"spec\\\":{\\\"selector\\\":{\\\"matchLabels\\\":{\\\"app\\\":\\\"scale-%d\\\"}},\\\"containers\\\":[{\\\"name\\\":\\\"sidecar\\\",\\\"image\\\":\\\"busybox:1.36\\\"}]}}\"\n", i, i
       if (i + parts < n) print "next"
     }
   }' > "$work/create-$part.conf"
@@ -80,10 +80,10 @@ wait
 # pod's SidecarSetUpgradable condition, all at about the same time.
 awk -v n="$SHARED" -v api="$API" -v p="$P" 'BEGIN {
   for (i = 0; i < n; i++) {
-    printf "url = \"%s/apis/apps.kruise.io/v1alpha1/sidecarsets\"\n", api
+    printf "url = \"%s/apis/apps.kruise.io/v1beta1/sidecarsets\"\n", api
     printf "cacert = \"%s/ca.crt\"\ncert = \"%s/admin.crt\"\nkey = \"%s/admin.key\"\n", p, p, p
     printf "header = \"Content-Type: application/json\"\noutput = \"/dev/null\"\nwrite-out = \"%%{http_code}\\n\"\n"
-    printf "data-binary = \"{\\\"apiVersion\\\":\\\"apps.kruise.io/v1alpha1\\\",\\\"kind\\\":\\\"SidecarSet\\\",\\\"metadata\\\":{\\\"name\\\":\\\"shared-%d\\\",\\\"annotations\\\":{\\\"kruise.io/sidecarset-hash\\\":\\\"h\\\",\\\"kruise.io/sidecarset-hash-without-image\\\":\\\"h\\\"}},\\\"spec\\\":{\\\"selector\\\":{\\\"matchLabels\\\":{\\\"app\\\":\\\"shared\\\"}},\\\"containers\\\":[{\\\"name\\\":\\\"shared-%d\\\",\\\"image\\\":\\\"busybox:1.36\\\"}]}}\"\n", i, i
+    printf "data-binary = \"{\\\"apiVersion\\\":\\\"apps.kruise.io/v1beta1\\\",\\\"kind\\\":\\\"SidecarSet\\\",\\\"metadata\\\":{\\\"name\\\":\\\"shared-%d\\\",\\\"annotations\\\":{\\\"kruise.io/sidecarset-hash\\\":\\\"h\\\",\\\"kruise.io/sidecarset-hash-without-image\\\":\\\"h\\\"}},\\\"spec\\\":{\\\"selector\\\":{\\\"matchLabels\\\":{\\\"app\\\":\\\"shared\\\"}},\\\"containers\\\":[{\\\"name\\\":\\\"shared-%d\\\",\\\"image\\\":\\\"busybox:1.36\\\"}]}}\"\n", i, i
     if (i + 1 < n) print "next"
   }
 }' > "$work/create-shared.conf"
@@ -102,7 +102,7 @@ fi
 # a page as the watcher asks, read by curl and thrown away.
 listed_in=$(now) continue_token= pages=0
 while :; do
-  page=$(api "$API/apis/apps.kruise.io/v1alpha1/sidecarsets?limit=500${continue_token:+&continue=$continue_token}" \
+  page=$(api "$API/apis/apps.kruise.io/v1beta1/sidecarsets?limit=500${continue_token:+&continue=$continue_token}" \
     | jq -r '.metadata.continue // ""') || break
   pages=$((pages + 1))
   [ -z "$page" ] && break
@@ -112,7 +112,7 @@ echo "the apiserver's paged list alone: $pages pages in $(since "$listed_in") s"
 # --- and the same from its watch cache (resourceVersion=0: one answer, no paging on 1.20), as
 # the webhook lists.
 listed_in=$(now)
-api "$API/apis/apps.kruise.io/v1alpha1/sidecarsets?resourceVersion=0" > "$work/listed.json"
+api "$API/apis/apps.kruise.io/v1beta1/sidecarsets?resourceVersion=0" > "$work/listed.json"
 echo "the apiserver's list from its watch cache alone: $(wc -c < "$work/listed.json") bytes in $(since "$listed_in") s"
 
 # --- every status written from now on, as a watch from that list sees it: the names of the
@@ -124,7 +124,7 @@ current_at '.items[] | ' < "$work/listed.json" > "$work/current"
 watch_rv=$(jq -r '.metadata.resourceVersion' "$work/listed.json")
 rm "$work/listed.json"
 (
-  api -N "$API/apis/apps.kruise.io/v1alpha1/sidecarsets?watch=1&resourceVersion=$watch_rv&timeoutSeconds=3600" 2>/dev/null \
+  api -N "$API/apis/apps.kruise.io/v1beta1/sidecarsets?watch=1&resourceVersion=$watch_rv&timeoutSeconds=3600" 2>/dev/null \
     | jq --unbuffered -r 'select(.type == "MODIFIED") | .object
         | select(.status.observedGeneration == .metadata.generation) | .metadata.name' >> "$work/current"
 ) 2>/dev/null &
@@ -193,7 +193,7 @@ wait "$status_watch" 2>/dev/null || true
 status_watch=
 # One list confirms what the watch counted.
 if [ -n "$converged_at" ]; then
-  listed=$(api "$API/apis/apps.kruise.io/v1alpha1/sidecarsets?resourceVersion=0" \
+  listed=$(api "$API/apis/apps.kruise.io/v1beta1/sidecarsets?resourceVersion=0" \
     | current_at '.items[] | ' | wc -l)
   [ "$listed" -ge "$created" ] || { echo "the watch counted $current current, a list $listed" >&2; converged_at=; current=$listed; }
 fi

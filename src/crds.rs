@@ -5,25 +5,79 @@
 
 use std::path::Path;
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceConversion, CustomResourceDefinition, ServiceReference, WebhookClientConfig,
+    WebhookConversion,
+};
 use kube::CustomResourceExt;
 
-use crate::api::SidecarSet;
-use crate::api::cloneset::CloneSet;
-use crate::api::daemonset::DaemonSet;
-use crate::api::statefulset::statefulset_crd;
+use crate::api::cloneset::{self, CloneSet};
+use crate::api::daemonset::{self, DaemonSet};
+use crate::api::statefulset::{self, StatefulSet};
+use crate::api::{SidecarSet, keys, sidecarset};
 
 /// Every CRD this project owns.
 pub fn all() -> Vec<CustomResourceDefinition> {
     vec![
-        SidecarSet::crd(),
-        CloneSet::crd(),
-        statefulset_crd(),
-        DaemonSet::crd(),
+        served_in_two_versions(
+            sidecarset::v1alpha1::SidecarSet::crd(),
+            SidecarSet::crd(),
+            "v1beta1",
+        ),
+        served_in_two_versions(
+            CloneSet::crd(),
+            cloneset::v1beta1::CloneSet::crd(),
+            "v1alpha1",
+        ),
+        served_in_two_versions(
+            statefulset::v1alpha1::StatefulSet::crd(),
+            StatefulSet::crd(),
+            "v1beta1",
+        ),
+        served_in_two_versions(
+            daemonset::v1alpha1::DaemonSet::crd(),
+            DaemonSet::crd(),
+            "v1beta1",
+        ),
     ]
     .into_iter()
     .map(with_clean_schemas)
     .collect()
+}
+
+/// Where the apiserver sends the CRDs' ConversionReviews: the webhook's Service, as `deploy/`
+/// installs it. The `certs` job adds the caBundle (the manifests carry none).
+pub const CONVERSION_SERVICE_NAMESPACE: &str = "kruise-system";
+
+/// One CRD serving both versions, each with its own schema, columns and subresources, `storage`
+/// stored, converted by the webhook's `/convert` as OpenKruise's CRDs are.
+fn served_in_two_versions(
+    v1alpha1: CustomResourceDefinition,
+    v1beta1: CustomResourceDefinition,
+    storage: &str,
+) -> CustomResourceDefinition {
+    // Merging only fails on mismatched groups, kinds or scopes, which each pair shares.
+    let mut crd =
+        kube::core::crd::merge_crds(vec![v1alpha1, v1beta1.clone()], storage).unwrap_or(v1beta1);
+    // In name order, as OpenKruise's (controller-gen) CRDs list them.
+    crd.spec.versions.sort_by(|a, b| a.name.cmp(&b.name));
+    crd.spec.conversion = Some(CustomResourceConversion {
+        strategy: "Webhook".to_string(),
+        webhook: Some(WebhookConversion {
+            client_config: Some(WebhookClientConfig {
+                service: Some(ServiceReference {
+                    name: crate::cli::DEFAULT_SERVICE_NAME.to_string(),
+                    namespace: CONVERSION_SERVICE_NAMESPACE.to_string(),
+                    path: Some(keys::PATH_CONVERT.to_string()),
+                    port: None,
+                }),
+                ca_bundle: None,
+                url: None,
+            }),
+            conversion_review_versions: vec!["v1".to_string(), "v1beta1".to_string()],
+        }),
+    });
+    crd
 }
 
 /// Rewrites, in every object of the CRD, what schemars emits and the apiserver or `kubectl
@@ -261,22 +315,79 @@ mod tests {
 
     #[test]
     fn sidecarset_crd_shape() {
-        let crd = SidecarSet::crd();
-        assert_eq!(
-            crd.metadata.name.as_deref(),
-            Some("sidecarsets.apps.kruise.io")
-        );
+        let crd = find("sidecarsets.apps.kruise.io");
         assert_eq!(crd.spec.scope, "Cluster");
-        let version = &crd.spec.versions[0];
-        assert_eq!(version.name, "v1alpha1");
-        assert!(version.subresources.as_ref().unwrap().status.is_some());
-        let columns: Vec<_> = version
-            .additional_printer_columns
-            .iter()
-            .flatten()
-            .map(|c| c.name.as_str())
-            .collect();
-        assert_eq!(columns, vec!["MATCHED", "UPDATED", "READY", "AGE"]);
+        for version in &crd.spec.versions {
+            assert!(version.subresources.as_ref().unwrap().status.is_some());
+            let columns: Vec<_> = version
+                .additional_printer_columns
+                .iter()
+                .flatten()
+                .map(|c| c.name.as_str())
+                .collect();
+            assert_eq!(columns, vec!["MATCHED", "UPDATED", "READY", "AGE"]);
+        }
+        let spec_fields = |version: usize| -> Vec<String> {
+            let schema = serde_json::to_value(&crd.spec.versions[version].schema).unwrap();
+            let spec = &schema["openAPIV3Schema"]["properties"]["spec"]["properties"];
+            spec.as_object().unwrap().keys().cloned().collect()
+        };
+        let (alpha, beta) = (spec_fields(0), spec_fields(1));
+        assert!(alpha.contains(&"namespace".into()) && !alpha.contains(&"customVersion".into()));
+        assert!(!beta.contains(&"namespace".into()) && beta.contains(&"customVersion".into()));
+    }
+
+    fn find(name: &str) -> CustomResourceDefinition {
+        all()
+            .into_iter()
+            .find(|c| c.metadata.name.as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("{name} missing"))
+    }
+
+    /// Served and stored versions as OpenKruise v1.9.0 (its main branch for CloneSet, which
+    /// stores v1alpha1 here: docs/conversion.md), converted by the webhook's `/convert` behind
+    /// the Service `deploy/` installs; the caBundle is left to the `certs` job.
+    #[test]
+    fn versions_and_conversion_as_openkruise_serves_them() {
+        let table = [
+            ("sidecarsets.apps.kruise.io", "v1beta1"),
+            ("statefulsets.apps.kruise.io", "v1beta1"),
+            ("daemonsets.apps.kruise.io", "v1beta1"),
+            ("clonesets.apps.kruise.io", "v1alpha1"),
+        ];
+        for (name, storage) in table {
+            let crd = find(name);
+            let versions: Vec<(&str, bool, bool)> = crd
+                .spec
+                .versions
+                .iter()
+                .map(|v| (v.name.as_str(), v.served, v.storage))
+                .collect();
+            assert_eq!(
+                versions,
+                [
+                    ("v1alpha1", true, storage == "v1alpha1"),
+                    ("v1beta1", true, storage == "v1beta1")
+                ],
+                "{name}"
+            );
+            let conversion = serde_json::to_value(&crd.spec.conversion).unwrap();
+            assert_eq!(
+                conversion,
+                serde_json::json!({
+                    "strategy": "Webhook",
+                    "webhook": {
+                        "clientConfig": {"service": {
+                            "name": "kruise-webhook-service",
+                            "namespace": "kruise-system",
+                            "path": "/convert"
+                        }},
+                        "conversionReviewVersions": ["v1", "v1beta1"]
+                    }
+                }),
+                "{name}"
+            );
+        }
     }
 
     #[test]

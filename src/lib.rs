@@ -12,6 +12,7 @@ pub mod barrier;
 pub mod cli;
 pub mod cloneset;
 pub mod controller;
+pub mod convert;
 pub mod crds;
 pub mod daemonset;
 pub mod defaults;

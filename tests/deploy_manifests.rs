@@ -565,7 +565,7 @@ fn webhook_paths_and_rules_are_openkruises() {
             "/mutate-apps-kruise-io-cloneset".to_string(),
             set(&["clonesets"]),
             set(&["CREATE", "UPDATE"]),
-            set(&["v1alpha1"]),
+            set(&["v1alpha1", "v1beta1"]),
         ),
         (
             "MutatingWebhookConfiguration",
@@ -579,7 +579,7 @@ fn webhook_paths_and_rules_are_openkruises() {
             "/mutate-apps-kruise-io-daemonset".to_string(),
             set(&["daemonsets"]),
             set(&["CREATE", "UPDATE"]),
-            set(&["v1alpha1"]),
+            set(&["v1alpha1", "v1beta1"]),
         ),
         (
             "ValidatingWebhookConfiguration",
@@ -593,7 +593,7 @@ fn webhook_paths_and_rules_are_openkruises() {
             "/validate-apps-kruise-io-cloneset".to_string(),
             set(&["clonesets"]),
             set(&["CREATE", "UPDATE", "DELETE"]),
-            set(&["v1alpha1"]),
+            set(&["v1alpha1", "v1beta1"]),
         ),
         (
             "ValidatingWebhookConfiguration",
@@ -607,7 +607,7 @@ fn webhook_paths_and_rules_are_openkruises() {
             "/validate-apps-kruise-io-daemonset".to_string(),
             set(&["daemonsets"]),
             set(&["CREATE", "UPDATE"]),
-            set(&["v1alpha1"]),
+            set(&["v1alpha1", "v1beta1"]),
         ),
     ];
     // OpenKruise's deletion protection of Kubernetes' own objects: DELETE only.

@@ -13,6 +13,7 @@ use kruise_webhook::api::SidecarSet;
 use kruise_webhook::api::cloneset::CloneSet;
 use kruise_webhook::api::daemonset::DaemonSet;
 use kruise_webhook::api::statefulset::StatefulSet;
+use kruise_webhook::convert;
 use kruise_webhook::source::Catalogue;
 use kruise_webhook::source::dir::{self, EMBEDDED_EXAMPLES};
 use serde_json::Value;
@@ -58,6 +59,16 @@ fn apply(object: &Value, response: &AdmissionResponse) -> Value {
     object
 }
 
+/// Decodes `object`, in whichever version it is, as the working type `K`.
+fn working<K: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned>(
+    object: &Value,
+) -> Result<(), String> {
+    let converted = convert::convert(object, &K::api_version(&())).map_err(|e| e.to_string())?;
+    serde_json::from_value::<K>(converted)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
 #[test]
 fn every_fixture_round_trips_and_is_reinvocation_safe() {
     let catalogue = example_catalogue();
@@ -96,11 +107,13 @@ fn every_fixture_round_trips_and_is_reinvocation_safe() {
         }
         let object = apply(&review["request"]["object"], &first);
         let decoded = match review["request"]["kind"]["kind"].as_str() {
-            Some("Pod") => serde_json::from_value::<Pod>(object.clone()).map(drop),
-            Some("SidecarSet") => serde_json::from_value::<SidecarSet>(object.clone()).map(drop),
-            Some("CloneSet") => serde_json::from_value::<CloneSet>(object.clone()).map(drop),
-            Some("StatefulSet") => serde_json::from_value::<StatefulSet>(object.clone()).map(drop),
-            Some("DaemonSet") => serde_json::from_value::<DaemonSet>(object.clone()).map(drop),
+            Some("Pod") => serde_json::from_value::<Pod>(object.clone())
+                .map(drop)
+                .map_err(|e| e.to_string()),
+            Some("SidecarSet") => working::<SidecarSet>(&object),
+            Some("CloneSet") => working::<CloneSet>(&object),
+            Some("StatefulSet") => working::<StatefulSet>(&object),
+            Some("DaemonSet") => working::<DaemonSet>(&object),
             other => panic!("{name}: no decoder for kind {other:?}"),
         };
         decoded.unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -235,4 +248,55 @@ fn e2e_workloads_pass_validation() {
         checked += 1;
     }
     assert_eq!(checked, 3);
+}
+
+/// A SidecarSet is defaulted in the version it was sent in: the patch adds the defaults and the
+/// hashes and makes the object what storage (v1beta1) keeps of it (`spec.namespace` as a
+/// namespace selector), and the hashes do not depend on the version.
+#[test]
+fn sidecarsets_are_defaulted_in_either_version() {
+    let catalogue = example_catalogue();
+    let load = |name: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(Path::new(FIXTURES).join(name)).unwrap())
+            .unwrap()
+    };
+    let review = load("sidecarset-v1alpha1-namespace.json");
+    let response = answer(&review, &catalogue);
+    let object = apply(&review["request"]["object"], &response);
+    assert_eq!(object["spec"].get("namespace"), None);
+    assert_eq!(
+        object["spec"]["namespaceSelector"],
+        serde_json::json!({"matchLabels": {"kubernetes.io/metadata.name": "shop"}})
+    );
+    assert_eq!(
+        object["metadata"]["labels"]["apps.kruise.io/sidecarset-custom-version"],
+        "v1"
+    );
+    assert_eq!(
+        object["spec"]["containers"][0]["upgradeStrategy"]["upgradeType"],
+        "ColdUpgrade"
+    );
+
+    let hashes = |review: &Value| -> (Value, Value) {
+        let object = apply(&review["request"]["object"], &answer(review, &catalogue));
+        let annotations = &object["metadata"]["annotations"];
+        (
+            annotations["kruise.io/sidecarset-hash"].clone(),
+            annotations["kruise.io/sidecarset-hash-without-image"].clone(),
+        )
+    };
+    let alpha = load("sidecarset-create.json");
+    let mut beta = alpha.clone();
+    for key in ["kind", "resource", "requestKind", "requestResource"] {
+        beta["request"][key]["version"] = "v1beta1".into();
+    }
+    beta["request"]["object"] =
+        convert::convert(&alpha["request"]["object"], "apps.kruise.io/v1beta1").unwrap();
+    assert_eq!(
+        beta["request"]["object"]["apiVersion"],
+        "apps.kruise.io/v1beta1"
+    );
+    let (alpha_hashes, beta_hashes) = (hashes(&alpha), hashes(&beta));
+    assert!(alpha_hashes.0.is_string(), "{alpha_hashes:?}");
+    assert_eq!(alpha_hashes, beta_hashes);
 }

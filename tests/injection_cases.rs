@@ -415,15 +415,18 @@ fn strings(items: &[&str]) -> Vec<String> {
 }
 
 fn ss(yaml: &str) -> SidecarSet {
-    kruise_webhook::yaml::from_str(yaml)
-        .unwrap_or_else(|e| panic!("fixture does not parse: {e}\n{yaml}"))
+    ss_with(yaml, |_| {})
 }
 
-/// Parses a fixture and edits it through its JSON form (`edit` gets the whole object).
+/// Parses a fixture and edits it through its JSON form, in the version it is written in
+/// (`edit` gets the whole object); the result is the v1beta1 SidecarSet the server works on.
 fn ss_with(yaml: &str, edit: impl FnOnce(&mut Value)) -> SidecarSet {
-    let mut value = serde_json::to_value(ss(yaml)).unwrap();
+    let mut value: Value = kruise_webhook::yaml::from_str(yaml)
+        .unwrap_or_else(|e| panic!("fixture does not parse: {e}\n{yaml}"));
     edit(&mut value);
-    serde_json::from_value(value).expect("edited SidecarSet parses")
+    let converted = kruise_webhook::convert::convert(&value, "apps.kruise.io/v1beta1")
+        .unwrap_or_else(|e| panic!("fixture does not convert: {e}\n{yaml}"));
+    serde_json::from_value(converted).expect("edited SidecarSet parses")
 }
 
 /// The §8.1 value of one hash-annotation entry, byte for byte.
@@ -835,13 +838,15 @@ fn a6_v1alpha1_namespace_field() {
         out.assert_patched();
         assert_eq!(out.annotation(INJECTED_LIST), Some("sidecarset1"));
         h.run(in_ns("ns2")).assert_unchanged();
-        // HEAD stores `namespace: ns1` as a namespaceSelector on kubernetes.io/metadata.name, so a
-        // Namespace that is not visible (or lacks the label, pre-1.21) is not matched (§2.3).
+        // v1beta1 stores `namespace: ns1` as a namespaceSelector on kubernetes.io/metadata.name,
+        // so a Namespace that is not visible is not matched (§2.3); one without the label (a
+        // pre-1.21 apiserver does not set it) is matched as a 1.21 apiserver would label it.
         h.run(in_ns("ns3")).assert_unchanged();
         let unlabelled = harness(vec![set.clone()])
-            .namespaces(&[("ns1", &[("team", "x")])])
+            .namespaces(&[("ns1", &[("team", "x")]), ("ns2", &[])])
             .assume_undeclared(false);
-        unlabelled.run(in_ns("ns1")).assert_unchanged();
+        unlabelled.run(in_ns("ns1")).assert_patched();
+        unlabelled.run(in_ns("ns2")).assert_unchanged();
         // Without a cluster, an undeclared namespace is assumed to carry its name label.
         let assumed = harness(vec![set]).assume_undeclared(true);
         assumed.run(in_ns("ns1")).assert_patched();

@@ -14,15 +14,22 @@
 # shellcheck source=scripts/lib/identity.sh
 . scripts/lib/identity.sh
 
+# shellcheck source=scripts/lib/conversion.sh
+. scripts/lib/conversion.sh
+
 # e2e_begin NAME APISERVER_PORT ETCD_PORT ETCD_PEER_PORT [LOGS_DIR]: the bookkeeping, the binary
 # (BIN, built when missing) and the cluster: KUBECONFIG as given, else a kube-apiserver of its own on
-# the ports given (the environment's APISERVER_PORT etc. win), stopped on exit. LOGS_DIR keeps the
-# controllers' logs and the recorded watches.
+# the ports given (the environment's APISERVER_PORT etc. win), stopped on exit; and the CRDs'
+# conversion webhook (scripts/lib/conversion.sh: scripts/e2e.sh's, else one of its own on
+# APISERVER_PORT + 2, admin + 3, or E2E_CONVERSION_PORT / E2E_CONVERSION_ADMIN_PORT), for
+# `apply_crds`. LOGS_DIR keeps the controllers' logs and the recorded watches.
 e2e_begin() {
   e2e_name=$1 e2e_logs=${5:-} here=$PWD
   BIN=${BIN:-target/debug/kruise-webhook}
   [ -x "$BIN" ] || cargo build --locked --quiet
   tmp=$(mktemp -d)
+  # kubectl's discovery cache of its own (see scripts/e2e.sh).
+  export KUBECACHEDIR=${KUBECACHEDIR:-$tmp/kube-cache}
   ctl_pid="" watch_pids="" started_local=0 passed=0 failed=0
   if [ -z "${KUBECONFIG:-}" ]; then
     local shared=$HOME/.cache/kruise-webhook/kube-local
@@ -40,6 +47,7 @@ e2e_begin() {
   # The controllers' kubeconfig: deploy/'s ServiceAccount kruise-system/kruise-webhook.
   CTL_KUBECONFIG=$tmp/kruise-webhook.kubeconfig
   identity_kubeconfig kruise-webhook "$CTL_KUBECONFIG"
+  conversion_begin "$BIN" "${E2E_CONVERSION_PORT:-$(($2 + 2))}" "${E2E_CONVERSION_ADMIN_PORT:-$(($2 + 3))}" "$tmp/conversion"
 }
 
 # e2e_namespace: makes NS, and lets the webhook's identity keep its Lease there (the Role of
@@ -57,6 +65,7 @@ e2e_finish() {
     for log in "$tmp"/ctl*.log; do [ -f "$log" ] && { echo "--- $(basename "$log") (tail)"; tail -30 "$log"; }; done
   fi
   for p in $ctl_pid $watch_pids; do kill "$p" 2>/dev/null || true; done
+  conversion_end
   wait 2>/dev/null || true
   # Every request of the controllers' identity was allowed.
   check "no request of kruise-system/kruise-webhook refused (audit log, controller logs, Warning events)" \

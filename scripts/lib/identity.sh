@@ -59,6 +59,11 @@ identity_mark() {
 # - the processes' logs (LOG...): an RBAC refusal's words;
 # - Warning events in NAMESPACE... whose message is an RBAC refusal (a controller reporting a write
 #   it was not allowed to make).
+#
+# A kube-apiserver that has just started authorizes with RBAC caches still empty and forbids what
+# the roles allow until they fill (a second or two). A script that restarts the apiserver records
+# each such span in IDENTITY_WARMUP (a file of "START_MS END_MS" lines); refusals inside one are
+# the apiserver's, not the identity's, and are counted apart.
 identity_refusals() {
   local mark=$1 log found=0 audit seen refused
   shift
@@ -67,8 +72,9 @@ identity_refusals() {
   [ "${1:-}" = -- ] && shift && namespaces=("$@")
   if audit=$(identity_audit_log); then
     seen=$(tail -n +"$((mark + 1))" "$audit" | grep -c '"stage":"ResponseComplete"' || true)
-    refused=$(tail -n +"$((mark + 1))" "$audit" | jq -r 'select(.stage == "ResponseComplete"
-        and .annotations["authorization.k8s.io/decision"] == "forbid")
+    refused=$(tail -n +"$((mark + 1))" "$audit" | jq -c 'select(.stage == "ResponseComplete"
+        and .annotations["authorization.k8s.io/decision"] == "forbid")' | outside_warmup requestReceivedTimestamp \
+      | jq -r '.
       | "\(.user.username) \(.verb) \(.objectRef.apiGroup // "")/\(.objectRef.resource // .requestURI)\(if .objectRef.subresource then "/" + .objectRef.subresource else "" end) \(.objectRef.namespace // "")"' \
       | sort | uniq -c)
     echo "     audit: $seen requests of kruise-system's ServiceAccounts answered"
@@ -76,9 +82,11 @@ identity_refusals() {
   fi
   for log in "${logs[@]}"; do
     [ -f "$log" ] || continue
-    if grep -qE 'is forbidden: User|cannot (get|list|watch|create|update|patch|delete|deletecollection) resource' "$log"; then
+    refused=$(grep -E 'is forbidden: User|cannot (get|list|watch|create|update|patch|delete|deletecollection) resource' "$log" \
+      | outside_warmup || true)
+    if [ -n "$refused" ]; then
       echo "     refused ($(basename "$log")):"
-      grep -E 'is forbidden: User|cannot (get|list|watch|create|update|patch|delete|deletecollection) resource' "$log" | head -5 | cut -c1-400 | sed 's/^/       /'
+      head -5 <<<"$refused" | cut -c1-400 | sed 's/^/       /'
       found=1
     fi
   done
@@ -88,4 +96,17 @@ identity_refusals() {
     if [ -n "$refused" ]; then echo "     refused (Warning events in $ns):"; sed 's/^/       /' <<<"$refused"; found=1; fi
   done
   [ "$found" = 0 ]
+}
+
+# outside_warmup [FIELD]: the lines of standard input (log lines that start with an RFC 3339 time,
+# or with FIELD: JSON objects holding one) not inside a span of IDENTITY_WARMUP; says how many
+# were, on standard error.
+outside_warmup() {
+  python3 "$(dirname "${BASH_SOURCE[0]}")/outside_warmup.py" "${IDENTITY_WARMUP:-}" "${1:-}"
+}
+
+# identity_warmup_since START_MS: records in IDENTITY_WARMUP the warm-up span of an apiserver started
+# at START_MS (epoch milliseconds) and ready now: until 10 s from now.
+identity_warmup_since() {
+  echo "$1 $(($(date +%s%3N) + 10000))" >>"$IDENTITY_WARMUP"
 }

@@ -4,12 +4,16 @@
 //! sends one; its `failurePolicy` then decides). Anything with a readable `uid` gets an
 //! AdmissionReview that keeps the uid, `allowed: false` and a message naming the problem.
 
+pub mod conversion;
 pub mod deletion;
 pub mod patch;
 pub mod pod;
 pub mod review;
 pub mod sidecarset;
 pub mod workload;
+
+#[cfg(test)]
+mod test_reviews;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -66,6 +70,7 @@ pub const SERVED_PATHS: &[&str] = &[
     deletion::PATH_VALIDATE_APPS_STATEFULSET,
     deletion::PATH_VALIDATE_SERVICE,
     deletion::PATH_VALIDATE_INGRESS,
+    keys::PATH_CONVERT,
 ];
 
 /// What the admission handlers share.
@@ -106,6 +111,7 @@ pub fn router(state: AdmissionState, with_baseline: bool) -> Router {
     });
     let mut router = Router::new()
         .route(served(keys::PATH_MUTATE_POD), post(mutate_pod))
+        .route(served(keys::PATH_CONVERT), post(convert_objects))
         .route(
             served(keys::PATH_MUTATE_SIDECARSET),
             post(mutate_sidecarset),
@@ -262,6 +268,58 @@ async fn validate_sidecarset(
         let catalogue = state.catalogue.load();
         sidecarset::validate_sidecarset_request(request, catalogue.sidecarsets())
     })
+}
+
+/// The CRDs' conversion webhook: counted as `webhook="convert"`, `allowed` when every object
+/// converted, `error` when one did not (the review then answers `Failure`) or the body is no
+/// ConversionReview (a 400).
+async fn convert_objects(
+    State(state): State<AdmissionState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    const WEBHOOK: &str = "convert";
+    let started = Instant::now();
+    let observe = |result| {
+        state
+            .metrics
+            .observe_admission(WEBHOOK, "", result, started.elapsed())
+    };
+    if !is_json(&headers) {
+        observe(AdmissionResult::Error);
+        return plain_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Content-Type must be application/json",
+        );
+    }
+    match conversion::answer(&body) {
+        Ok(answer) => {
+            let failed = answer.response.result.status != "Success";
+            if failed {
+                tracing::info!(
+                    uid = %answer.response.uid,
+                    message = %answer.response.result.message,
+                    "conversion refused"
+                );
+            }
+            observe(if failed {
+                AdmissionResult::Error
+            } else {
+                AdmissionResult::Allowed
+            });
+            let mut http = axum::Json(answer).into_response();
+            http.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            http
+        }
+        Err(error) => {
+            tracing::debug!(webhook = WEBHOOK, %error, "undecodable conversion request");
+            observe(AdmissionResult::Error);
+            plain_error(StatusCode::BAD_REQUEST, &error.to_string())
+        }
+    }
 }
 
 async fn workload_webhook(
@@ -633,6 +691,48 @@ mod tests {
                 "{path}: expected {counted} in\n{metrics}"
             );
         }
+    }
+
+    /// `/convert` answers a ConversionReview with its objects converted, and counts it.
+    #[tokio::test]
+    async fn the_conversion_route_answers_conversion_reviews() {
+        let review = serde_json::json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+            "request": {"uid": "c-9", "desiredAPIVersion": "apps.kruise.io/v1alpha1", "objects": [{
+                "apiVersion": "apps.kruise.io/v1beta1", "kind": "DaemonSet",
+                "metadata": {"name": "agent", "namespace": "kube-system"},
+                "spec": {"scaleStrategy": {"partitionedScaling": true}},
+                "status": {"updateRevision": "abc"}
+            }]}
+        });
+        let state = state();
+        let request = Request::post(format!("{}?timeout=30s", keys::PATH_CONVERT))
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(review.to_string()))
+            .unwrap();
+        let response = router(state.clone(), false).oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let answer: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(answer["response"]["uid"], "c-9");
+        let converted = &answer["response"]["convertedObjects"][0];
+        assert_eq!(converted["apiVersion"], "apps.kruise.io/v1alpha1");
+        assert_eq!(converted["status"]["daemonSetHash"], "abc");
+        assert_eq!(
+            converted["metadata"]["annotations"]["daemonset.kruise.io/progressive-create-pod"],
+            "true"
+        );
+        let metrics = state.metrics.encode();
+        assert!(
+            metrics
+                .lines()
+                .any(|l| l.starts_with("kruise_webhook_admission_requests_total")
+                    && l.contains(r#"webhook="convert""#)
+                    && l.ends_with(r#"result="allowed"} 1"#)),
+            "{metrics}"
+        );
     }
 
     /// SERVED_PATHS is what the manifests are checked against and what the `certs` job keeps: it

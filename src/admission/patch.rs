@@ -16,6 +16,7 @@ use k8s_openapi::api::core::v1::{Container, LocalObjectReference, Pod, Volume};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::convert::Served;
 use crate::inject::prepared::KnownJson;
 
 /// Above this many element comparisons an array is diffed position by position instead (still a
@@ -140,6 +141,27 @@ pub fn defaulting_patch<T: serde::Serialize>(
     apply_defaults(&mut object);
     let after = serde_json::to_value(&object).map_err(re_encoding)?;
     Ok(diff(&raw, &carry_over(&raw, &before, &after)))
+}
+
+/// [`defaulting_patch`] for an object sent in the served version `S`: the defaults of that
+/// version alone (`served_defaults`), then those of the working type, and the result back in
+/// `S`. The patch makes the object what it will be once stored, in the version sent: with the
+/// defaults, and with what the conversion to the working type normalizes (a v1alpha1
+/// SidecarSet's `spec.namespace` becomes its namespace selector) — storage would rewrite it so
+/// anyway. Running it again on its output changes nothing: conversion round trips are stable on
+/// what they produced.
+pub fn served_defaulting_patch<S: Served + Clone>(
+    raw: &str,
+    object: S,
+    served_defaults: impl FnOnce(&mut S),
+    working_defaults: impl FnOnce(&mut S::Working),
+) -> Result<Vec<PatchOperation>, String> {
+    defaulting_patch(raw, object, |object| {
+        served_defaults(object);
+        let mut working = object.clone().into_working();
+        working_defaults(&mut working);
+        *object = S::from_working(working);
+    })
 }
 
 /// The raw object with the changes between two typed renderings of it carried over: where

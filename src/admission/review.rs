@@ -155,6 +155,14 @@ pub fn decode_object<T: DeserializeOwned>(
     })
 }
 
+/// Decodes an embedded object sent in the served version `S`, as its working type.
+pub fn decode_working<S: crate::convert::Served>(
+    raw: Option<&RawValue>,
+    field: &str,
+) -> Result<S::Working, String> {
+    decode_object::<S>(raw, field).map(S::into_working)
+}
+
 /// The response half of an AdmissionReview, in the wire shape the apiserver reads.
 #[derive(Serialize, Debug, Clone, PartialEq)]
 #[serde(rename_all = "camelCase")]

@@ -1,10 +1,13 @@
 //! `/mutate-apps-kruise-io-sidecarset`: SidecarSet defaults and the two hash annotations, on
 //! CREATE and UPDATE; `/validate-apps-kruise-io-sidecarset`: every SidecarSet rule, including
-//! conflicts with the other SidecarSets.
+//! conflicts with the other SidecarSets. Both take `v1beta1` and `v1alpha1`: the decisions are
+//! made on `v1beta1`, and a patch is written against the version sent.
 
-use super::patch::defaulting_patch;
-use super::review::{AdmissionResponse, RequestEnvelope, decode_object};
+use super::patch::served_defaulting_patch;
+use super::review::{AdmissionResponse, RequestEnvelope, decode_object, decode_working};
+use crate::api::sidecarset::v1alpha1;
 use crate::api::{SidecarSet, keys};
+use crate::convert::Served;
 use crate::defaults::sidecarset::default_and_hash;
 use crate::validate::field::aggregate;
 use crate::validate::sidecarset::validate_sidecarset;
@@ -18,15 +21,42 @@ pub fn mutate_sidecarset(request: &RequestEnvelope<'_>) -> AdmissionResponse {
     if !matches!(request.operation.as_str(), "CREATE" | "UPDATE") {
         return AdmissionResponse::allow(uid);
     }
-    let set: SidecarSet = match decode_object(request.object, "request.object") {
+    if request.kind.version == ALPHA {
+        mutate_in::<v1alpha1::SidecarSet>(request)
+    } else {
+        mutate_in::<SidecarSet>(request)
+    }
+}
+
+const ALPHA: &str = "v1alpha1";
+const VERSIONS: [&str; 2] = ["v1beta1", ALPHA];
+
+fn mutate_in<S: Served<Working = SidecarSet> + Clone>(
+    request: &RequestEnvelope<'_>,
+) -> AdmissionResponse {
+    let uid = request.uid.as_str();
+    let set: S = match decode_object(request.object, "request.object") {
         Ok(set) => set,
         Err(message) => return AdmissionResponse::deny(uid, 400, message),
     };
     // Present: `decode_object` refuses a missing object.
     let raw = request.object.map_or("null", |raw| raw.get());
-    match defaulting_patch(raw, set, default_and_hash) {
+    match served_defaulting_patch(raw, set, |_| {}, default_and_hash) {
         Ok(ops) => AdmissionResponse::allow(uid).with_patch(&ops),
         Err(message) => AdmissionResponse::fail(uid, 500, message),
+    }
+}
+
+/// The object (`field`) of a request in either version, as `v1beta1`.
+fn decode_set(
+    request: &RequestEnvelope<'_>,
+    raw: Option<&serde_json::value::RawValue>,
+    field: &str,
+) -> Result<SidecarSet, String> {
+    if request.kind.version == ALPHA {
+        decode_working::<v1alpha1::SidecarSet>(raw, field)
+    } else {
+        decode_object(raw, field)
     }
 }
 
@@ -42,13 +72,13 @@ pub fn validate_sidecarset_request(
     }
     let old = match request.operation.as_str() {
         "CREATE" => None,
-        "UPDATE" => match decode_object::<SidecarSet>(request.old_object, "request.oldObject") {
+        "UPDATE" => match decode_set(request, request.old_object, "request.oldObject") {
             Ok(old) => Some(old),
             Err(message) => return AdmissionResponse::deny(uid, 400, message),
         },
         _ => return AdmissionResponse::allow(uid),
     };
-    let set: SidecarSet = match decode_object(request.object, "request.object") {
+    let set = match decode_set(request, request.object, "request.object") {
         Ok(set) => set,
         Err(message) => return AdmissionResponse::deny(uid, 400, message),
     };
@@ -64,8 +94,7 @@ pub fn validate_sidecarset_request(
 /// Accepted, but probably not what the author meant.
 fn sidecarset_warnings(set: &SidecarSet) -> Vec<String> {
     let mut warnings = Vec::new();
-    let unrestricted = set.spec.namespace.as_deref().unwrap_or("").is_empty()
-        && set.spec.namespace_selector.is_none();
+    let unrestricted = set.spec.namespace_selector.is_none();
     if unrestricted {
         warnings.push(
             "spec: neither namespace nor namespaceSelector is set: matching pods in every namespace (kube-system included) get these sidecars"
@@ -94,17 +123,25 @@ fn sidecarset_warnings(set: &SidecarSet) -> Vec<String> {
 /// A denial for a request that is not about a SidecarSet (a misconfigured webhook rule).
 fn refuse_other_kinds(request: &RequestEnvelope<'_>, verb: &str) -> Option<AdmissionResponse> {
     let kind = &request.kind;
-    if kind.kind == "SidecarSet" && kind.group == keys::GROUP {
+    if kind.kind == "SidecarSet"
+        && kind.group == keys::GROUP
+        && VERSIONS.contains(&kind.version.as_str())
+    {
         return None;
     }
     Some(AdmissionResponse::fail(
         &request.uid,
         400,
         format!(
-            "request.kind: Unsupported value: \"{}.{}\": this webhook {verb} SidecarSets ({}) only",
-            kind.kind,
+            "request.kind: Unsupported value: \"{}/{}, Kind={}\": this webhook {verb} SidecarSets ({} {}) only",
             kind.group,
-            keys::GROUP
+            kind.version,
+            kind.kind,
+            keys::GROUP,
+            VERSIONS.join(", ")
         ),
     ))
 }
+
+#[cfg(test)]
+mod tests;

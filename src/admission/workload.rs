@@ -1,5 +1,6 @@
-//! The Kruise workload webhooks: CloneSet, Advanced StatefulSet (`v1beta1`, and `v1alpha1`
-//! through conversion) and Advanced DaemonSet.
+//! The Kruise workload webhooks: CloneSet, Advanced StatefulSet and Advanced DaemonSet, each in
+//! both served versions. Decisions are made on the working type (see `crate::convert`), a patch
+//! is written against the version sent.
 //!
 //! `/mutate-apps-kruise-io-<kind>` stores OpenKruise's defaults; `/validate-apps-kruise-io-<kind>`
 //! checks the defaulted form of the object (so a manifest is judged the same whether or not the
@@ -7,17 +8,16 @@
 //! StatefulSet refusals and DaemonSet updates, 500 for a refused DaemonSet creation, 403 for a
 //! deletion refused by `policy.kruise.io/delete-protection`, 400 for undecodable objects.
 
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-
-use super::patch::defaulting_patch;
+use super::patch::served_defaulting_patch;
 use super::review::{AdmissionResponse, RequestEnvelope, decode_object};
-use crate::api::cloneset::CloneSet;
-use crate::api::daemonset::DaemonSet;
+use crate::api::cloneset::{self, CloneSet};
+use crate::api::daemonset::{self, DaemonSet};
 use crate::api::keys;
-use crate::api::statefulset::{self, v1alpha1};
+use crate::api::statefulset::{self, StatefulSet};
+use crate::convert::Served;
 use crate::defaults::workload::{
-    default_cloneset, default_daemonset, default_statefulset, default_statefulset_v1alpha1,
+    default_cloneset, default_cloneset_v1beta1, default_daemonset, default_daemonset_v1alpha1,
+    default_statefulset, default_statefulset_v1alpha1,
 };
 use crate::validate::cloneset::{
     CloneSetContext, cloneset_deletion_protection, cloneset_warnings, validate_cloneset,
@@ -27,6 +27,9 @@ use crate::validate::field::{FieldError, aggregate};
 use crate::validate::statefulset::{
     statefulset_deletion_protection, statefulset_warnings, validate_statefulset,
 };
+
+const ALPHA: &str = "v1alpha1";
+const BETA: &str = "v1beta1";
 
 const UNPROCESSABLE: u16 = 422;
 const FORBIDDEN: u16 = 403;
@@ -52,8 +55,8 @@ impl Workload {
 
     fn versions(self) -> &'static [&'static str] {
         match self {
-            Workload::StatefulSet => &["v1beta1", "v1alpha1"],
-            Workload::CloneSet | Workload::DaemonSet => &["v1alpha1"],
+            Workload::StatefulSet | Workload::DaemonSet => &[BETA, ALPHA],
+            Workload::CloneSet => &[ALPHA, BETA],
         }
     }
 
@@ -92,26 +95,81 @@ pub fn mutate_workload(workload: Workload, request: &RequestEnvelope<'_>) -> Adm
     if !matches!(request.operation.as_str(), "CREATE" | "UPDATE") {
         return AdmissionResponse::allow(&request.uid);
     }
-    match (workload, request.kind.version.as_str()) {
-        (Workload::CloneSet, _) => mutate_with(request, default_cloneset),
-        (Workload::StatefulSet, "v1alpha1") => mutate_with(request, default_statefulset_v1alpha1),
-        (Workload::StatefulSet, _) => mutate_with(request, default_statefulset),
-        (Workload::DaemonSet, _) => mutate_with(request, default_daemonset),
+    let alpha = request.kind.version == ALPHA;
+    match workload {
+        Workload::CloneSet if alpha => {
+            mutate_in(request, Defaults::<CloneSet>::working(default_cloneset))
+        }
+        Workload::CloneSet => mutate_in(request, cloneset_v1beta1_defaults()),
+        Workload::StatefulSet if alpha => mutate_in(request, statefulset_v1alpha1_defaults()),
+        Workload::StatefulSet => mutate_in(
+            request,
+            Defaults::<StatefulSet>::working(default_statefulset),
+        ),
+        Workload::DaemonSet if alpha => mutate_in(request, daemonset_v1alpha1_defaults()),
+        Workload::DaemonSet => {
+            mutate_in(request, Defaults::<DaemonSet>::working(default_daemonset))
+        }
     }
 }
 
-fn mutate_with<T: DeserializeOwned + Serialize>(
+/// The defaults of one served version `S`: OpenKruise's webhook for that version applies those
+/// of `served` to `S` itself (what the working type cannot express), then those of `working`.
+struct Defaults<S: Served> {
+    served: fn(&mut S),
+    working: fn(&mut S::Working),
+}
+
+impl<S: Served> Defaults<S> {
+    fn working(working: fn(&mut S::Working)) -> Self {
+        Defaults {
+            served: |_| {},
+            working,
+        }
+    }
+
+    fn apply(&self, mut object: S) -> S::Working {
+        (self.served)(&mut object);
+        let mut working = object.into_working();
+        (self.working)(&mut working);
+        working
+    }
+}
+
+/// OpenKruise's v1alpha1 StatefulSet defaults are those of v1alpha1: no retention policy.
+fn statefulset_v1alpha1_defaults() -> Defaults<statefulset::v1alpha1::StatefulSet> {
+    Defaults {
+        served: default_statefulset_v1alpha1,
+        working: |_| {},
+    }
+}
+
+fn cloneset_v1beta1_defaults() -> Defaults<cloneset::v1beta1::CloneSet> {
+    Defaults {
+        served: default_cloneset_v1beta1,
+        working: default_cloneset,
+    }
+}
+
+fn daemonset_v1alpha1_defaults() -> Defaults<daemonset::v1alpha1::DaemonSet> {
+    Defaults {
+        served: default_daemonset_v1alpha1,
+        working: default_daemonset,
+    }
+}
+
+fn mutate_in<S: Served + Clone>(
     request: &RequestEnvelope<'_>,
-    apply_defaults: fn(&mut T),
+    defaults: Defaults<S>,
 ) -> AdmissionResponse {
     let uid = request.uid.as_str();
-    let object: T = match decode_object(request.object, "request.object") {
+    let object: S = match decode_object(request.object, "request.object") {
         Ok(object) => object,
         Err(message) => return AdmissionResponse::deny(uid, BAD_REQUEST, message),
     };
     // Present: `decode_object` refuses a missing object.
     let raw = request.object.map_or("null", |raw| raw.get());
-    match defaulting_patch(raw, object, apply_defaults) {
+    match served_defaulting_patch(raw, object, defaults.served, defaults.working) {
         Ok(ops) => AdmissionResponse::allow(uid).with_patch(&ops),
         Err(message) => AdmissionResponse::fail(uid, SERVER_ERROR, message),
     }
@@ -137,16 +195,14 @@ enum Decoded<T> {
     Other,
 }
 
-fn decode_request<T: DeserializeOwned>(
+/// The objects of `request`, sent as `S`, as the defaulted working type.
+fn decode_request<S: Served>(
     request: &RequestEnvelope<'_>,
-    apply_defaults: impl Fn(&mut T),
-) -> Result<Decoded<T>, Box<AdmissionResponse>> {
+    defaults: Defaults<S>,
+) -> Result<Decoded<S::Working>, Box<AdmissionResponse>> {
     let decode = |raw, field| {
-        decode_object::<T>(raw, field)
-            .map(|mut object| {
-                apply_defaults(&mut object);
-                object
-            })
+        decode_object::<S>(raw, field)
+            .map(|object| defaults.apply(object))
             .map_err(|message| {
                 Box::new(AdmissionResponse::deny(&request.uid, BAD_REQUEST, message))
             })
@@ -192,7 +248,13 @@ fn protect_deletion(uid: &str, refusal: Option<String>) -> AdmissionResponse {
 
 fn validate_cloneset_request(request: &RequestEnvelope<'_>) -> AdmissionResponse {
     let uid = request.uid.as_str();
-    match decode_request::<CloneSet>(request, default_cloneset) {
+    // v1beta1 objects are checked in their v1alpha1 form, the one this project works in.
+    let decoded = if request.kind.version == ALPHA {
+        decode_request(request, Defaults::<CloneSet>::working(default_cloneset))
+    } else {
+        decode_request(request, cloneset_v1beta1_defaults())
+    };
+    match decoded {
         Err(denial) => *denial,
         Ok(Decoded::Write { new, old }) => answer(
             uid,
@@ -210,21 +272,13 @@ fn validate_cloneset_request(request: &RequestEnvelope<'_>) -> AdmissionResponse
 fn validate_statefulset_request(request: &RequestEnvelope<'_>) -> AdmissionResponse {
     let uid = request.uid.as_str();
     // v1alpha1 objects are checked in their v1beta1 form, as OpenKruise converts them.
-    let decoded = if request.kind.version == "v1alpha1" {
-        decode_request::<v1alpha1::StatefulSet>(request, default_statefulset_v1alpha1).map(
-            |decoded| match decoded {
-                Decoded::Write { new, old } => Decoded::Write {
-                    new: statefulset::StatefulSet::from(new),
-                    old: old.map(statefulset::StatefulSet::from),
-                },
-                Decoded::Delete { old } => Decoded::Delete {
-                    old: old.map(statefulset::StatefulSet::from),
-                },
-                Decoded::Other => Decoded::Other,
-            },
-        )
+    let decoded = if request.kind.version == ALPHA {
+        decode_request(request, statefulset_v1alpha1_defaults())
     } else {
-        decode_request::<statefulset::StatefulSet>(request, default_statefulset)
+        decode_request(
+            request,
+            Defaults::<StatefulSet>::working(default_statefulset),
+        )
     };
     match decoded {
         Err(denial) => *denial,
@@ -243,7 +297,12 @@ fn validate_statefulset_request(request: &RequestEnvelope<'_>) -> AdmissionRespo
 
 fn validate_daemonset_request(request: &RequestEnvelope<'_>) -> AdmissionResponse {
     let uid = request.uid.as_str();
-    match decode_request::<DaemonSet>(request, default_daemonset) {
+    let decoded = if request.kind.version == ALPHA {
+        decode_request(request, daemonset_v1alpha1_defaults())
+    } else {
+        decode_request(request, Defaults::<DaemonSet>::working(default_daemonset))
+    };
+    match decoded {
         Err(denial) => *denial,
         Ok(Decoded::Write { new, old }) => {
             // OpenKruise answers a refused creation with 500 and a refused update with 422.

@@ -1,6 +1,8 @@
-//! `CloneSet` (`apps.kruise.io/v1alpha1`), field for field as OpenKruise defines it, plus the
-//! pieces OpenKruise shares between its workloads (`apps/pub`: lifecycle hooks and in-place
-//! update settings), which the Advanced StatefulSet and DaemonSet types reuse from here.
+//! `CloneSet` (`apps.kruise.io/v1alpha1`, the version this project stores and works in; the
+//! `v1beta1` of OpenKruise's main branch is in [`v1beta1`]), field for field as OpenKruise
+//! defines it, plus the pieces OpenKruise shares between its workloads (`apps/pub`: lifecycle
+//! hooks and in-place update settings), which the Advanced StatefulSet and DaemonSet types reuse
+//! from here.
 //!
 //! Enumerated fields (`updateStrategy.type`, …) are plain strings on purpose: an unknown value must
 //! reach the validator and be refused with a message naming it, not fail to decode. The pod
@@ -9,11 +11,12 @@
 
 use std::collections::BTreeMap;
 
+use super::schema::{schemaless_array, schemaless_object};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::CustomResource;
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::sidecarset::{UpdatePriorityStrategy, UpdateScatterTerm};
@@ -77,11 +80,11 @@ pub struct CloneSetSpec {
     pub volume_claim_templates: Option<Vec<PersistentVolumeClaim>>,
     /// ScaleStrategy indicates the ScaleStrategy that will be employed to
     /// create and delete Pods in the CloneSet.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "CloneSetScaleStrategy::is_unset")]
     pub scale_strategy: CloneSetScaleStrategy,
     /// UpdateStrategy indicates the UpdateStrategy that will be employed to
     /// update Pods in the CloneSet when a revision is made to Template.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "CloneSetUpdateStrategy::is_unset")]
     pub update_strategy: CloneSetUpdateStrategy,
     /// RevisionHistoryLimit is the maximum number of revisions that will
     /// be maintained in the CloneSet's revision history. The revision history
@@ -296,6 +299,21 @@ pub struct CloneSetCondition {
     pub message: Option<String>,
 }
 
+impl CloneSetScaleStrategy {
+    /// Nothing set: left out of the JSON, so that a conversion from v1beta1 (where these
+    /// settings are spelled differently) does not add an empty `scaleStrategy: {}`.
+    pub fn is_unset(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+impl CloneSetUpdateStrategy {
+    /// Nothing set: left out of the JSON, as [`CloneSetScaleStrategy::is_unset`].
+    pub fn is_unset(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
 impl CloneSet {
     pub fn update_type(&self) -> &str {
         self.spec.update_strategy.type_.as_deref().unwrap_or("")
@@ -310,25 +328,7 @@ impl CloneSet {
     }
 }
 
-/// Schema of an object the apiserver must keep as sent (`x-kubernetes-preserve-unknown-fields`),
-/// as OpenKruise declares pod templates.
-pub(crate) fn schemaless_object(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({
-        "type": "object",
-        "x-kubernetes-preserve-unknown-fields": true
-    })
-}
-
-/// A list of schemaless objects (volume claim templates).
-pub(crate) fn schemaless_array(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({
-        "type": "array",
-        "items": {
-            "type": "object",
-            "x-kubernetes-preserve-unknown-fields": true
-        }
-    })
-}
+pub mod v1beta1;
 
 #[cfg(test)]
 mod tests;

@@ -80,6 +80,9 @@ pub const PATCH_POLICY_MERGE_PATCH_JSON: &str = "MergePatchJson";
 pub const ROLLING_UPDATE: &str = "RollingUpdate";
 pub const NOT_UPDATE: &str = "NotUpdate";
 
+/// The CRDs' conversion webhook path (OpenKruise's).
+pub const PATH_CONVERT: &str = "/convert";
+
 /// Admission webhook paths (OpenKruise's).
 pub const PATH_MUTATE_POD: &str = "/mutate-pod";
 pub const PATH_MUTATE_SIDECARSET: &str = "/mutate-apps-kruise-io-sidecarset";

@@ -3,6 +3,7 @@
 pub mod cloneset;
 pub mod daemonset;
 pub mod keys;
+pub(crate) mod schema;
 pub mod sidecarset;
 pub mod statefulset;
 

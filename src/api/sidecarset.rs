@@ -1,4 +1,8 @@
-//! `SidecarSet` (`apps.kruise.io/v1alpha1`), field for field as OpenKruise defines it.
+//! `SidecarSet` (`apps.kruise.io`): the storage version `v1beta1` at the top of this module, the
+//! type every part of the project works in, and the served-only `v1alpha1` in [`v1alpha1`], which
+//! differs in `spec.namespace` and `spec.customVersion` only (see `crate::convert::sidecarset`).
+//! Field for field as OpenKruise v1.9.0 defines them; both versions share every type below the
+//! spec, so a sidecar container encodes (and hashes) the same in both.
 //!
 //! Enumerated fields (`podInjectPolicy`, `shareVolumePolicy.type`, …) are plain strings on purpose:
 //! an unknown value must reach the validator and be refused with a message naming it, not fail to
@@ -14,17 +18,19 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::keys;
+use super::schema::{schemaless_array, schemaless_object};
 
 /// SidecarSetSpec defines the desired state of SidecarSet
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "apps.kruise.io",
-    version = "v1alpha1",
+    version = "v1beta1",
     kind = "SidecarSet",
     doc = "SidecarSet is the Schema for the sidecarsets API",
     plural = "sidecarsets",
     shortname = "sidecar",
     status = "SidecarSetStatus",
+    derive = "PartialEq",
     printcolumn = r#"{"name":"MATCHED","type":"integer","description":"The number of pods matched.","jsonPath":".status.matchedPods"}"#,
     printcolumn = r#"{"name":"UPDATED","type":"integer","description":"The number of pods matched and updated.","jsonPath":".status.updatedPods"}"#,
     printcolumn = r#"{"name":"READY","type":"integer","description":"The number of pods matched and ready.","jsonPath":".status.readyPods"}"#,
@@ -35,11 +41,8 @@ pub struct SidecarSetSpec {
     /// selector is a label query over pods that should be injected
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
-    /// Namespace sidecarSet will only match the pods in the namespace
-    /// otherwise, match pods in all namespaces(in cluster)
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
     /// NamespaceSelector select which namespaces to inject sidecar containers.
+    /// If not specified, match pods in all namespaces(in cluster)
     /// Default to the empty LabelSelector, which matches everything.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<LabelSelector>,
@@ -53,6 +56,7 @@ pub struct SidecarSetSpec {
     pub containers: Option<Vec<SidecarContainer>>,
     /// List of volumes that can be mounted by sidecar containers
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "schemaless_array")]
     pub volumes: Option<Vec<Volume>>,
     /// The sidecarset updateStrategy to use to replace existing pods with new ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -70,13 +74,24 @@ pub struct SidecarSetSpec {
     /// SidecarSet support to inject & in-place update metadata in pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patch_pod_metadata: Option<Vec<SidecarSetPatchPodMetadata>>,
+    /// CustomVersion is designed to record and label the controllerRevision of sidecarSet.
+    /// This field will be passed from SidecarSet to its corresponding ControllerRevision, users can use
+    /// this field to selector the ControllerRevision they want.
+    /// For example, users can update the customVersion from "version-1" to "version-2" when they upgrade the
+    /// sidecarSet to "version-2", and they write the "version-2" to InjectionStrategy.Revision.CustomVersion
+    /// when they decided to promote the "version-2", to avoid some risks about gray deployment of SidecarSet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_version: Option<String>,
 }
 
 /// A core/v1 Container plus the SidecarSet-only fields that steer its injection.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SidecarContainer {
+    /// Schemaless in the CRD, as in OpenKruise's: the webhook validates these fields, and the
+    /// apiserver prunes none that a Kubernetes newer than these types adds.
     #[serde(flatten)]
+    #[schemars(schema_with = "schemaless_object")]
     pub container: Container,
     /// The rules that injected SidecarContainer into Pod.spec.containers,
     /// not takes effect in initContainers
@@ -354,7 +369,7 @@ pub struct SidecarSetInjectionStrategy {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SidecarSetInjectRevision {
-    /// CustomVersion corresponds to label 'apps.kruise.io/sidecarset-custom-version' of (History) SidecarSet.
+    /// CustomVersion corresponds to the customVersion field of (History) SidecarSet.
     /// SidecarSet will select the specific ControllerRevision via this CustomVersion, and then restore the
     /// history SidecarSet to inject specific version of the sidecar to pods.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -460,5 +475,83 @@ impl SidecarSet {
         }
         self.annotation(keys::SIDECARSET_BASE)
             .filter(|b| !b.is_empty())
+    }
+}
+
+/// The served-only `v1alpha1` SidecarSet: `spec.namespace` where `v1beta1` has none, and the
+/// custom version as the label `apps.kruise.io/sidecarset-custom-version` instead of
+/// `spec.customVersion`. Read and written only at the edges (admission, conversion, files).
+pub mod v1alpha1 {
+    use k8s_openapi::api::core::v1::{LocalObjectReference, Volume};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+    use kube::CustomResource;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    pub use super::SidecarSetStatus;
+    use super::{
+        SidecarContainer, SidecarSetInjectionStrategy, SidecarSetPatchPodMetadata,
+        SidecarSetUpdateStrategy, schemaless_array,
+    };
+
+    /// SidecarSetSpec defines the desired state of SidecarSet
+    #[derive(
+        CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema,
+    )]
+    #[kube(
+        group = "apps.kruise.io",
+        version = "v1alpha1",
+        kind = "SidecarSet",
+        doc = "SidecarSet is the Schema for the sidecarsets API",
+        plural = "sidecarsets",
+        shortname = "sidecar",
+        status = "SidecarSetStatus",
+        derive = "PartialEq",
+        printcolumn = r#"{"name":"MATCHED","type":"integer","description":"The number of pods matched.","jsonPath":".status.matchedPods"}"#,
+        printcolumn = r#"{"name":"UPDATED","type":"integer","description":"The number of pods matched and updated.","jsonPath":".status.updatedPods"}"#,
+        printcolumn = r#"{"name":"READY","type":"integer","description":"The number of pods matched and ready.","jsonPath":".status.readyPods"}"#,
+        printcolumn = r#"{"name":"AGE","type":"date","description":"CreationTimestamp is a timestamp representing the server time when this object was created.","jsonPath":".metadata.creationTimestamp"}"#
+    )]
+    #[serde(rename_all = "camelCase")]
+    pub struct SidecarSetSpec {
+        /// selector is a label query over pods that should be injected
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub selector: Option<LabelSelector>,
+        /// Namespace sidecarSet will only match the pods in the namespace
+        /// otherwise, match pods in all namespaces(in cluster)
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub namespace: Option<String>,
+        /// NamespaceSelector select which namespaces to inject sidecar containers.
+        /// Default to the empty LabelSelector, which matches everything.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub namespace_selector: Option<LabelSelector>,
+        /// InitContainers is the list of init containers to be injected into the selected pod
+        /// We will inject those containers by their name in ascending order
+        /// We only inject init containers when a new pod is created, it does not apply to any existing pod
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub init_containers: Option<Vec<SidecarContainer>>,
+        /// Containers is the list of sidecar containers to be injected into the selected pod
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub containers: Option<Vec<SidecarContainer>>,
+        /// List of volumes that can be mounted by sidecar containers
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(schema_with = "schemaless_array")]
+        pub volumes: Option<Vec<Volume>>,
+        /// The sidecarset updateStrategy to use to replace existing pods with new ones.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub update_strategy: Option<SidecarSetUpdateStrategy>,
+        /// InjectionStrategy describe the strategy when sidecarset is injected into pods
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub injection_strategy: Option<SidecarSetInjectionStrategy>,
+        /// List of the names of secrets required by pulling sidecar container images
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub image_pull_secrets: Option<Vec<LocalObjectReference>>,
+        /// RevisionHistoryLimit indicates the maximum quantity of stored revisions about the SidecarSet.
+        /// default value is 10
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub revision_history_limit: Option<i32>,
+        /// SidecarSet support to inject & in-place update metadata in pod.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub patch_pod_metadata: Option<Vec<SidecarSetPatchPodMetadata>>,
     }
 }

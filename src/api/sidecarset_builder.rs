@@ -36,9 +36,21 @@ impl SidecarSetBuilder {
         self
     }
 
-    /// `spec.namespace` (the v1alpha1 way to pin a namespace).
+    /// Pins the set to one namespace as v1alpha1's `spec.namespace` does once converted: a
+    /// `namespaceSelector` on the namespace's name label. `None` leaves the selector as it is.
     pub fn namespace<'a>(mut self, namespace: impl Into<Option<&'a str>>) -> Self {
-        self.0.spec.namespace = namespace.into().map(Into::into);
+        if let Some(namespace) = namespace.into() {
+            self.0.spec.namespace_selector = Some(match_labels(&[(
+                super::keys::NAMESPACE_NAME_LABEL,
+                namespace,
+            )]));
+        }
+        self
+    }
+
+    /// `spec.customVersion`.
+    pub fn custom_version<'a>(mut self, version: impl Into<Option<&'a str>>) -> Self {
+        self.0.spec.custom_version = version.into().map(Into::into);
         self
     }
 

@@ -1,6 +1,6 @@
 //! Advanced StatefulSet (`apps.kruise.io`): the storage version `v1beta1` at the top of this module
-//! and the older `v1alpha1` in [`v1alpha1`], which the webhook still accepts and validates by
-//! converting it ([`From`]) to `v1beta1`, as OpenKruise does.
+//! and the older `v1alpha1` in [`v1alpha1`], served and converted to `v1beta1`
+//! (`crate::convert::statefulset`), as OpenKruise does.
 //!
 //! Enumerated fields (`podManagementPolicy`, `podUpdatePolicy`, retention policies, …) are plain
 //! strings so an unknown value reaches the validator; the pod template and volume claim templates
@@ -8,14 +8,14 @@
 
 use k8s_openapi::api::apps::v1::StatefulSetCondition;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PodTemplateSpec};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use kube::{CustomResource, CustomResourceExt};
+use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::cloneset::{InPlaceUpdateStrategy, Lifecycle, schemaless_array, schemaless_object};
+use super::cloneset::{InPlaceUpdateStrategy, Lifecycle};
+use super::schema::{schemaless_array, schemaless_object};
 use super::sidecarset::UpdatePriorityStrategy;
 
 /// `podManagementPolicy` values.
@@ -84,7 +84,7 @@ pub struct StatefulSetSpec {
     pub volume_claim_templates: Option<Vec<PersistentVolumeClaim>>,
     /// VolumeClaimUpdateStrategy specifies the strategy for updating VolumeClaimTemplates within a StatefulSet.
     /// This field is currently only effective if the StatefulSetAutoResizePVCGate is enabled.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "VolumeClaimUpdateStrategy::is_unset")]
     pub volume_claim_update_strategy: VolumeClaimUpdateStrategy,
     /// serviceName is the name of the service that governs this StatefulSet.
     /// This service must exist before the StatefulSet, and is responsible for
@@ -263,6 +263,13 @@ pub struct VolumeClaimUpdateStrategy {
     pub type_: Option<String>,
 }
 
+impl VolumeClaimUpdateStrategy {
+    /// Nothing set: the field is left out of the JSON, as Go's `omitempty` leaves it.
+    pub fn is_unset(&self) -> bool {
+        self.type_.is_none()
+    }
+}
+
 /// StatefulSetStatus defines the observed state of StatefulSet
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -364,14 +371,6 @@ impl StatefulSet {
     }
 }
 
-/// The Advanced StatefulSet CRD with both versions, `v1beta1` stored.
-pub fn statefulset_crd() -> CustomResourceDefinition {
-    let beta = StatefulSet::crd();
-    // Merging only fails on mismatched groups, kinds or scopes, which these two derives share.
-    kube::core::crd::merge_crds(vec![beta.clone(), v1alpha1::StatefulSet::crd()], "v1beta1")
-        .unwrap_or(beta)
-}
-
 /// The `v1alpha1` Advanced StatefulSet: the `v1beta1` shape before `reserveOrdinals`,
 /// `lifecycle`, `scaleStrategy`, retention policies, `ordinals` and volume claim updates.
 pub mod v1alpha1 {
@@ -383,7 +382,8 @@ pub mod v1alpha1 {
     use schemars::JsonSchema;
     use serde::{Deserialize, Serialize};
 
-    use crate::api::cloneset::{InPlaceUpdateStrategy, schemaless_array, schemaless_object};
+    use crate::api::cloneset::InPlaceUpdateStrategy;
+    use crate::api::schema::{schemaless_array, schemaless_object};
     use crate::api::sidecarset::UpdatePriorityStrategy;
 
     /// StatefulSetSpec defines the desired state of StatefulSet
@@ -583,58 +583,5 @@ pub mod v1alpha1 {
     }
 }
 
-/// OpenKruise's `ConvertTo`: every v1alpha1 field has a v1beta1 twin; the rest stay unset.
-impl From<v1alpha1::StatefulSet> for StatefulSet {
-    fn from(old: v1alpha1::StatefulSet) -> StatefulSet {
-        let spec = old.spec;
-        let strategy = spec.update_strategy;
-        let rolling_update = strategy
-            .rolling_update
-            .map(|r| RollingUpdateStatefulSetStrategy {
-                partition: r.partition,
-                max_unavailable: r.max_unavailable,
-                pod_update_policy: r.pod_update_policy,
-                paused: r.paused,
-                unordered_update: r.unordered_update.map(|u| UnorderedUpdateStrategy {
-                    priority_strategy: u.priority_strategy,
-                }),
-                in_place_update_strategy: r.in_place_update_strategy,
-                min_ready_seconds: r.min_ready_seconds,
-            });
-        let status = old.status.map(|s| StatefulSetStatus {
-            observed_generation: s.observed_generation,
-            replicas: s.replicas,
-            ready_replicas: s.ready_replicas,
-            available_replicas: s.available_replicas,
-            current_replicas: s.current_replicas,
-            updated_replicas: s.updated_replicas,
-            current_revision: s.current_revision,
-            update_revision: s.update_revision,
-            collision_count: s.collision_count,
-            conditions: s.conditions,
-            label_selector: s.label_selector,
-            ..StatefulSetStatus::default()
-        });
-        StatefulSet {
-            metadata: old.metadata,
-            spec: StatefulSetSpec {
-                replicas: spec.replicas,
-                selector: spec.selector,
-                template: spec.template,
-                volume_claim_templates: spec.volume_claim_templates,
-                service_name: spec.service_name,
-                pod_management_policy: spec.pod_management_policy,
-                update_strategy: StatefulSetUpdateStrategy {
-                    type_: strategy.type_,
-                    rolling_update,
-                },
-                revision_history_limit: spec.revision_history_limit,
-                ..StatefulSetSpec::default()
-            },
-            status,
-        }
-    }
-}
-
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -580,7 +580,7 @@ async fn publish(context: &Context, set: &SidecarSet, pod: &Pod, planned: Planne
 }
 
 /// Namespace labels as the webhooks see them: with the `kubernetes.io/metadata.name` label that
-/// pre-1.21 apiservers do not set and `spec.namespace` matching relies on.
+/// pre-1.21 apiservers do not set and namespace-pinned SidecarSets match on.
 fn namespace_labels_by_name(namespaces: &[Arc<Namespace>]) -> BTreeMap<String, selector::Labels> {
     namespaces
         .iter()

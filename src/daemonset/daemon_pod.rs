@@ -23,7 +23,7 @@ const MAX_NAME_LEN: usize = 253;
 /// The controller ownerReference of every pod and revision of `set`.
 pub fn owner_reference(set: &DaemonSet) -> OwnerReference {
     OwnerReference {
-        api_version: "apps.kruise.io/v1alpha1".into(),
+        api_version: <DaemonSet as kube::Resource>::api_version(&()).into_owned(),
         kind: "DaemonSet".into(),
         name: set.metadata.name.clone().unwrap_or_default(),
         uid: set.metadata.uid.clone().unwrap_or_default(),

@@ -71,16 +71,15 @@ pub fn burst_replicas(set: &DaemonSet, previous_desired: i32) -> usize {
         .unwrap_or(0)
 }
 
-/// `daemonset.kruise.io/progressive-create-pod: "true"` (v1beta1 `scaleStrategy.partitionedScaling`):
-/// new nodes get pods only as far as the partition allows.
-pub const PROGRESSIVE_CREATE_ANNOTATION: &str = "daemonset.kruise.io/progressive-create-pod";
-
+/// `scaleStrategy.partitionedScaling` (v1alpha1's annotation
+/// `daemonset.kruise.io/progressive-create-pod: "true"`, converted): new nodes get pods only as
+/// far as the partition allows. The annotation on a v1beta1 object is not read, as OpenKruise
+/// v1.9.0 does not.
 pub fn creates_progressively(set: &DaemonSet) -> bool {
-    set.metadata
-        .annotations
+    set.spec
+        .scale_strategy
         .as_ref()
-        .and_then(|a| a.get(PROGRESSIVE_CREATE_ANNOTATION))
-        .is_some_and(|v| v == "true")
+        .is_some_and(|s| s.partitioned_scaling == Some(true))
 }
 
 /// `rollingUpdate.paused`.

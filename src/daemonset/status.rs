@@ -45,7 +45,7 @@ pub fn compute(round: &Round<'_>, update_observed_generation: bool) -> DaemonSet
         updated_number_scheduled: counts.updated,
         number_available: Some(counts.available),
         number_unavailable: Some(counts.desired - counts.available),
-        daemon_set_hash: round.hash.to_string(),
+        update_revision: round.hash.to_string(),
         collision_count: previous.collision_count,
         conditions: previous.conditions,
     }
@@ -84,7 +84,7 @@ pub fn changed(
     };
     counters(previous) != counters(status)
         || previous.observed_generation.unwrap_or(0) < generation.unwrap_or(0)
-        || previous.daemon_set_hash != status.daemon_set_hash
+        || previous.update_revision != status.update_revision
 }
 
 /// Look again after `minReadySeconds` while some ready pod is not yet available.

@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::pod::{default_container, default_probe, default_volume, set_if_empty};
-use crate::api::cloneset::{CloneSet, IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY, RECREATE};
+use crate::api::cloneset::{self, CloneSet, IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY, RECREATE};
 use crate::api::daemonset::{self, DaemonSet, RollingUpdateDaemonSet};
 use crate::api::statefulset::{
     self, ORDERED_READY, RETAIN, RollingUpdateStatefulSetStrategy,
@@ -167,15 +167,45 @@ pub fn default_daemonset(set: &mut DaemonSet) {
 }
 
 fn default_daemonset_rolling_update(rolling: &mut RollingUpdateDaemonSet) {
-    if rolling.rolling_update_type.as_deref() == Some(daemonset::SURGING) {
-        rolling.rolling_update_type = Some(daemonset::STANDARD.to_string());
-        rolling.max_surge.get_or_insert(IntOrString::Int(1));
-        rolling.max_unavailable.get_or_insert(IntOrString::Int(0));
-    }
+    surge_for_surging(rolling);
     set_if_empty(&mut rolling.rolling_update_type, daemonset::STANDARD);
     if rolling.max_unavailable.is_none() && rolling.max_surge.is_none() {
         rolling.max_unavailable = Some(IntOrString::Int(1));
         rolling.max_surge = Some(IntOrString::Int(0));
+    }
+}
+
+/// What OpenKruise's v1beta1 CloneSet webhook (`SetDefaultsCloneSetV1beta1`) spells in v1beta1
+/// terms: `type: RollingUpdate` with `podUpdatePolicy: ReCreate` where unset. The rest, in the
+/// v1alpha1 terms this project works in, is [`default_cloneset`]'s.
+pub fn default_cloneset_v1beta1(set: &mut cloneset::v1beta1::CloneSet) {
+    let strategy = &mut set.spec.update_strategy;
+    set_if_empty(&mut strategy.type_, cloneset::v1beta1::ROLLING_UPDATE);
+    if strategy.type_.as_deref() == Some(cloneset::v1beta1::ROLLING_UPDATE) {
+        let rolling = strategy.rolling_update.get_or_insert_with(Default::default);
+        set_if_empty(&mut rolling.pod_update_policy, RECREATE);
+    }
+}
+
+/// What OpenKruise's v1alpha1 DaemonSet webhook alone does before conversion turns the
+/// deprecated `Surging` into `Standard`: it becomes a surge. The rest is [`default_daemonset`]'s.
+pub fn default_daemonset_v1alpha1(set: &mut daemonset::v1alpha1::DaemonSet) {
+    let strategy = &mut set.spec.update_strategy;
+    let rolling_update = matches!(
+        strategy.type_.as_deref(),
+        None | Some("") | Some(statefulset::ROLLING_UPDATE)
+    );
+    if let Some(rolling) = strategy.rolling_update.as_mut().filter(|_| rolling_update) {
+        surge_for_surging(rolling);
+    }
+}
+
+/// `Surging` is `Standard` with maxSurge 1 and maxUnavailable 0 where unset.
+fn surge_for_surging(rolling: &mut RollingUpdateDaemonSet) {
+    if rolling.rolling_update_type.as_deref() == Some(daemonset::SURGING) {
+        rolling.rolling_update_type = Some(daemonset::STANDARD.to_string());
+        rolling.max_surge.get_or_insert(IntOrString::Int(1));
+        rolling.max_unavailable.get_or_insert(IntOrString::Int(0));
     }
 }
 

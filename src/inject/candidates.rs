@@ -1,8 +1,8 @@
 //! Which SidecarSets of a catalogue can match a pod, found without looking at all of them.
 //!
-//! Each SidecarSet is filed under one requirement every pod it matches must meet: its pinned
-//! namespace, a label (or label key) its namespace selector requires, or a label (or key) its pod
-//! selector requires — a `matchLabels` entry, the values of an `In`, an `Exists`. Of these, the
+//! Each SidecarSet is filed under one requirement every pod it matches must meet: a label (or
+//! label key) its namespace selector requires (a pinned namespace is its name label), or a label
+//! (or key) its pod selector requires — a `matchLabels` entry, the values of an `In`, an `Exists`. Of these, the
 //! one shared by the fewest SidecarSets is used (OpenKruise files by namespace only; a catalogue
 //! of many SidecarSets in one namespace needs the labels). A pod then looks up its namespace,
 //! its namespace's labels and its own labels, and [`super::sidecar::matching_sidecarsets`]
@@ -20,14 +20,12 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use super::sidecar::pod_namespace;
 use crate::api::SidecarSet;
 use crate::k8s::selector::{self, Labels};
 
 /// A requirement a pod (or its namespace) must meet for a SidecarSet to match it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Anchor<'a> {
-    Namespace(&'a str),
     NamespaceLabel(&'a str, &'a str),
     NamespaceKey(&'a str),
     PodLabel(&'a str, &'a str),
@@ -40,7 +38,6 @@ type ByLabel = HashMap<String, HashMap<String, Vec<u32>>>;
 /// A catalogue's SidecarSets (by position in catalogue order) under what a pod must carry.
 #[derive(Debug, Default)]
 pub struct MatchIndex {
-    namespaces: HashMap<String, Vec<u32>>,
     namespace_labels: ByLabel,
     namespace_keys: HashMap<String, Vec<u32>>,
     pod_labels: ByLabel,
@@ -62,12 +59,7 @@ fn filing(set: &SidecarSet) -> Filing<'_> {
     if set.injection_paused() {
         return Filing::Never;
     }
-    let pinned = set.spec.namespace.as_deref().filter(|n| !n.is_empty());
-    let namespace_selector = set
-        .spec
-        .namespace_selector
-        .as_ref()
-        .filter(|_| pinned.is_none());
+    let namespace_selector = set.spec.namespace_selector.as_ref();
     if !evaluable(namespace_selector) {
         return Filing::Always;
     }
@@ -83,9 +75,6 @@ fn filing(set: &SidecarSet) -> Filing<'_> {
         return Filing::Always;
     }
     let mut requirements = Vec::new();
-    if let Some(namespace) = pinned {
-        requirements.push(vec![Anchor::Namespace(namespace)]);
-    }
     if let Some(namespace_selector) = namespace_selector {
         requirements.extend(required(
             namespace_selector,
@@ -188,9 +177,6 @@ impl MatchIndex {
             push_once(values.entry(v.to_string()).or_default(), position);
         };
         match *anchor {
-            Anchor::Namespace(n) => {
-                push_once(self.namespaces.entry(n.to_string()).or_default(), position)
-            }
             Anchor::NamespaceLabel(k, v) => by_label(&mut self.namespace_labels, k, v),
             Anchor::NamespaceKey(k) => push_once(
                 self.namespace_keys.entry(k.to_string()).or_default(),
@@ -212,21 +198,18 @@ impl MatchIndex {
         namespace_labels: Option<&Labels>,
     ) -> Vec<Arc<SidecarSet>> {
         let labels = pod.metadata.labels.as_ref();
-        let positions = self.candidates(pod_namespace(pod), namespace_labels, labels);
+        let positions = self.candidates(namespace_labels, labels);
         let set = |position: u32| sets.get(position as usize).cloned();
         positions.into_iter().filter_map(set).collect()
     }
 
-    /// Positions of every SidecarSet that could match a pod in `namespace` with `labels`, whose
-    /// namespace carries `namespace_labels` (if known); ascending, each once.
+    /// Positions of every SidecarSet that could match a pod with `labels` whose namespace carries `namespace_labels` (if known); ascending, each once.
     pub fn candidates(
         &self,
-        namespace: &str,
         namespace_labels: Option<&Labels>,
         labels: Option<&Labels>,
     ) -> Vec<u32> {
         let mut lists: Vec<&[u32]> = vec![&self.always];
-        lists.extend(self.namespaces.get(namespace).map(Vec::as_slice));
         for (k, v) in namespace_labels.into_iter().flatten() {
             lists.extend(label_list(&self.namespace_labels, k, v));
             lists.extend(self.namespace_keys.get(k).map(Vec::as_slice));

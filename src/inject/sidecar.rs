@@ -81,10 +81,9 @@ pub fn matching_sidecarsets<'a>(
     pod: &Pod,
     ctx: &InjectionContext<'a>,
 ) -> Result<Vec<&'a SidecarSet>, InjectError> {
-    let namespace = pod_namespace(pod);
     let mut kept = Vec::new();
     for set in ctx.sidecarsets {
-        if set.injection_paused() || !namespace_matches(set, namespace, ctx.namespace_labels)? {
+        if set.injection_paused() || !namespace_matches(set, ctx.namespace_labels)? {
             continue;
         }
         let Some(pod_selector) = &set.spec.selector else {
@@ -117,21 +116,14 @@ pub fn matching_sidecarsets<'a>(
     Ok(kept)
 }
 
-/// `spec.namespace` (v1alpha1) wins over `namespaceSelector` and, as in OpenKruise's conversion to
-/// v1beta1, means `namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: <ns>}}`: the
-/// Namespace must be known and carry that label. A `namespaceSelector` needs the Namespace's labels
-/// to be known.
+/// A `namespaceSelector` needs the Namespace's labels to be known; they carry the name label
+/// `kubernetes.io/metadata.name` even where a pre-1.21 apiserver left it out
+/// ([`crate::k8s::selector::namespace_labels`]), so a set pinned to one namespace (v1alpha1's
+/// `spec.namespace`, converted) matches it there too.
 pub fn namespace_matches(
     set: &SidecarSet,
-    namespace: &str,
     namespace_labels: Option<&Labels>,
 ) -> Result<bool, InjectError> {
-    if let Some(pinned) = set.spec.namespace.as_deref().filter(|n| !n.is_empty()) {
-        return Ok(pinned == namespace
-            && namespace_labels
-                .and_then(|labels| labels.get(keys::NAMESPACE_NAME_LABEL))
-                .is_some_and(|name| name == pinned));
-    }
     let Some(namespace_selector) = &set.spec.namespace_selector else {
         return Ok(true);
     };

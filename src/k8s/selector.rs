@@ -14,15 +14,23 @@ pub struct SelectorError {
 
 pub type Labels = BTreeMap<String, String>;
 
-/// A Namespace's labels as `namespaceSelector` and `spec.namespace` see them: with the
-/// `kubernetes.io/metadata.name` label Kubernetes ≥ 1.21 sets on every Namespace, added when an
-/// older apiserver left it out.
+/// A Namespace's labels as `namespaceSelector` sees them: with the `kubernetes.io/metadata.name`
+/// label Kubernetes ≥ 1.21 sets on every Namespace, added when an older apiserver left it out, so
+/// a SidecarSet pinned to a namespace (v1alpha1's `spec.namespace`, stored as a selector on that
+/// label) matches there too.
 pub fn namespace_labels(name: String, labels: Option<Labels>) -> Labels {
     let mut labels = labels.unwrap_or_default();
+    add_name_label(&name, &mut labels);
     labels
-        .entry(crate::api::keys::NAMESPACE_NAME_LABEL.to_string())
-        .or_insert(name);
-    labels
+}
+
+/// Gives `labels` the name label of namespace `name`, as a ≥ 1.21 apiserver keeps it: always
+/// there, always the name.
+pub fn add_name_label(name: &str, labels: &mut Labels) {
+    let key = crate::api::keys::NAMESPACE_NAME_LABEL;
+    if labels.get(key).map(String::as_str) != Some(name) {
+        labels.insert(key.to_string(), name.to_string());
+    }
 }
 
 /// True when neither `matchLabels` nor `matchExpressions` has an entry.

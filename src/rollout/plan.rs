@@ -45,14 +45,12 @@ pub fn matched_pods<'n, P: PodView>(
     for pod in pods {
         let namespace = pod.namespace();
         let in_namespace =
-            namespace_matches(set, namespace, namespace_labels(namespace)).map_err(|error| {
-                match error {
-                    InjectError::Selector { source, .. } => selector_error(source),
-                    other => selector_error(SelectorError {
-                        field: "spec.namespaceSelector".into(),
-                        message: other.to_string(),
-                    }),
-                }
+            namespace_matches(set, namespace_labels(namespace)).map_err(|error| match error {
+                InjectError::Selector { source, .. } => selector_error(source),
+                other => selector_error(SelectorError {
+                    field: "spec.namespaceSelector".into(),
+                    message: other.to_string(),
+                }),
             })?;
         if !in_namespace
             || !pod.is_active()

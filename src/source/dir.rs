@@ -20,8 +20,9 @@ use tokio_util::sync::CancellationToken;
 use super::acceptance::accept_all;
 use super::{Catalogue, SharedCatalogue};
 use crate::api::SidecarSet;
+use crate::convert::sidecarset;
 use crate::defaults::sidecarset::default_and_hash;
-use crate::k8s::selector::Labels;
+use crate::k8s::selector::{Labels, namespace_labels};
 
 /// The example SidecarSets compiled into the binary: what `serve` uses when it is given neither
 /// a directory nor a cluster.
@@ -121,10 +122,7 @@ pub fn load(files: &[(String, String)]) -> Loaded {
                     }
                     Ok(Object::Namespace(namespace)) => {
                         let name = namespace.metadata.name.clone().unwrap_or_default();
-                        let mut labels = namespace.metadata.labels.unwrap_or_default();
-                        labels
-                            .entry(crate::api::keys::NAMESPACE_NAME_LABEL.to_string())
-                            .or_insert_with(|| name.clone());
+                        let labels = namespace_labels(name.clone(), namespace.metadata.labels);
                         loaded.namespaces.insert(name, labels);
                     }
                     Err((object, message)) => loaded.errors.push(error(object, message)),
@@ -188,8 +186,11 @@ fn classify(value: serde_json::Value) -> Result<Object, (Option<String>, String)
         .and_then(|v| v.as_str())
         .map(|n| format!("{kind} {n:?}"));
     match (api_version.as_str(), kind.as_str()) {
-        ("apps.kruise.io/v1alpha1" | "apps.kruise.io/v1beta1", "SidecarSet") => decode(value)
+        ("apps.kruise.io/v1beta1", "SidecarSet") => decode(value)
             .map(|set| Object::SidecarSet(Box::new(set)))
+            .map_err(|e| (name, e)),
+        ("apps.kruise.io/v1alpha1", "SidecarSet") => decode(value)
+            .map(|set| Object::SidecarSet(Box::new(sidecarset::to_v1beta1(set))))
             .map_err(|e| (name, e)),
         ("v1", "Namespace") => decode(value)
             .map(|namespace| Object::Namespace(Box::new(namespace)))
@@ -197,7 +198,7 @@ fn classify(value: serde_json::Value) -> Result<Object, (Option<String>, String)
         _ => Err((
             name,
             format!(
-                "unsupported object apiVersion {api_version:?} kind {kind:?}: expected a SidecarSet (apps.kruise.io/v1alpha1) or a Namespace (v1)"
+                "unsupported object apiVersion {api_version:?} kind {kind:?}: expected a SidecarSet (apps.kruise.io/v1beta1 or v1alpha1) or a Namespace (v1)"
             ),
         )),
     }

@@ -17,7 +17,7 @@ use arc_swap::ArcSwap;
 use crate::api::{SidecarSet, keys};
 use crate::inject::candidates::MatchIndex;
 use crate::inject::prepared::PreparedSidecarSets;
-use crate::k8s::selector::Labels;
+use crate::k8s::selector::{Labels, add_name_label};
 
 /// An immutable snapshot of everything injection needs to know about the cluster.
 #[derive(Debug, Default)]
@@ -48,9 +48,13 @@ impl Catalogue {
     pub fn next(
         previous: Option<&Catalogue>,
         mut sidecarsets: Vec<Arc<SidecarSet>>,
-        namespaces: HashMap<String, Labels>,
+        mut namespaces: HashMap<String, Labels>,
         assume_undeclared_namespaces: bool,
     ) -> Self {
+        // Whatever the source, every namespace is matched with its name label.
+        for (name, labels) in &mut namespaces {
+            add_name_label(name, labels);
+        }
         // Stable: SidecarSets given in name order (as the sources give them) stay in it, at the
         // cost of one pass.
         sidecarsets.sort_by(|a, b| {
@@ -102,9 +106,6 @@ impl Catalogue {
 
 /// OpenKruise indexes SidecarSets that name their namespace and consults them first.
 fn is_namespace_pinned(set: &SidecarSet) -> bool {
-    if set.spec.namespace.as_deref().is_some_and(|n| !n.is_empty()) {
-        return true;
-    }
     let Some(selector) = &set.spec.namespace_selector else {
         return false;
     };

@@ -35,6 +35,7 @@ use crate::api::statefulset::{
     RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetPersistentVolumeClaimRetentionPolicy,
     StatefulSetSpec, StatefulSetUpdateStrategy, v1alpha1,
 };
+use crate::convert::statefulset::{V1BETA1_FIELDS_ANNOTATION, to_v1beta1, v1beta1_fields};
 use crate::k8s::intstr::parse_range;
 
 /// Upper bound of `rollingUpdate.minReadySeconds`.
@@ -49,6 +50,7 @@ pub fn validate_statefulset(new: &StatefulSet, old: Option<&StatefulSet>) -> Vec
         &Path::new("metadata"),
     );
     errors.extend(validate_spec(&new.spec, &Path::new("spec")));
+    errors.extend(validate_carried_fields(new));
     let Some(old) = old else {
         return errors;
     };
@@ -64,13 +66,31 @@ pub fn validate_statefulset(new: &StatefulSet, old: Option<&StatefulSet>) -> Vec
     errors
 }
 
+/// The annotation a `v1alpha1` writer carries the `v1beta1`-only fields in must decode:
+/// conversion keeps one that does not, so that it is refused here rather than dropped.
+fn validate_carried_fields(set: &StatefulSet) -> Vec<FieldError> {
+    let annotations = set.metadata.annotations.as_ref();
+    match v1beta1_fields(annotations) {
+        Ok(_) => Vec::new(),
+        Err(message) => {
+            let text = annotations
+                .and_then(|a| a.get(V1BETA1_FIELDS_ANNOTATION))
+                .map_or("", String::as_str);
+            let path = Path::new("metadata")
+                .child("annotations")
+                .key(V1BETA1_FIELDS_ANNOTATION);
+            vec![FieldError::invalid(&path, text, message)]
+        }
+    }
+}
+
 /// [`validate_statefulset`] for `v1alpha1` objects, through their `v1beta1` form.
 pub fn validate_statefulset_v1alpha1(
     new: &v1alpha1::StatefulSet,
     old: Option<&v1alpha1::StatefulSet>,
 ) -> Vec<FieldError> {
-    let new = StatefulSet::from(new.clone());
-    let old = old.map(|old| StatefulSet::from(old.clone()));
+    let new = to_v1beta1(new.clone());
+    let old = old.map(|old| to_v1beta1(old.clone()));
     validate_statefulset(&new, old.as_ref())
 }
 

@@ -24,7 +24,7 @@ fn every_kind_owns_what_it_creates_under_its_own_version() {
     }))
     .unwrap();
     let daemonset: DaemonSet = serde_json::from_value(json!({
-        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "DaemonSet", "metadata": meta(),
+        "apiVersion": "apps.kruise.io/v1beta1", "kind": "DaemonSet", "metadata": meta(),
         "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": template(), "minReadySeconds": 5}
     }))
     .unwrap();
@@ -42,7 +42,7 @@ fn every_kind_owns_what_it_creates_under_its_own_version() {
         [
             ("apps.kruise.io/v1alpha1", "CloneSet"),
             ("apps.kruise.io/v1beta1", "StatefulSet"),
-            ("apps.kruise.io/v1alpha1", "DaemonSet"),
+            ("apps.kruise.io/v1beta1", "DaemonSet"),
         ]
     );
     assert!(owners.iter().all(|o| o.uid == "u-1"
@@ -76,7 +76,7 @@ fn every_kind_owns_what_it_creates_under_its_own_version() {
 #[test]
 fn each_kind_names_pod_revisions_its_own_way() {
     let daemonset: DaemonSet = serde_json::from_value(json!({
-        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "DaemonSet", "metadata": meta(),
+        "apiVersion": "apps.kruise.io/v1beta1", "kind": "DaemonSet", "metadata": meta(),
         "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": template()}
     }))
     .unwrap();

@@ -1,5 +1,6 @@
 use super::*;
 use crate::admission::review::decode_envelope;
+use crate::admission::test_reviews::{denial, review};
 use serde_json::{Value, json};
 
 fn cloneset() -> Value {
@@ -15,37 +16,9 @@ fn cloneset() -> Value {
     })
 }
 
-fn review(
-    kind: &str,
-    version: &str,
-    operation: &str,
-    object: Value,
-    old: Option<Value>,
-) -> Vec<u8> {
-    let mut request = json!({
-        "uid": "u1",
-        "kind": {"group": "apps.kruise.io", "version": version, "kind": kind},
-        "operation": operation,
-        "object": object,
-    });
-    if let Some(old) = old {
-        request["oldObject"] = old;
-    }
-    serde_json::to_vec(&json!({
-        "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request
-    }))
-    .unwrap()
-}
-
 fn validate(workload: Workload, body: &[u8]) -> AdmissionResponse {
     let (_, request) = decode_envelope(body).unwrap();
     validate_workload(workload, &request)
-}
-
-fn denial(response: &AdmissionResponse) -> (u16, String) {
-    assert!(!response.allowed, "{response:?}");
-    let status = response.status.as_ref().unwrap();
-    (status.code, status.message.clone())
 }
 
 #[test]
@@ -182,7 +155,7 @@ fn v1alpha1_statefulsets_are_validated_in_their_v1beta1_form() {
 fn wrong_kinds_and_versions_are_refused() {
     let response = validate(
         Workload::DaemonSet,
-        &review("DaemonSet", "v1beta1", "CREATE", cloneset(), None),
+        &review("DaemonSet", "v2", "CREATE", cloneset(), None),
     );
     assert_eq!(denial(&response).0, 400);
     let body = review("CloneSet", "v1alpha1", "CREATE", cloneset(), None);
@@ -292,4 +265,153 @@ fn fractional_percentages_are_admitted_with_a_warning_where_kruise_reads_them_as
     );
     let (_, message) = denial(&response);
     assert!(message.contains("maxUnavailable"), "{message}");
+}
+
+fn daemonset(version: &str) -> Value {
+    json!({
+        "apiVersion": format!("apps.kruise.io/{version}"), "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "default"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "agent"}},
+            "template": {"metadata": {"labels": {"app": "agent"}},
+                         "spec": {"containers": [{"name": "agent", "image": "agent:1"}]}}
+        }
+    })
+}
+
+/// The defaulting answer to `object`, the object it makes, and the answer to that object
+/// (which must add nothing).
+fn mutate_twice(workload: Workload, kind: &str, version: &str, object: Value) -> Value {
+    let body = review(kind, version, "CREATE", object.clone(), None);
+    let (_, request) = decode_envelope(&body).unwrap();
+    let first = mutate_workload(workload, &request);
+    assert!(first.allowed, "{first:?}");
+    let mut patched = object;
+    if let Some(ops) = first.patch_operations() {
+        json_patch::patch(&mut patched, &ops).unwrap();
+    }
+    let body = review(kind, version, "CREATE", patched.clone(), None);
+    let (_, request) = decode_envelope(&body).unwrap();
+    assert_eq!(mutate_workload(workload, &request).patch_operations(), None);
+    patched
+}
+
+#[test]
+fn daemonsets_of_either_version_are_defaulted_in_their_own_version() {
+    let beta = mutate_twice(
+        Workload::DaemonSet,
+        "DaemonSet",
+        "v1beta1",
+        daemonset("v1beta1"),
+    );
+    assert_eq!(beta["apiVersion"], "apps.kruise.io/v1beta1");
+    assert_eq!(beta["spec"]["burstReplicas"], 250);
+    let rolling = &beta["spec"]["updateStrategy"]["rollingUpdate"];
+    assert_eq!(rolling["rollingUpdateType"], "Standard");
+    assert_eq!(rolling["maxUnavailable"], 1);
+
+    // v1alpha1: OpenKruise's v1alpha1 webhook makes the deprecated Surging a surge; conversion
+    // then stores it as Standard.
+    let mut alpha = daemonset("v1alpha1");
+    alpha["metadata"]["annotations"] =
+        json!({"daemonset.kruise.io/progressive-create-pod": "true"});
+    alpha["spec"]["updateStrategy"] = json!({"rollingUpdate": {"rollingUpdateType": "Surging"}});
+    let alpha = mutate_twice(Workload::DaemonSet, "DaemonSet", "v1alpha1", alpha);
+    let rolling = &alpha["spec"]["updateStrategy"]["rollingUpdate"];
+    assert_eq!(
+        (&rolling["maxSurge"], &rolling["maxUnavailable"]),
+        (&json!(1), &json!(0))
+    );
+    assert_eq!(alpha["spec"].get("scaleStrategy"), None);
+    assert_eq!(
+        alpha["metadata"]["annotations"]["daemonset.kruise.io/progressive-create-pod"],
+        "true"
+    );
+    let stored = crate::convert::convert(&alpha, "apps.kruise.io/v1beta1").unwrap();
+    let rolling = &stored["spec"]["updateStrategy"]["rollingUpdate"];
+    assert_eq!(rolling["rollingUpdateType"], "Standard");
+    assert_eq!(stored["spec"]["scaleStrategy"]["partitionedScaling"], true);
+
+    for (version, object) in [("v1beta1", beta), ("v1alpha1", alpha)] {
+        let response = validate(
+            Workload::DaemonSet,
+            &review("DaemonSet", version, "CREATE", object, None),
+        );
+        assert!(response.allowed, "{version}: {response:?}");
+    }
+}
+
+/// A v1alpha1 StatefulSet is defaulted as OpenKruise's v1alpha1 webhook does (no retention
+/// policy), and the v1beta1 fields it carries in its annotation are judged with the rest.
+#[test]
+fn statefulsets_of_either_version_are_defaulted_in_their_own_version() {
+    let mut alpha = crate::api::statefulset::tests::manifest("apps.kruise.io/v1alpha1");
+    alpha.as_object_mut().unwrap().remove("status");
+    let annotation = crate::convert::statefulset::V1BETA1_FIELDS_ANNOTATION;
+    alpha["metadata"]["annotations"] = json!({annotation: r#"{"reserveOrdinals":[1]}"#});
+    let defaulted = mutate_twice(Workload::StatefulSet, "StatefulSet", "v1alpha1", alpha);
+    assert_eq!(
+        defaulted["metadata"]["annotations"][annotation],
+        r#"{"reserveOrdinals":[1]}"#
+    );
+    assert_eq!(
+        defaulted["spec"]["template"]["spec"]["restartPolicy"],
+        "Always"
+    );
+    let response = validate(
+        Workload::StatefulSet,
+        &review("StatefulSet", "v1alpha1", "CREATE", defaulted.clone(), None),
+    );
+    assert!(response.allowed, "{response:?}");
+    let mut broken = defaulted;
+    broken["metadata"]["annotations"][annotation] = json!(r#"{"reserveOrdinals": 1}"#);
+    let response = validate(
+        Workload::StatefulSet,
+        &review("StatefulSet", "v1alpha1", "CREATE", broken, None),
+    );
+    let (code, message) = denial(&response);
+    assert_eq!(code, 422);
+    assert!(
+        message.starts_with(&format!(
+            "metadata.annotations[{annotation}]: Invalid value: "
+        )),
+        "{message}"
+    );
+}
+
+/// A v1beta1 CloneSet (OpenKruise's main branch) is defaulted in v1beta1 and judged in the
+/// v1alpha1 form this project works in.
+#[test]
+fn clonesets_of_either_version_are_defaulted_in_their_own_version() {
+    let mut beta = cloneset();
+    beta["apiVersion"] = json!("apps.kruise.io/v1beta1");
+    beta["spec"]["updateStrategy"] =
+        json!({"rollingUpdate": {"podUpdatePolicy": "InPlaceIfPossible"}});
+    beta["spec"]["scaleStrategy"] = json!({"excludePreparingDelete": true});
+    let defaulted = mutate_twice(Workload::CloneSet, "CloneSet", "v1beta1", beta);
+    let rolling = &defaulted["spec"]["updateStrategy"]["rollingUpdate"];
+    assert_eq!(defaulted["spec"]["updateStrategy"]["type"], "RollingUpdate");
+    assert_eq!(rolling["maxUnavailable"], "20%");
+    assert_eq!(rolling["partition"], 0);
+    assert_eq!(rolling["inPlaceUpdateStrategy"], json!({}));
+    assert_eq!(
+        defaulted["spec"]["scaleStrategy"]["excludePreparingDelete"],
+        true
+    );
+    assert_eq!(defaulted["metadata"].get("labels"), None);
+    let response = validate(
+        Workload::CloneSet,
+        &review("CloneSet", "v1beta1", "CREATE", defaulted.clone(), None),
+    );
+    assert!(response.allowed, "{response:?}");
+    // An unknown policy is refused by name.
+    let mut bad = defaulted;
+    bad["spec"]["updateStrategy"]["rollingUpdate"]["podUpdatePolicy"] = json!("Sideways");
+    let response = validate(
+        Workload::CloneSet,
+        &review("CloneSet", "v1beta1", "CREATE", bad, None),
+    );
+    let (code, message) = denial(&response);
+    assert_eq!(code, 422);
+    assert!(message.contains("\"Sideways\""), "{message}");
 }

@@ -20,7 +20,7 @@ use crate::workload::Workload;
 use crate::workload::revision;
 use kube::runtime::controller::Action as Requeue;
 
-const DAEMONSET: &str = "/apis/apps.kruise.io/v1alpha1/namespaces/default/daemonsets/agent";
+const DAEMONSET: &str = "/apis/apps.kruise.io/v1beta1/namespaces/default/daemonsets/agent";
 const REVISIONS: &str = "/apis/apps/v1/namespaces/default/controllerrevisions";
 const PODS: &str = "/api/v1/namespaces/default/pods";
 
@@ -96,7 +96,7 @@ async fn a_new_daemonset_gets_its_revision_one_pod_per_fitting_node_and_a_status
         .body_includes(json!({
             "metadata": {"name": name,
                 "labels": {"app": "agent", "controller-revision-hash": hash},
-                "ownerReferences": [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "DaemonSet",
+                "ownerReferences": [{"apiVersion": "apps.kruise.io/v1beta1", "kind": "DaemonSet",
                     "name": "agent", "uid": "agent-uid", "controller": true}]},
             "revision": 1,
             "data": serde_json::to_value(&wanted.data).unwrap()
@@ -110,7 +110,7 @@ async fn a_new_daemonset_gets_its_revision_one_pod_per_fitting_node_and_a_status
             "metadata": {
                 "generateName": "agent-",
                 "labels": {"app": "agent", "controller-revision-hash": hash},
-                "ownerReferences": [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "DaemonSet",
+                "ownerReferences": [{"apiVersion": "apps.kruise.io/v1beta1", "kind": "DaemonSet",
                     "name": "agent", "uid": "agent-uid", "controller": true,
                     "blockOwnerDeletion": true}]
             },
@@ -159,7 +159,7 @@ async fn a_new_daemonset_gets_its_revision_one_pod_per_fitting_node_and_a_status
         .body_includes(json!({"status": {
             "desiredNumberScheduled": 1, "currentNumberScheduled": 0,
             "numberMisscheduled": 0, "numberReady": 0, "updatedNumberScheduled": 0,
-            "daemonSetHash": hash
+            "updateRevision": hash
         }}))
         .reply_with(patched(serde_json::to_value(&set).unwrap(), "13"));
     let (result, mut expectations) = reconcile_once(&set, nodes, scenario).await;
@@ -237,7 +237,7 @@ fn agent_at_its_first_revision() -> (DaemonSet, ControllerRevision, String) {
 
 /// The DaemonSet's controller reference, as adoption writes it.
 fn controller_reference() -> Value {
-    json!([{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "DaemonSet", "name": "agent",
+    json!([{"apiVersion": "apps.kruise.io/v1beta1", "kind": "DaemonSet", "name": "agent",
         "uid": "agent-uid", "controller": true, "blockOwnerDeletion": true}])
 }
 
@@ -273,7 +273,7 @@ async fn an_orphan_on_its_node_is_adopted_and_no_pod_is_created_beside_it() {
         .content_type(MERGE_PATCH)
         .body_includes(json!({"status": {
             "desiredNumberScheduled": 1, "currentNumberScheduled": 1, "numberReady": 1,
-            "updatedNumberScheduled": 1, "numberMisscheduled": 0, "daemonSetHash": hash
+            "updatedNumberScheduled": 1, "numberMisscheduled": 0, "updateRevision": hash
         }}))
         .reply_with(patched(serde_json::to_value(&set).unwrap(), "13"));
     let nodes = vec![node("n1", json!({}), json!([]))];

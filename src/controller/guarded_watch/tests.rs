@@ -12,7 +12,7 @@ use crate::api::SidecarSet;
 
 fn sidecarset(name: &str, version: &str, revision_history_limit: i64) -> Lenient<SidecarSet> {
     serde_json::from_value(json!({
-        "apiVersion": "apps.kruise.io/v1alpha1",
+        "apiVersion": "apps.kruise.io/v1beta1",
         "kind": "SidecarSet",
         "metadata": {"name": name, "resourceVersion": version, "uid": format!("uid-{name}")},
         "spec": {
@@ -82,7 +82,7 @@ fn a_refusal_is_reported_with_the_refused_field() {
     assert_eq!(refused.reference.kind.as_deref(), Some("SidecarSet"));
     assert_eq!(
         refused.reference.api_version.as_deref(),
-        Some("apps.kruise.io/v1alpha1")
+        Some("apps.kruise.io/v1beta1")
     );
     assert_eq!(refused.reference.uid.as_deref(), Some("uid-mesh"));
     let set = good("mesh", "7").into_result().unwrap();

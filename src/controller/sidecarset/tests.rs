@@ -43,11 +43,12 @@ fn namespaces_of_old_apiservers_get_their_name_label() {
     assert_eq!(labels["shop"][keys::NAMESPACE_NAME_LABEL], "shop");
     assert_eq!(labels["shop"]["team"], "a");
     assert_eq!(labels["other"].len(), 1);
-    // a SidecarSet pinned to `shop` by spec.namespace selects it, and only it
+    // a SidecarSet pinned to `shop` (v1alpha1's spec.namespace, converted) selects it, and only
+    // it, though the 1.20 Namespace lacks the name label
     let mut pinned = set("mesh", Some(&[("app", "web")])).arc().as_ref().clone();
-    pinned.spec.namespace = Some("shop".into());
+    pinned.spec.namespace_selector = Some(crate::convert::sidecarset::pinned_to("shop".into()));
     let matches =
-        |ns: &str| crate::inject::sidecar::namespace_matches(&pinned, ns, labels.get(ns)).unwrap();
+        |ns: &str| crate::inject::sidecar::namespace_matches(&pinned, labels.get(ns)).unwrap();
     assert!(matches("shop"));
     assert!(!matches("other"));
 }

@@ -62,7 +62,7 @@ fn ds1_the_created_pod() {
     assert_eq!(value["metadata"]["finalizers"], json!(["example.io/hold"]));
     assert_eq!(
         value["metadata"]["ownerReferences"],
-        json!([{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "DaemonSet", "name": "agent",
+        json!([{"apiVersion": "apps.kruise.io/v1beta1", "kind": "DaemonSet", "name": "agent",
                 "uid": "uid-1", "controller": true, "blockOwnerDeletion": true}])
     );
     let spec = &value["spec"];

@@ -211,16 +211,12 @@ fn partitioned_creation_waits_for_the_partition() {
     with_previous_desired(&mut set, 4);
     let nodes = [node("n1"), node("n2"), node("n3"), node("n4")];
     let pods = [pod("a", "n4", "h2").listed()];
-    // Without the annotation every node gets its pod.
+    // Without partitioned scaling every node gets its pod.
     let (create, _, _, _) = managed(&set, &nodes, &pods, &Default::default());
     assert_eq!(create, ["n1", "n2", "n3"]);
-    set.metadata.annotations = Some(
-        [(
-            numbers::PROGRESSIVE_CREATE_ANNOTATION.to_string(),
-            "true".to_string(),
-        )]
-        .into(),
-    );
+    set.spec.scale_strategy = Some(crate::api::daemonset::DaemonSetScaleStrategy {
+        partitioned_scaling: Some(true),
+    });
     // desired 4 − 1 new − partition 2 = 1.
     let (create, _, _, _) = managed(&set, &nodes, &pods, &Default::default());
     assert_eq!(create, ["n1"]);

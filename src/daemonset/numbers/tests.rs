@@ -46,12 +46,17 @@ fn paused_and_progressive_creation() {
     assert!(!paused(&set) && !creates_progressively(&set));
     rolling(&mut set).paused = Some(true);
     assert!(paused(&set));
+    // v1alpha1's annotation is converted into the field; on v1beta1 it is not read.
     set.metadata.annotations = Some(
         [(
-            PROGRESSIVE_CREATE_ANNOTATION.to_string(),
+            "daemonset.kruise.io/progressive-create-pod".to_string(),
             "true".to_string(),
         )]
         .into(),
     );
+    assert!(!creates_progressively(&set));
+    set.spec.scale_strategy = Some(crate::api::daemonset::DaemonSetScaleStrategy {
+        partitioned_scaling: Some(true),
+    });
     assert!(creates_progressively(&set));
 }

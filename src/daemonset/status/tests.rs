@@ -40,7 +40,7 @@ fn counters_per_node_from_its_oldest_pod() {
     assert_eq!(status.number_unavailable, Some(3));
     assert_eq!(status.updated_number_scheduled, 2);
     assert_eq!(status.observed_generation, Some(3));
-    assert_eq!(status.daemon_set_hash, "h2");
+    assert_eq!(status.update_revision, "h2");
     assert_eq!(status.collision_count, Some(2));
     assert_eq!(
         requeue(&round, &status),
@@ -65,7 +65,7 @@ fn the_write_is_skipped_only_when_nothing_upstream_compares_changed() {
     // A newer generation not yet observed: written.
     assert!(changed(Some(&status), Some(2), &status));
     let mut other = status.clone();
-    other.daemon_set_hash = "h1".into();
+    other.update_revision = "h1".into();
     assert!(changed(Some(&other), Some(1), &status));
     let mut other = status.clone();
     other.number_unavailable = None;

@@ -27,7 +27,7 @@ pub fn at(second: i64) -> Timestamp {
 /// which tests add): Standard rolling update, maxUnavailable 1.
 pub fn agent() -> DaemonSet {
     let mut set: DaemonSet = serde_json::from_value(json!({
-        "apiVersion": "apps.kruise.io/v1alpha1",
+        "apiVersion": "apps.kruise.io/v1beta1",
         "kind": "DaemonSet",
         "metadata": {"name": "agent", "namespace": "sys", "uid": "ds-uid", "generation": 1},
         "spec": {

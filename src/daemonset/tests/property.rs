@@ -160,6 +160,6 @@ proptest! {
         prop_assert_eq!(status.desired_number_scheduled as usize, nodes);
         prop_assert_eq!(status.number_available, Some(nodes as i32));
         prop_assert!(status.updated_number_scheduled as usize >= nodes - held);
-        prop_assert_eq!(status.daemon_set_hash, hash);
+        prop_assert_eq!(status.update_revision, hash);
     }
 }

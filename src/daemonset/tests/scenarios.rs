@@ -83,7 +83,7 @@ fn ds1_creation_then_observed() {
     assert!(plan.write_status);
     assert_eq!(plan.status.desired_number_scheduled, 1);
     assert_eq!(plan.status.number_unavailable, Some(1));
-    assert_eq!(plan.status.daemon_set_hash, hash);
+    assert_eq!(plan.status.update_revision, hash);
     assert_eq!(plan.status.observed_generation, None);
     world.apply(&plan);
     world.settle(1);

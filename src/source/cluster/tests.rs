@@ -16,7 +16,7 @@ fn sidecarset(name: &str, container: &str, app: &str) -> WatchedSidecarSet {
 fn malformed(name: &str) -> WatchedSidecarSet {
     as_admitted(
         serde_json::from_value(serde_json::json!({
-            "apiVersion": "apps.kruise.io/v1alpha1",
+            "apiVersion": "apps.kruise.io/v1beta1",
             "kind": "SidecarSet",
             "metadata": {"name": name},
             "spec": {"selector": {"matchLabels": {"app": "x"}}, "containers": "not-a-list"}

@@ -359,3 +359,49 @@ fn a_torn_file_is_reread_off_the_async_worker_and_warned_about() {
     );
     assert!(logs.contains("sets.yaml"), "{logs}");
 }
+
+/// Both served versions load: a v1alpha1 `spec.namespace` pins the set to its namespace (as a
+/// selector on the name label), a v1beta1 `spec.customVersion` is kept.
+#[test]
+fn both_versions_load_as_v1beta1() {
+    let content = r#"
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata: {name: pinned, labels: {apps.kruise.io/sidecarset-custom-version: v1}}
+spec:
+  namespace: shop
+  selector: {matchLabels: {app: a}}
+  containers: [{name: s, image: busybox:1}]
+---
+apiVersion: apps.kruise.io/v1beta1
+kind: SidecarSet
+metadata: {name: versioned}
+spec:
+  customVersion: v2
+  namespaceSelector: {matchLabels: {env: prod}}
+  selector: {matchLabels: {app: b}}
+  containers: [{name: t, image: busybox:1}]
+"#;
+    let loaded = load(&[file("sets.yaml", content)]);
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let pinned = loaded.sidecarsets[0].clone();
+    assert_eq!(pinned.name(), "pinned");
+    assert_eq!(
+        pinned.spec.namespace_selector,
+        Some(crate::api::match_labels(&[(
+            keys::NAMESPACE_NAME_LABEL,
+            "shop"
+        )]))
+    );
+    assert_eq!(pinned.spec.custom_version.as_deref(), Some("v1"));
+    assert_eq!(pinned.metadata.labels, None);
+    let versioned = &loaded.sidecarsets[1];
+    assert_eq!(versioned.spec.custom_version.as_deref(), Some("v2"));
+    // Namespaces nobody declared are assumed to carry their name label only.
+    let (catalogue, _) = loaded.into_catalogue();
+    let labels = catalogue.namespace_labels("shop").unwrap();
+    let namespace_labels = Some(labels.as_ref());
+    assert!(crate::inject::sidecar::namespace_matches(&pinned, namespace_labels).unwrap());
+    let other = catalogue.namespace_labels("other").unwrap();
+    assert!(!crate::inject::sidecar::namespace_matches(&pinned, Some(other.as_ref())).unwrap());
+}

@@ -100,8 +100,8 @@ pub fn sidecarset() -> impl Strategy<Value = SidecarSet> {
                 let (containers, inits, volumes, patches) = parts;
                 let mut builder = SidecarSetBuilder::new(&name)
                     .label_selector(selector)
-                    .namespace(namespace.as_deref())
                     .namespace_selector(namespace_selector.filter(|_| namespace.is_none()))
+                    .namespace(namespace.as_deref())
                     .volumes(volumes)
                     .patch_pod_metadata((!patches.is_empty()).then_some(patches));
                 for container in &containers {

@@ -39,7 +39,7 @@ pub(super) fn validate_sidecar_containers(set: &SidecarSet, spec: &Path) -> Vec<
             errors.push(FieldError::invalid(
                 &spec.child("container").child("shareVolumePolicy"),
                 GoRepr(format!(
-                    "v1alpha1.ShareVolumePolicy{{Type:{}}}",
+                    "v1beta1.ShareVolumePolicy{{Type:{}}}",
                     go_quote(share)
                 )),
                 "unsupported share volume policy",
@@ -95,7 +95,7 @@ pub(super) fn validate_transfer_env_field_ref(
 
 pub(super) fn go_resources_policy(policy: &ResourcesPolicy) -> GoRepr {
     GoRepr(format!(
-        "v1alpha1.ResourcesPolicy{{TargetContainersMode:{}, TargetContainersNameRegex:{}}}",
+        "v1beta1.ResourcesPolicy{{TargetContainersMode:{}, TargetContainersNameRegex:{}}}",
         go_quote(&policy.target_containers_mode),
         go_quote(policy.target_containers_name_regex.as_deref().unwrap_or(""))
     ))
@@ -148,7 +148,7 @@ pub(super) fn validate_resources_policy(
         errors.push(FieldError::invalid(
             &expr_path,
             GoRepr(
-                "v1alpha1.ResourcesExpr{Limits:(*v1alpha1.ResourceExprLimits)(nil), Requests:(*v1alpha1.ResourceExprRequests)(nil)}"
+                "v1beta1.ResourcesExpr{Limits:(*v1beta1.ResourceExprLimits)(nil), Requests:(*v1beta1.ResourceExprRequests)(nil)}"
                     .into(),
             ),
             "at least one of limits or requests must be configured",

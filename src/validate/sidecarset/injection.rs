@@ -1,18 +1,8 @@
 use super::*;
 
-/// The namespace selector OpenKruise sees: a v1alpha1 `spec.namespace` becomes (and replaces)
-/// `namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: <ns>}}`.
+/// The namespace selector OpenKruise sees (v1alpha1's `spec.namespace` arrives converted into it).
 pub fn namespace_selector(set: &SidecarSet) -> Option<Cow<'_, LabelSelector>> {
-    match set.spec.namespace.as_deref().filter(|ns| !ns.is_empty()) {
-        Some(namespace) => Some(Cow::Owned(LabelSelector {
-            match_labels: Some(BTreeMap::from([(
-                keys::NAMESPACE_NAME_LABEL.to_string(),
-                namespace.to_string(),
-            )])),
-            match_expressions: None,
-        })),
-        None => set.spec.namespace_selector.as_ref().map(Cow::Borrowed),
-    }
+    set.spec.namespace_selector.as_ref().map(Cow::Borrowed)
 }
 
 /// Label-selector syntax, non-empty, and convertible (a bad value is reported twice: once by the
@@ -43,7 +33,7 @@ pub(super) fn go_optional_string(value: Option<&String>) -> String {
 
 pub(super) fn go_revision(revision: &SidecarSetInjectRevision) -> GoRepr {
     GoRepr(format!(
-        "v1alpha1.SidecarSetInjectRevision{{CustomVersion:{}, RevisionName:{}, Policy:{}}}",
+        "v1beta1.SidecarSetInjectRevision{{CustomVersion:{}, RevisionName:{}, Policy:{}}}",
         go_optional_string(revision.custom_version.as_ref()),
         go_optional_string(revision.revision_name.as_ref()),
         go_quote(revision.policy.as_deref().unwrap_or(""))

@@ -10,7 +10,7 @@ use crate::metrics::Metrics;
 
 fn object(name: &str, version: &str, image: &str, observed: Option<i64>) -> WatchedSidecarSet {
     let mut object = json!({
-        "apiVersion": "apps.kruise.io/v1alpha1",
+        "apiVersion": "apps.kruise.io/v1beta1",
         "kind": "SidecarSet",
         "metadata": {"name": name, "resourceVersion": version, "generation": 1},
         "spec": {"containers": [{"name": "proxy", "image": image}]}
@@ -23,7 +23,7 @@ fn object(name: &str, version: &str, image: &str, observed: Option<i64>) -> Watc
 
 fn undecodable(name: &str, version: &str) -> WatchedSidecarSet {
     serde_json::from_value(json!({
-        "apiVersion": "apps.kruise.io/v1alpha1",
+        "apiVersion": "apps.kruise.io/v1beta1",
         "kind": "SidecarSet",
         "metadata": {"name": name, "resourceVersion": version},
         "spec": {"revisionHistoryLimit": 99_999_999_999_i64, "containers": []}

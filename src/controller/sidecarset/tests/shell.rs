@@ -21,7 +21,7 @@ const POD: &str = "/api/v1/namespaces/default/pods/web-0";
 
 fn mesh(image: &str) -> SidecarSet {
     let mut set: SidecarSet = serde_json::from_value(json!({
-        "apiVersion": "apps.kruise.io/v1alpha1",
+        "apiVersion": "apps.kruise.io/v1beta1",
         "kind": "SidecarSet",
         "metadata": {"name": "mesh", "uid": "mesh-uid", "generation": 2, "resourceVersion": "3"},
         "spec": {
@@ -122,7 +122,7 @@ async fn one_reconcile_writes_the_status_and_upgrades_the_pod_in_place() {
     scenario
         .expect(
             Method::PATCH,
-            "/apis/apps.kruise.io/v1alpha1/sidecarsets/mesh/status",
+            "/apis/apps.kruise.io/v1beta1/sidecarsets/mesh/status",
         )
         .content_type(MERGE_PATCH)
         .body_includes(json!({"status": {
@@ -232,7 +232,7 @@ async fn a_paused_rollout_writes_the_status_alone() {
     scenario
         .expect(
             Method::PATCH,
-            "/apis/apps.kruise.io/v1alpha1/sidecarsets/mesh/status",
+            "/apis/apps.kruise.io/v1beta1/sidecarsets/mesh/status",
         )
         .content_type(MERGE_PATCH)
         .body_includes(json!({"status": {"matchedPods": 1, "updatedPods": 0, "readyPods": 1}}))
@@ -261,7 +261,7 @@ async fn a_round_on_a_sidecarset_older_than_its_own_status_write_sends_nothing()
     scenario
         .expect(
             Method::PATCH,
-            "/apis/apps.kruise.io/v1alpha1/sidecarsets/mesh/status",
+            "/apis/apps.kruise.io/v1beta1/sidecarsets/mesh/status",
         )
         .content_type(MERGE_PATCH)
         .reply_with(patched(serde_json::to_value(&set).unwrap(), "4"));
@@ -301,7 +301,7 @@ async fn a_pod_not_upgradable_is_marked_from_a_read_then_left_alone() {
     scenario
         .expect(
             Method::PATCH,
-            "/apis/apps.kruise.io/v1alpha1/sidecarsets/mesh/status",
+            "/apis/apps.kruise.io/v1beta1/sidecarsets/mesh/status",
         )
         .content_type(MERGE_PATCH)
         .body_includes(json!({"status": {"matchedPods": 1, "updatedPods": 0}}))

@@ -71,10 +71,10 @@ fn canary_marker_needs_both_annotations() {
 
 #[test]
 fn v1alpha1_namespace_acts_as_a_namespace_selector() {
-    let mut set = base().namespace("default").build();
+    let set = base().namespace("default").build();
     assert!(check(&set).is_empty());
 
-    set.spec.namespace = Some("Bad_NS!".into());
+    let set = base().namespace("Bad_NS!").build();
     let errors = check(&set);
     assert_eq!(errors.len(), 2, "{errors:#?}");
     assert!(
@@ -89,7 +89,6 @@ fn v1alpha1_namespace_acts_as_a_namespace_selector() {
         .namespace("ns-b")
         .build();
     assert!(validate_sidecarset(&mine, None, &others(vec![theirs.clone()])).is_empty());
-    theirs.spec.namespace = None;
     theirs.spec.namespace_selector = Some(match_labels(&[(keys::NAMESPACE_NAME_LABEL, "ns-a")]));
     assert_eq!(
         validate_sidecarset(&mine, None, &others(vec![theirs])).len(),
@@ -133,7 +132,7 @@ fn revision_policy_must_be_known() {
     assert_eq!(errors.len(), 2, "{errors:#?}");
     assert_eq!(
         errors[1],
-        "revision.policy: Invalid value: v1alpha1.SidecarSetInjectRevision{CustomVersion:(*string)(nil), RevisionName:(*string)(\"rev\"), Policy:\"Sometimes\"}: Invalid policy Sometimes, supported: [Always, Partial]"
+        "revision.policy: Invalid value: v1beta1.SidecarSetInjectRevision{CustomVersion:(*string)(nil), RevisionName:(*string)(\"rev\"), Policy:\"Sometimes\"}: Invalid policy Sometimes, supported: [Always, Partial]"
     );
     // Without any revision there is nothing to check.
     set.spec.injection_strategy = Some(SidecarSetInjectionStrategy {

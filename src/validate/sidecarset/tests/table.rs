@@ -134,7 +134,7 @@ fn v_table() -> Vec<Case> {
                 )
             },
             errors: 1,
-            contains: "spec.container.shareVolumePolicy: Invalid value: v1alpha1.ShareVolumePolicy{Type:\"\"}: unsupported share volume policy",
+            contains: "spec.container.shareVolumePolicy: Invalid value: v1beta1.ShareVolumePolicy{Type:\"\"}: unsupported share volume policy",
         },
         Case {
             id: "V10 unknown podInjectPolicy",
@@ -326,7 +326,7 @@ fn v_table() -> Vec<Case> {
                 create(base().containers(vec![container]).build())
             },
             errors: 2,
-            contains: "spec[0].resourcesPolicy: Invalid value: v1alpha1.ResourcesPolicy{TargetContainersMode:\"sum\", TargetContainersNameRegex:\"\"}: resourcesPolicy and resources cannot be configured together",
+            contains: "spec[0].resourcesPolicy: Invalid value: v1beta1.ResourcesPolicy{TargetContainersMode:\"sum\", TargetContainersNameRegex:\"\"}: resourcesPolicy and resources cannot be configured together",
         },
         Case {
             // + this server's Forbidden

@@ -5,7 +5,7 @@ use axum::http::Method;
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
 
-use super::*;
+use super::super::*;
 use crate::controller::tests::fake_apiserver::{Scenario, ok, patched};
 
 const PATH: &str =
