@@ -99,6 +99,9 @@ pub const PATH_VALIDATE_STATEFULSET: &str = "/validate-apps-kruise-io-statefulse
 pub const PATH_MUTATE_DAEMONSET: &str = "/mutate-apps-kruise-io-daemonset";
 pub const PATH_VALIDATE_DAEMONSET: &str = "/validate-apps-kruise-io-daemonset";
 
+/// Readiness gate and pod condition type shared by several writers (the lifecycle hooks'
+/// `markPodNotReady` among them), added at creation to the pods of this group's workloads.
+pub const KRUISE_POD_READY: &str = "KruisePodReady";
 /// Readiness gate and pod condition type driven by the in-place update engine.
 pub const INPLACE_UPDATE_READY: &str = "InPlaceUpdateReady";
 /// Pod annotation: JSON progress record of the in-place update in flight.
