@@ -44,6 +44,7 @@ fn main() {
                 now: "2026-11-22T10:00:00Z",
                 name_suffix: "abcde",
                 sort_sidecars_by_name: false,
+                draw: &kruise_webhook::inject::sidecar::random_draw,
             },
         );
         assert!(
@@ -117,6 +118,8 @@ fn main() {
         namespace_labels: None,
         now: "2026-11-22T10:00:00Z",
         sort_sidecars_by_name: false,
+        revisions: None,
+        draw: &kruise_webhook::inject::sidecar::random_draw,
     };
     time("stage: inject", &mut || {
         let mut p = pod.clone();

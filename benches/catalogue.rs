@@ -108,6 +108,7 @@ fn main() {
                     now: "2026-11-22T10:00:00Z",
                     name_suffix: "abcde",
                     sort_sidecars_by_name: false,
+                    draw: &kruise_webhook::inject::sidecar::random_draw,
                 },
             );
             assert_eq!(response.patch.is_some(), injected, "{what}");

@@ -119,6 +119,8 @@ fn main() {
         namespace_labels: None,
         now: "2026-11-22T10:00:00Z",
         sort_sidecars_by_name: false,
+        revisions: None,
+        draw: &kruise_webhook::inject::sidecar::random_draw,
     };
     inject_sidecars(&mut template, &context).expect("injection");
     template.metadata.namespace = Some("web".into());

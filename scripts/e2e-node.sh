@@ -25,13 +25,17 @@
 #   h. the Advanced DaemonSet (the v1.1 release note's, preDelete labelsHandler example.io/block-deleting): its pod
 #      runs on the node, Ready, the status counting it; an image change with InPlaceIfPossible restarts only that
 #      container (same pod, new containerID and imageID); a recreate update (Standard, an env change) leaves the pod
-#      PreparingDelete while it carries the hook's label, and once the label is removed the pod is replaced.
-# a-c, f, g and h run the release binary on the host (`serve --kubeconfig`, webhooks registered by URL as scripts/e2e.sh does);
+#      PreparingDelete while it carries the hook's label, and once the label is removed the pod is replaced;
+#   i. SidecarSet hot upgrade (scripts/lib/node-phase-hot-upgrade.sh): a HotUpgrade sidecar over two pods, its image
+#      changed twice back to back (the working copy switches, the other goes back to the empty image, a copy serving
+#      throughout, the app container never restarted), then to an image that cannot be pulled (the working copy keeps
+#      running, the rollout stops at one pod and the status says so).
+# a-c and f-i run the release binary on the host (`serve --kubeconfig`, webhooks registered by URL as scripts/e2e.sh does);
 # d-e run it as pods, from a local image with the Dockerfile's runtime layout (scripts/kube-node/mkimage.sh).
 #
 # Needs root and cgroups (else it fails with one line saying what is missing). Builds once (cached under
 # ~/.cache/kruise-webhook/kube-local and kube-node), starts the node, stops it by PID on exit and puts back the host
-# settings it changed. Each phase prints its duration. E2E_NODE_PHASES=abcdefgh selects phases (e needs d);
+# settings it changed. Each phase prints its duration. E2E_NODE_PHASES=abcdefghi selects phases (e needs d);
 # E2E_NODE_LOAD_RATE (pods/s, default 4) sets the creation rate of d and e; E2E_NODE_BIN=path uses that release
 # binary instead of `cargo build --release`; E2E_NODE_KEEP_LOGS=dir keeps the webhook and load logs of a failed run.
 set -euo pipefail
@@ -44,7 +48,7 @@ export APISERVER_PORT=${E2E_NODE_APISERVER_PORT:-26443} ETCD_PORT=${E2E_NODE_ETC
 export ETCD_PEER_PORT=${E2E_NODE_ETCD_PEER_PORT:-22380}
 webhook_port=${E2E_NODE_WEBHOOK_PORT:-29443}
 admin_port=${E2E_NODE_ADMIN_PORT:-29090}
-phases=${E2E_NODE_PHASES:-abcdefgh}
+phases=${E2E_NODE_PHASES:-abcdefghi}
 load_rate=${E2E_NODE_LOAD_RATE:-4}
 V1=localhost/kube-node/app:v1
 V2=localhost/kube-node/app:v2
@@ -358,6 +362,9 @@ phase_b() {
     two_batches
   kubectl delete sidecarset node-upgrade node-batches >/dev/null
 }
+
+# shellcheck source=scripts/lib/node-phase-hot-upgrade.sh
+. scripts/lib/node-phase-hot-upgrade.sh
 
 # ---------------------------------------------------------------------------------------------------------------
 # c. CloneSet in-place update: the v1.1 release-note example (a sidecar of priority 10 reading an annotation into its
@@ -960,7 +967,8 @@ rolling_restart() {
   load_stop
 }
 
-if [[ $phases == *a* || $phases == *b* || $phases == *c* || $phases == *f* || $phases == *g* || $phases == *h* ]]; then
+if [[ $phases == *a* || $phases == *b* || $phases == *c* || $phases == *f* || $phases == *g* || $phases == *h* \
+  || $phases == *i* ]]; then
   phase "host webhook (release binary, serve --kubeconfig, registered by URL)"
   check "release binary serving on the host, webhooks registered by URL" host_webhook
 fi
@@ -988,6 +996,7 @@ if [[ $phases == *f* ]]; then
 fi
 if [[ $phases == *g* ]]; then phase "g. Advanced StatefulSet with real PVCs"; phase_g || { echo "FAIL g. set-up"; failed=$((failed + 1)); }; fi
 if [[ $phases == *h* ]]; then phase "h. Advanced DaemonSet"; phase_h; fi
+if [[ $phases == *i* ]]; then phase "i. SidecarSet hot upgrade"; phase_i || { echo "FAIL i. set-up"; failed=$((failed + 1)); }; fi
 if [[ $phases == *d* ]]; then phase "d. install from deploy/"; phase_d; fi
 if [[ $phases == *e* ]]; then
   phase "e. rolling restart under load"

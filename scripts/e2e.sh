@@ -212,12 +212,7 @@ start_webhook() {
     --listen "127.0.0.1:$webhook_port" --admin-listen "127.0.0.1:$admin_port" \
     >>"$work/webhook.log" 2>&1 &
   webhook_pid=$!
-  for _ in $(seq 1 150); do
-    curl -fsS "http://127.0.0.1:$admin_port/readyz" >/dev/null 2>&1 && return 0
-    kill -0 "$webhook_pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  echo "webhook not ready; log:"; tail -20 "$work/webhook.log"; return 1
+  server_ready "$admin_port" "$webhook_pid" "$work/webhook.log"
 }
 start_webhook
 
@@ -451,6 +446,54 @@ EOT
 if [ "$started_local" = 1 ]; then
   check "apiserver restarted: last snapshot kept and ready, watches reconnect and see new SidecarSets" survives_apiserver_restart
 fi
+
+# SidecarSet revision history, kept by serve's SidecarSet controller in kruise-system.
+# shellcheck source=scripts/lib/sidecarset-history-e2e.sh
+. scripts/lib/sidecarset-history-e2e.sh
+check "SidecarSet history: two revisions in kruise-system as OpenKruise writes them, status.latestRevision, a new pod stamped with it" history_written
+check "SidecarSet history: injectionStrategy.revision.revisionName gives a new pod the old sidecar and its stamp" history_revision_name_injected
+check "SidecarSet history: a rollback reuses its revision, truncation to revisionHistoryLimit keeps what pods run" history_rollback_and_truncation
+check "SidecarSet history: customVersion labels its revision, injectionStrategy.revision.customVersion injects it" history_custom_version_injected
+check "SidecarSet history: a deleted revision refuses new pods with OpenKruise's message, shown as condition, event and metric" history_missing_revision_reported
+history_cleanup
+
+# resourcesPolicy: the sidecar's resources computed from the pod's app container at creation.
+resources_policy_computed() {
+  kubectl apply -f - >/dev/null <<'EOT' || return 1
+apiVersion: apps.kruise.io/v1beta1
+kind: SidecarSet
+metadata:
+  name: e2e-sized
+spec:
+  selector: {matchLabels: {app: sized}}
+  containers:
+    - name: sized-agent
+      image: busybox:1.36
+      resourcesPolicy:
+        targetContainersMode: sum
+        targetContainersNameRegex: "^app$"
+        resourcesExpr:
+          limits: {cpu: "cpu*50%", memory: "max(memory*25%, 200Mi)"}
+          requests: {cpu: "max(cpu*50%, 50m)"}
+EOT
+  local resources=""
+  for _ in $(seq 1 50); do
+    resources=$(kubectl create -o json -f - 2>/dev/null <<'EOT' | jq -c '.spec.containers[] | select(.name == "sized-agent") | .resources'
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "sized-", "namespace": "e2e-other", "labels": {"app": "sized"}},
+ "spec": {"containers": [{"name": "app", "image": "busybox:1.36",
+   "resources": {"limits": {"cpu": "400m", "memory": "1Gi"}, "requests": {"cpu": "200m", "memory": "512Mi"}}}]}}
+EOT
+    ) && [ -n "$resources" ] && break
+    sleep 0.2
+  done
+  kubectl delete sidecarset e2e-sized >/dev/null
+  kubectl delete pod -n e2e-other -l app=sized --wait=false >/dev/null 2>&1
+  # limits: 400m*50%, max(1Gi*25%, 200Mi); requests: max(200m*50%, 50m), and for memory (no
+  # expression) the apiserver's default of a missing request: the limit.
+  [ "$resources" = '{"limits":{"cpu":"200m","memory":"256Mi"},"requests":{"cpu":"100m","memory":"256Mi"}}' ] \
+    || { echo "sidecar resources: ${resources:-none}"; return 1; }
+}
+check "SidecarSet resourcesPolicy: a new pod's sidecar gets the resources computed from its app container" resources_policy_computed
 
 # The workload webhooks: OpenKruise's defaults stored, broken specs refused with every field error.
 workload_defaulted() {
@@ -750,6 +793,10 @@ check "controllers (scripts/e2e-controller.sh): barriers, one-at-a-time rollout 
 check "CloneSet controller (scripts/e2e-cloneset.sh): kubectl scale 0→3→5→2, InPlaceOnly refusal, W1 in place sidecar first, partition 2 of 5 with maxUnavailable 1, leader killed mid-update, ReCreate with maxSurge" controller_script e2e-cloneset
 check "Advanced StatefulSet controller (scripts/e2e-statefulset.sh): the release note's set made in ordinal order with its claims, in place highest ordinal first, kubectl scale in and out, stale claims, the four retention combinations, v1alpha1" controller_script e2e-statefulset
 check "Advanced DaemonSet controller (scripts/e2e-daemonset.sh): placement under nodeSelector, node affinity, NoSchedule/NoExecute taints and a cordoned node, the preDelete hook on eviction and on update, a surge and a partitioned rollout, orphans adopted, status counters" controller_script e2e-daemonset
+
+# Its own apiserver, laid out as OpenKruise v1.9.0 leaves a cluster (ports 15443/15379/15380).
+check "the switch from OpenKruise v1.9.0 (scripts/e2e-switch.sh): its CRDs, manager and every webhook entry, then the documented switch; no pod recreated or restarted, revisions taken over, both versions read, a new pod injected as its siblings, each workload rolled in place, pod updates and deletes allowed" \
+  controller_script e2e-switch
 
 # Its own apiserver, which it stops and restarts (ports 17443/17379/17380).
 check "controllers across apiserver restarts and leader kills (scripts/e2e-failover.sh): 30 s outages with one and two replicas, one leader after each and a rollout, leader stops mid-rollout within the budget, one writer at a time in the audit log" \

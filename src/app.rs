@@ -16,6 +16,7 @@ use crate::admission::{AdmissionState, router};
 use crate::cli::{CrdsArgs, InjectArgs, NodeAgentArgs, ServeArgs, SourceKind};
 use crate::metrics::Metrics;
 use crate::nodeagent::health::AgentHealth;
+use crate::rollout::refusal::{RefusalReason, Refusals};
 use crate::server::{ADMIN_MAX_CONNECTIONS, ServeOptions};
 use crate::signal::wait_for_signal;
 use crate::source::cluster::Snapshot;
@@ -210,8 +211,17 @@ fn sidecarset_source(
 ) -> (SharedCatalogue, Option<JoinHandle<()>>) {
     match source {
         StartSource::Cluster(config, client) => {
+            // The revision history, in the manager's namespace: resolved by the catalogue,
+            // checked by the validating webhook, planned by the SidecarSet controller.
+            let history = watch::HistoryWatch {
+                namespace: args.service_namespace.clone(),
+                revisions: source::history::shared(),
+            };
             if args.no_controller {
-                return (cluster_catalogue(client, None, process), None);
+                return (
+                    cluster_catalogue(client, None, history, None, process),
+                    None,
+                );
             }
             // One list and watch of the SidecarSets for the catalogue and the controller.
             let mut controller_config = controller_config(args, process.metrics.clone());
@@ -224,10 +234,15 @@ fn sidecarset_source(
                 move || stalled.stalled(std::time::Instant::now()),
             );
             let reporter = crate::controller::sidecarset_reporter(&client, &controller_config);
-            let (feed, mut writer) = crate::controller::sidecarset::feed::feed(reporter);
+            let (refusals, refusals_seen) = tokio::sync::watch::channel(Default::default());
+            let (feed, mut writer) = crate::controller::sidecarset::feed::feed(
+                reporter,
+                history.revisions.clone(),
+                refusals_seen,
+            );
             controller_config.sidecarset_feed = Some(feed);
             let tap: watch::SidecarSetTap = Box::new(move |event| writer.apply(event));
-            let catalogue = cluster_catalogue(client, Some(tap), process);
+            let catalogue = cluster_catalogue(client, Some(tap), history, Some(refusals), process);
             // A child token: a failing controller stops itself, never the webhooks.
             let controllers = spawn_controller(
                 *config,
@@ -250,21 +265,34 @@ fn sidecarset_source(
     }
 }
 
-/// The catalogue kept current by watching SidecarSets and Namespaces. Empty until both watches
-/// have listed; /readyz says so meanwhile.
+/// The catalogue kept current by watching SidecarSets, Namespaces and the SidecarSet revision
+/// history. Empty until the watches have listed; /readyz says so meanwhile. Each snapshot's
+/// SidecarSets that cannot be served go to `refusals`, for the controller to report on them.
 fn cluster_catalogue(
     client: kube::Client,
     tap: Option<watch::SidecarSetTap>,
+    history: watch::HistoryWatch,
+    refusals: Option<tokio::sync::watch::Sender<Arc<Refusals>>>,
     process: &Process,
 ) -> SharedCatalogue {
     let catalogue = source::shared(Catalogue::default());
     let metrics = process.metrics.clone();
     let readiness = process.readiness.clone();
+    let namespace = history.namespace.clone();
     watch::spawn(
         client,
         catalogue.clone(),
         move |snapshot| {
             report_snapshot(&metrics, snapshot);
+            if let Some(refusals) = &refusals {
+                refusals.send_if_modified(|seen| {
+                    let changed = **seen != snapshot.refusals;
+                    if changed {
+                        *seen = Arc::new(snapshot.refusals.clone());
+                    }
+                    changed
+                });
+            }
             if !readiness.is_ready() {
                 tracing::info!(
                     sidecarsets = snapshot.catalogue.sidecarsets().len(),
@@ -276,9 +304,13 @@ fn cluster_catalogue(
             readiness.set_catalogue_loaded(true);
         },
         tap,
+        Some(history),
         process.shutdown.clone(),
     );
-    tracing::info!("watching SidecarSets and Namespaces in the cluster");
+    tracing::info!(
+        revisions_namespace = namespace,
+        "watching SidecarSets, Namespaces and SidecarSet revisions in the cluster"
+    );
     catalogue
 }
 
@@ -546,6 +578,13 @@ fn report_snapshot(metrics: &Metrics, snapshot: &Snapshot) {
     metrics.set_sidecarsets_loaded(catalogue.sidecarsets().len());
     metrics.set_namespaces_known(catalogue.namespace_count());
     metrics.add_sidecarset_load_errors(snapshot.newly_refused.len());
+    let reasons = RefusalReason::ALL.map(RefusalReason::metric_label);
+    metrics.set_sidecarsets_not_served(&reasons, |label| {
+        let refusals = snapshot.refusals.values();
+        refusals
+            .filter(|r| r.reason.metric_label() == label)
+            .count()
+    });
     tracing::debug!(
         sidecarsets = catalogue.sidecarsets().len(),
         namespaces = catalogue.namespace_count(),
@@ -615,6 +654,7 @@ pub fn inject_offline(args: &InjectArgs) -> Result<(), String> {
             now: &now,
             name_suffix: &suffix,
             sort_sidecars_by_name: false,
+            draw: &crate::inject::sidecar::random_draw,
         },
     );
     if !response.allowed {

@@ -76,6 +76,12 @@ struct KindLabels {
     kind: String,
 }
 
+/// Why the catalogue cannot serve a SidecarSet (`invalid`, `undecodable`, `revision`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabels {
+    reason: &'static str,
+}
+
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 
 fn admission_duration_histogram() -> Histogram {
@@ -107,6 +113,7 @@ pub struct Metrics {
     sidecarset_load_errors: Counter,
     sidecarset_files_stale: Gauge,
     namespaces_known: Gauge,
+    sidecarsets_not_served: Family<ReasonLabels, Gauge>,
     controller_objects_undecodable: Family<KindLabels, Counter>,
     /// The controllers' reconciles, leadership and apiserver budget.
     pub controllers: ControllerMetrics,
@@ -131,6 +138,7 @@ impl Metrics {
         let sidecarset_load_errors = Counter::default();
         let sidecarset_files_stale = Gauge::default();
         let namespaces_known = Gauge::default();
+        let sidecarsets_not_served = Family::<ReasonLabels, Gauge>::default();
         let controller_objects_undecodable = Family::<KindLabels, Counter>::default();
 
         // prometheus-client appends `_total` to counters and the unit suffix itself, so names are
@@ -189,6 +197,11 @@ impl Metrics {
             namespaces_known.clone(),
         );
         registry.register(
+            "sidecarsets_not_served",
+            "SidecarSets in the cluster the webhooks cannot serve, by reason (invalid, undecodable, revision)",
+            sidecarsets_not_served.clone(),
+        );
+        registry.register(
             "controller_objects_undecodable",
             "Object versions a controller's watch skipped because its types refuse them, by kind",
             controller_objects_undecodable.clone(),
@@ -207,6 +220,7 @@ impl Metrics {
             sidecarset_load_errors,
             sidecarset_files_stale,
             namespaces_known,
+            sidecarsets_not_served,
             controller_objects_undecodable,
             controllers,
         }
@@ -287,6 +301,21 @@ impl Metrics {
     }
 
     /// Counts one object version of `kind` a controller's watch could not decode and skipped.
+    /// How many SidecarSets the catalogue cannot serve for each reason: `count(reason)` for
+    /// each of `reasons` (every one written, so a reason that clears reads 0).
+    pub fn set_sidecarsets_not_served(
+        &self,
+        reasons: &[&'static str],
+        count: impl Fn(&str) -> usize,
+    ) {
+        for &reason in reasons {
+            let value = i64::try_from(count(reason)).unwrap_or(i64::MAX);
+            self.sidecarsets_not_served
+                .get_or_create(&ReasonLabels { reason })
+                .set(value);
+        }
+    }
+
     pub fn record_undecodable_object(&self, kind: &str) {
         self.controller_objects_undecodable
             .get_or_create(&KindLabels {

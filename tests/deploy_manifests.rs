@@ -145,10 +145,14 @@ fn namespaced_objects_live_in_kruise_system_which_webhooks_skip() {
             "MutatingWebhookConfiguration",
             "ValidatingWebhookConfiguration",
         ];
-        // The certs job records its events about the (cluster-scoped) webhook configurations
-        // where such events live: `default`.
-        let certs_events = object["metadata"]["name"] == "kruise-webhook-certs-events";
-        if !cluster_scoped.contains(&kind) && !certs_events {
+        // The certs job and the controllers record their events about cluster-scoped objects
+        // (webhook configurations, SidecarSets) where such events live: `default`.
+        let name = object["metadata"]["name"].as_str().unwrap_or("");
+        let cluster_events = [
+            "kruise-webhook-certs-events",
+            "kruise-webhook-cluster-events",
+        ];
+        if !cluster_scoped.contains(&kind) && !cluster_events.contains(&name) {
             assert_eq!(object["metadata"]["namespace"], "kruise-system", "{object}");
         }
     }

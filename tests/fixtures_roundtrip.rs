@@ -47,6 +47,7 @@ fn answer(review: &Value, catalogue: &Catalogue) -> AdmissionResponse {
             now: "2026-11-22T10:00:00Z",
             name_suffix: "x2b4z",
             sort_sidecars_by_name: false,
+            draw: &kruise_webhook::inject::sidecar::random_draw,
         },
     )
 }

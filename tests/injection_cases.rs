@@ -174,6 +174,7 @@ impl Harness {
                 now: NOW,
                 name_suffix: SUFFIX,
                 sort_sidecars_by_name: self.sort_sidecars_by_name,
+                draw: &kruise_webhook::inject::sidecar::random_draw,
             },
         );
         assert_eq!(response.uid, "0b1c2d3e-0000-4000-8000-000000000001");
@@ -2130,6 +2131,97 @@ fn injection_revision_that_cannot_be_found_is_denied() {
         s["spec"]["injectionStrategy"] = json!({"revision": {"policy": "Always"}})
     });
     run(vec![set], &[], pod1()).assert_patched();
+}
+
+// ---------------------------------------------------------------------------------------------
+// §7.6.7 resourcesPolicy (switch-from-kruise §5)
+
+/// Two app containers with limits and requests, and a native sidecar of the pod's own.
+fn sized_pod() -> Value {
+    let mut pod = demo_pod(json!([
+        {"name": "app-main", "image": "app", "resources": {
+            "limits": {"cpu": "200m", "memory": "200Mi"},
+            "requests": {"cpu": "50m", "memory": "100Mi"}}},
+        {"name": "app-helper", "image": "app", "resources": {
+            "limits": {"cpu": "400m", "memory": "400Mi"},
+            "requests": {"cpu": "100m"}}},
+        {"name": "log-agent", "image": "log", "resources": {"limits": {"cpu": "8"}}}
+    ]));
+    pod["spec"]["initContainers"] = json!([
+        {"name": "mesh", "image": "mesh", "restartPolicy": "Always",
+         "resources": {"limits": {"cpu": "100m", "memory": "56Mi"}}}
+    ]);
+    pod
+}
+
+#[test]
+fn resources_policy_sets_the_sidecar_resources_at_creation() {
+    let policy = r#"{targetContainersMode: sum, targetContainersNameRegex: "^(app-|mesh)",
+        resourcesExpr: {limits: {cpu: "cpu*50%", memory: "max(memory*25%, 200Mi)"},
+                        requests: {cpu: "max(cpu*50%, 50m)", memory: "memory + 28Mi"}}}"#;
+    let sized = demo_set(
+        "sized",
+        &format!("[{{name: envoy, image: envoy, resourcesPolicy: {policy}}}]"),
+    );
+    // Another SidecarSet's container named like a pod container is no target of the policy.
+    let other = demo_set("other", "[{name: log-agent, image: log:2}]");
+    let out = run(vec![sized, other], &[], sized_pod());
+    out.assert_patched();
+    assert_eq!(
+        out.raw_container("envoy")["resources"],
+        // Limits: every target has one, 200m+400m+100m and 200Mi+400Mi+56Mi; requests: the
+        // helper's missing memory request counts 0, the mesh's are all missing.
+        json!({"limits": {"cpu": "350m", "memory": "200Mi"},
+               "requests": {"cpu": "75m", "memory": "128Mi"}})
+    );
+}
+
+#[test]
+fn resources_policy_leaves_an_unlimited_limit_unset_and_serves_both_hot_upgrade_copies() {
+    let sized = demo_set(
+        "sized",
+        r#"[{name: envoy, image: envoy, upgradeStrategy: {upgradeType: HotUpgrade, hotUpgradeEmptyImage: empty},
+             resourcesPolicy: {targetContainersMode: max, targetContainersNameRegex: ".*",
+                               resourcesExpr: {limits: {cpu: "cpu", memory: "memory"}}}}]"#,
+    );
+    let mut pod = sized_pod();
+    // The log agent has no memory limit: the memory limit is unlimited.
+    pod["spec"]["initContainers"] = json!([]);
+    let out = run(vec![sized], &[], pod);
+    out.assert_patched();
+    for copy in ["envoy-1", "envoy-2"] {
+        assert_eq!(
+            out.raw_container(copy)["resources"],
+            json!({"limits": {"cpu": "8"}}),
+            "{copy}"
+        );
+    }
+}
+
+#[test]
+fn resources_policy_without_a_target_or_with_a_failing_expression_denies_the_pod() {
+    let set = |policy: &str| {
+        demo_set(
+            "sized",
+            &format!(
+                "[{{name: envoy, image: envoy}}, {{name: envoy2, image: envoy, resourcesPolicy: {policy}}}]"
+            ),
+        )
+    };
+    let none = set(
+        r#"{targetContainersMode: sum, targetContainersNameRegex: "^web$", resourcesExpr: {limits: {cpu: "cpu"}}}"#,
+    );
+    assert_eq!(
+        run(vec![none], &[], sized_pod()).denied(500),
+        r#"sidecarset sized: spec.containers[1].resourcesPolicy: no containers match the regex pattern "^web$""#
+    );
+    let failing = set(
+        r#"{targetContainersMode: sum, targetContainersNameRegex: "app", resourcesExpr: {requests: {cpu: "cpu*cpu"}}}"#,
+    );
+    assert_eq!(
+        run(vec![failing], &[], sized_pod()).denied(500),
+        r#"sidecarset sized: spec.containers[1].resourcesPolicy: failed to evaluate CPU requests expression: failed to parse expression "cpu*cpu": multiplication of two quantities"#
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

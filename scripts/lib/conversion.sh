@@ -8,6 +8,9 @@
 # version reads v1beta1). A script run by scripts/e2e.sh uses e2e.sh's server (E2E_CONVERSION_URL and
 # E2E_CONVERSION_CA are exported); one run alone starts its own.
 
+# shellcheck source=scripts/lib/ready.sh
+. "$(dirname "${BASH_SOURCE[0]}")/ready.sh"
+
 # conversion_begin BIN PORT ADMIN_PORT DIR: sets E2E_CONVERSION_URL and E2E_CONVERSION_CA, starting
 # `BIN serve` without a cluster (the embedded SidecarSets; only its /convert is used) on
 # 127.0.0.1:PORT with its certificate under DIR when they are not set. Its pid is conversion_pid (empty
@@ -20,14 +23,7 @@ conversion_begin() {
   KRUISE_WEBHOOK_SHUTDOWN_DELAY=0 "$bin" serve --cert-dir "$dir/certs" \
     --listen "127.0.0.1:$port" --admin-listen "127.0.0.1:$admin" > "$dir/conversion.log" 2>&1 &
   conversion_pid=$!
-  local _
-  for _ in $(seq 1 100); do
-    curl -fsS "http://127.0.0.1:$admin/readyz" >/dev/null 2>&1 && break
-    kill -0 "$conversion_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  curl -fsS "http://127.0.0.1:$admin/readyz" >/dev/null 2>&1 \
-    || { echo "conversion webhook not ready; log:"; tail -20 "$dir/conversion.log"; return 1; }
+  server_ready "$admin" "$conversion_pid" "$dir/conversion.log" || { echo "(the conversion webhook)"; return 1; }
   export E2E_CONVERSION_URL="https://127.0.0.1:$port/convert"
   export E2E_CONVERSION_CA="$dir/certs/ca.crt"
 }

@@ -28,13 +28,15 @@ identity_kubeconfig() {
   KUBECONFIG=$out kubectl get --raw /api >/dev/null
 }
 
-# identity_lease_role NAMESPACE: the leader-election Role of deploy/rbac.yaml (the Lease, nothing
-# else) and its binding, copied into NAMESPACE, where a test keeps its own Lease so that tests do not
-# share one. The Role's rules are deploy/'s; only its namespace differs.
+# identity_lease_role NAMESPACE: the Roles deploy/rbac.yaml grants in the manager's namespace (the
+# Lease; the watch of the SidecarSet revision history) and their bindings, copied into NAMESPACE,
+# which a test gives its processes as theirs so that tests do not share one Lease. The Roles' rules
+# are deploy/'s; only their namespace differs.
 identity_lease_role() {
   kubectl create --dry-run=client -o json -f deploy/rbac.yaml \
     | jq --arg ns "$1" '[if .kind == "List" then .items[] else . end
-        | select(.kind == "Role" or .kind == "RoleBinding") | .metadata.namespace = $ns]
+        | select((.kind == "Role" or .kind == "RoleBinding") and .metadata.namespace == "kruise-system")
+        | .metadata.namespace = $ns]
         | {apiVersion: "v1", kind: "List", items: .}' \
     | kubectl apply -f - >/dev/null
 }

@@ -218,6 +218,7 @@ async fn mutate_pod(
         now: &now,
         name_suffix: &suffix,
         sort_sidecars_by_name: state.sort_sidecars_by_name,
+        draw: &crate::inject::sidecar::random_draw,
     };
     handle_one_pass(
         &state,
@@ -266,7 +267,9 @@ async fn validate_sidecarset(
 ) -> Response {
     handle(&state, "validate-sidecarset", &headers, &body, |request| {
         let catalogue = state.catalogue.load();
-        sidecarset::validate_sidecarset_request(request, catalogue.sidecarsets())
+        catalogue.with_revision_history(|history| {
+            sidecarset::validate_sidecarset_request(request, catalogue.sidecarsets(), history)
+        })
     })
 }
 

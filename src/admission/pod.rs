@@ -21,6 +21,9 @@ pub struct PodMutation<'a> {
     /// Suffix used if launch priority must give a `generateName`d pod its name.
     pub name_suffix: &'a str,
     pub sort_sidecars_by_name: bool,
+    /// Uniform in [0, 1): the chance a `Partial` revision is injected with
+    /// ([`crate::inject::sidecar::random_draw`] in production).
+    pub draw: &'a dyn Fn() -> f64,
 }
 
 /// Decides the answer to one pod admission request. No I/O.
@@ -115,6 +118,8 @@ fn mutate_pod_with<'c, Object, OldObject>(
         namespace_labels: namespace_labels.as_deref(),
         now: input.now,
         sort_sidecars_by_name: input.sort_sidecars_by_name,
+        revisions: input.catalogue.injection_revisions(),
+        draw: input.draw,
     };
     // A pod with a spec only changes in its mutable parts (name, annotations, the container,
     // volume and pull-secret lists), so a copy of those is all the patch needs; a pod without
@@ -251,6 +256,7 @@ mod tests {
                 now: "2026-11-22T10:00:00Z",
                 name_suffix: "x2b4z",
                 sort_sidecars_by_name: false,
+                draw: &crate::inject::sidecar::random_draw,
             };
             for (name, body) in bodies() {
                 let reference = two_pass(&body, &input);
@@ -297,6 +303,7 @@ mod tests {
             now: "2026-11-22T10:00:00Z",
             name_suffix: "x2b4z",
             sort_sidecars_by_name: false,
+            draw: &crate::inject::sidecar::random_draw,
         };
         let answer = two_pass(body, &input).unwrap();
         assert_eq!(answer.uid, "late-uid");

@@ -43,6 +43,7 @@ fn answers(catalogue: &Catalogue, pod: &Value) -> (AdmissionResponse, AdmissionR
         now: "2026-11-22T10:00:00Z",
         name_suffix: "x2b4z",
         sort_sidecars_by_name: false,
+        draw: &crate::inject::sidecar::random_draw,
     };
     (
         mutate_pod(&request, &input),
@@ -278,6 +279,8 @@ fn benchmark_request_takes_the_prepared_path() {
         namespace_labels: None,
         now: "2026-11-22T10:00:00Z",
         sort_sidecars_by_name: false,
+        revisions: None,
+        draw: &crate::inject::sidecar::random_draw,
     };
     let injection =
         crate::inject::sidecar::inject_prepared(&mut decoded, &context, Some(catalogue.prepared()))

@@ -10,7 +10,7 @@ use crate::api::{SidecarSet, keys};
 use crate::convert::Served;
 use crate::defaults::sidecarset::default_and_hash;
 use crate::validate::field::aggregate;
-use crate::validate::sidecarset::validate_sidecarset;
+use crate::validate::sidecarset::{RevisionHistory, validate_sidecarset_with};
 
 /// Decides the answer to one SidecarSet mutation request. No I/O.
 pub fn mutate_sidecarset(request: &RequestEnvelope<'_>) -> AdmissionResponse {
@@ -61,10 +61,12 @@ fn decode_set(
 }
 
 /// Decides the answer to one SidecarSet validation request against the other SidecarSets the
-/// server knows. No I/O. Refusals use code 500, as OpenKruise does for SidecarSets.
+/// server knows, the revision it injects looked up in `history`. No I/O. Refusals use code 500,
+/// as OpenKruise does for SidecarSets.
 pub fn validate_sidecarset_request(
     request: &RequestEnvelope<'_>,
     others: &[std::sync::Arc<SidecarSet>],
+    history: &dyn RevisionHistory,
 ) -> AdmissionResponse {
     let uid = request.uid.as_str();
     if let Some(denial) = refuse_other_kinds(request, "validates") {
@@ -82,7 +84,7 @@ pub fn validate_sidecarset_request(
         Ok(set) => set,
         Err(message) => return AdmissionResponse::deny(uid, 400, message),
     };
-    let errors = validate_sidecarset(&set, old.as_ref(), others);
+    let errors = validate_sidecarset_with(&set, old.as_ref(), others, history);
     if !errors.is_empty() {
         return AdmissionResponse::deny(uid, 500, aggregate(&errors));
     }

@@ -36,6 +36,12 @@ pub const SIDECARSET_CANARY: &str = "apps.kruise.io/sidecarset-canary";
 pub const SIDECARSET_BASE: &str = "apps.kruise.io/sidecarset-base";
 /// SidecarSet label stating the custom version (v1alpha1).
 pub const SIDECARSET_CUSTOM_VERSION: &str = "apps.kruise.io/sidecarset-custom-version";
+/// ControllerRevision label naming the SidecarSet whose revision it is.
+pub const SIDECARSET_NAME_LABEL: &str = "kruise.io/sidecarset-name";
+/// `injectionStrategy.revision.policy` that gives the revision only to some new pods.
+pub const INJECT_REVISION_PARTIAL: &str = "Partial";
+/// SidecarSet status condition, present (`True`) while the webhooks cannot serve the set.
+pub const SIDECARSET_INJECTION_FAILURE: &str = "InjectionFailure";
 
 /// Pod annotation: `Ordered` makes the container order the launch order.
 pub const CONTAINER_LAUNCH_PRIORITY: &str = "apps.kruise.io/container-launch-priority";

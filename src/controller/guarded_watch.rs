@@ -24,13 +24,13 @@ use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Api, ObjectMeta};
 use kube::runtime::WatchStreamExt;
-use kube::runtime::events::{Event as KubeEvent, EventType, Recorder};
+use kube::runtime::events::{Event as KubeEvent, EventType};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event, watcher};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
-use super::events;
+use super::events::EventRecorder;
 use crate::k8s::lenient::{Lenient, Refusal};
 use crate::metrics::Metrics;
 
@@ -250,11 +250,11 @@ where
 pub struct UndecodableReporter {
     pub kind: String,
     pub metrics: Arc<Metrics>,
-    pub recorder: Recorder,
+    pub recorder: EventRecorder,
 }
 
 impl UndecodableReporter {
-    pub fn new<K>(metrics: Arc<Metrics>, recorder: Recorder) -> Self
+    pub fn new<K>(metrics: Arc<Metrics>, recorder: EventRecorder) -> Self
     where
         K: Resource,
         K::DynamicType: Default,
@@ -287,7 +287,7 @@ impl UndecodableReporter {
         };
         let recorder = self.recorder.clone();
         let reference = refused.reference.clone();
-        tokio::spawn(async move { events::record(&recorder, &reference, &event).await });
+        tokio::spawn(async move { recorder.record(&reference, &event).await });
     }
 }
 

@@ -120,7 +120,8 @@ pub async fn run(
     if config.sidecarsets && config.sidecarset_feed.is_none() {
         let client = kube::Client::try_from(kube_config.clone())?;
         let reporter = sidecarset_reporter(&client, &config);
-        let feed = sidecarset::spawn_own_feed(client, reporter, shutdown.clone());
+        let namespace = config.lease.namespace.clone();
+        let feed = sidecarset::spawn_own_feed(client, reporter, &namespace, shutdown.clone());
         config.sidecarset_feed = Some(feed);
     }
     let mut leading = election.leading.clone();
@@ -206,7 +207,7 @@ pub fn sidecarset_reporter(
         controller: sidecarset::COMPONENT.to_string(),
         instance: Some(config.lease.identity.clone()),
     };
-    let recorder = kube::runtime::events::Recorder::new(client.clone(), reporter);
+    let recorder = events::EventRecorder::new(client.clone(), reporter);
     guarded_watch::UndecodableReporter::new::<crate::api::SidecarSet>(
         config.metrics.clone(),
         recorder,
@@ -278,6 +279,13 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
         recorder: term.recorder(sidecarset::COMPONENT),
         metrics: config.metrics.clone(),
         own_writes: Default::default(),
+        revisions: config
+            .sidecarset_feed
+            .as_ref()
+            .map_or_else(crate::source::history::shared, |feed| {
+                feed.revisions().clone()
+            }),
+        revision_namespace: config.lease.namespace.clone(),
     });
     let end = term.end().clone();
     let sidecarsets = async {

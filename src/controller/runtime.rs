@@ -30,7 +30,9 @@ use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use hyper::Request;
 use kube::Resource;
 use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::events::Reporter;
+
+use super::events::EventRecorder;
 use serde::de::DeserializeOwned;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::{CancellationToken, PollSemaphore, WaitForCancellationFutureOwned};
@@ -272,8 +274,8 @@ impl Term {
     }
 
     /// An event recorder for `component` on the budgeted client.
-    pub fn recorder(&self, component: &str) -> Recorder {
-        Recorder::new(self.client(), self.reporter(component))
+    pub fn recorder(&self, component: &str) -> EventRecorder {
+        EventRecorder::new(self.client(), self.reporter(component))
     }
 
     /// Runs `controller` until the term ends: at most `--concurrent-reconciles` reconciles at

@@ -17,12 +17,12 @@ use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::events::{Event, Recorder};
+use kube::runtime::events::Event;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 use serde_json::json;
 
-use super::events;
+use super::events::EventRecorder;
 use super::guarded_watch::UndecodableReporter;
 use super::own_writes::OwnWrites;
 use super::runtime::Term;
@@ -36,8 +36,11 @@ use crate::k8s::shared::Shared;
 use crate::podmarks::{EngineOwner, PodSummary, PodView};
 use crate::rollout::round::{self, FAILED_REQUEUE, IN_FLIGHT_REQUEUE, NOT_SYNCED_REQUEUE};
 use crate::rollout::{self, PlannedEvent, Subject, UpgradeRoute};
+use crate::source::history::SharedRevisions;
 
 pub mod feed;
+pub mod history;
+pub mod refusals;
 
 pub use feed::SidecarSetFeed;
 
@@ -59,6 +62,8 @@ pub enum SidecarSetError {
     Api(#[from] ApiError),
     #[error("pod {pod}: still conflicting after {attempts} attempts")]
     Conflicts { pod: String, attempts: usize },
+    #[error("sidecarset {sidecarset}: cannot create a revision after {collisions} hash collisions")]
+    Collisions { sidecarset: String, collisions: i32 },
 }
 
 /// Conflict retries for one pod write, each from a fresh read.
@@ -100,10 +105,14 @@ pub struct Context {
     /// The planner's summaries of the same pods.
     pub summaries: Store<PodSummary>,
     pub namespaces: Store<Namespace>,
-    pub recorder: Recorder,
+    pub recorder: EventRecorder,
     pub metrics: Arc<crate::metrics::Metrics>,
     /// The resourceVersion each status write returned, until the cache shows it.
     pub own_writes: Mutex<OwnWrites>,
+    /// The SidecarSet revisions, as watched ([`feed::SidecarSetFeed::revisions`]).
+    pub revisions: SharedRevisions,
+    /// Where they live: the manager's namespace.
+    pub revision_namespace: String,
 }
 
 impl Context {
@@ -127,6 +136,12 @@ pub async fn run(
     term: &Term,
 ) {
     let store = sidecarsets.store();
+    let reporting = refusals::report(
+        context.clone(),
+        sidecarsets.refusals(),
+        store.clone(),
+        term.end().clone(),
+    );
     let for_pods = store.clone();
     let for_namespaces = store.clone();
     let controller = Controller::for_shared_stream(sidecarsets.triggers(), store)
@@ -143,18 +158,28 @@ pub async fn run(
                 .map(|s| ObjectRef::from_obj(s.as_ref()))
                 .collect::<Vec<_>>()
         });
-    term.run(COMPONENT, controller, reconcile, error_policy, context)
-        .await;
+    let reconciling = term.run(COMPONENT, controller, reconcile, error_policy, context);
+    futures::join!(reconciling, reporting);
 }
 
 /// The SidecarSet feed of a process without the catalogue's watch (`kruise-webhook controller`):
-/// a list and watch of its own on `client` until `shutdown`, decoded on a thread of its own.
+/// a list and watch of its own on `client` until `shutdown`, decoded on a thread of its own, and
+/// a watch of the revision history in `namespace` (the manager's). Without the catalogue,
+/// nothing is reported as not served.
 pub fn spawn_own_feed(
     client: kube::Client,
     reporter: UndecodableReporter,
+    namespace: &str,
     shutdown: tokio_util::sync::CancellationToken,
 ) -> SidecarSetFeed {
-    let (feed, mut writer) = feed::feed(reporter);
+    let revisions = crate::source::history::shared();
+    let (_, refusals) = tokio::sync::watch::channel(Default::default());
+    let (feed, mut writer) = feed::feed(reporter, revisions.clone(), refusals);
+    let history = crate::source::watch::HistoryWatch {
+        namespace: namespace.to_string(),
+        revisions,
+    };
+    crate::source::watch::spawn_revisions(client.clone(), history, shutdown.clone());
     crate::source::watch::spawn_sidecarsets(client, move |event| writer.apply(event), shutdown);
     feed
 }
@@ -176,10 +201,20 @@ fn rfc3339(now: Timestamp) -> String {
     now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
+/// `set` with the status's `latestRevision` and `collisionCount` those the history registered.
+fn with_latest_revision(set: &SidecarSet, registered: history::Registered) -> SidecarSet {
+    let mut current = set.clone();
+    let status = current.status.get_or_insert_default();
+    status.latest_revision = Some(registered.latest);
+    status.collision_count = Some(registered.collision_count);
+    current
+}
+
 async fn reconcile(
     set: Arc<Shared<SidecarSet>>,
     context: Arc<Context>,
 ) -> Result<Action, SidecarSetError> {
+    let stored: &SidecarSet = &set;
     // Before the first full list a store looks empty, which would write matchedPods 0.
     let synced = context.pods.wait_until_ready().now_or_never().is_some()
         && context
@@ -207,9 +242,13 @@ async fn reconcile(
     let summaries = pod_cache::in_memory_order(context.summaries.state());
     let namespaces = namespace_labels_by_name(&context.namespaces.state());
     let matched = rollout::matched_pods(&set, &summaries, |ns| namespaces.get(ns))?;
-    let round = rollout::round_actions(&set, &matched, rollout::plan_round(&set, &matched));
+    // The latest revision first: the status names it, and so does every pod upgraded now.
+    let registered = history::register(&context, &set, &matched).await?;
+    let current = with_latest_revision(&set, registered);
+    let set = &current;
+    let round = rollout::round_actions(stored, &matched, rollout::plan_round(set, &matched));
     if let Some(status) = &round.status {
-        write_status(&context, &set, status).await?;
+        write_status(&context, set, status).await?;
     }
     let revision = round.revision.as_deref();
     let mut engine_going = false;
@@ -226,14 +265,14 @@ async fn reconcile(
         }
     }
     for summary in chosen(&matched, &round.not_upgradable) {
-        mark_not_upgradable(&context, &set, summary).await?;
+        mark_not_upgradable(&context, set, summary).await?;
     }
     let now = rfc3339(Timestamp::now());
     for summary in chosen(&matched, &round.reset_idle) {
-        reset_idle(&context, &set, &PodId::of(summary), &now).await?;
+        reset_idle(&context, set, &PodId::of(summary), &now).await?;
     }
     for summary in chosen(&matched, &round.upgrade) {
-        upgrade(&context, &set, &PodId::of(summary), revision).await?;
+        upgrade(&context, set, &PodId::of(summary), revision).await?;
     }
     Ok(match round.requeue_after(engine_going) {
         Some(after) => Action::requeue(after),
@@ -249,11 +288,14 @@ async fn write_status(
 ) -> Result<(), SidecarSetError> {
     let api: Api<SidecarSet> = Api::all(context.client.clone());
     let mut body = serde_json::to_value(status).unwrap_or_default();
-    // A merge patch keeps fields it does not mention: clear a count that went back to zero.
-    if status.updated_ready_pods.is_none()
-        && let Some(map) = body.as_object_mut()
-    {
-        map.insert("updatedReadyPods".into(), serde_json::Value::Null);
+    if let Some(map) = body.as_object_mut() {
+        // A merge patch keeps fields it does not mention: clear a count that went back to zero.
+        if status.updated_ready_pods.is_none() {
+            map.insert("updatedReadyPods".into(), serde_json::Value::Null);
+        }
+        // The conditions are the refusal reporter's (`refusals`): never written from a reading
+        // that may predate its last write.
+        map.remove("conditions");
     }
     let written = api
         .patch_status(
@@ -481,20 +523,38 @@ async fn reset_idle(
 ) -> Result<(), SidecarSetError> {
     let api = &id.api(context);
     let key = &id.key();
+    // The last pod read, for the failure event's reference.
+    let last_read = Mutex::new(None);
+    let last_read_ref = &last_read;
     let done = retry_on_conflict(CONFLICT_ATTEMPTS, (), |()| async move {
         let fresh = read_fresh(api, id).await?;
         let reset = rollout::reset_idle_copies(&fresh, set, now);
         if reset == fresh {
-            return Ok(Attempt::Done(()));
+            return Ok(Attempt::Done(None));
         }
-        let sent = send(api, &fresh, Write::Pod(&reset)).await.map(drop);
+        let sent = send(api, &fresh, Write::Pod(&reset)).await.map(Some);
+        *last_read_ref.lock().unwrap_or_else(|e| e.into_inner()) = Some(fresh);
         again_on_conflict(sent).map_err(api_error(key))
     })
-    .await?;
-    done.ok_or_else(|| SidecarSetError::Conflicts {
-        pod: key.clone(),
-        attempts: CONFLICT_ATTEMPTS,
-    })
+    .await;
+    let failure = match done {
+        Ok(Some(Some(reset))) => {
+            publish(context, set, &reset, round::idle_reset_event()).await;
+            return Ok(());
+        }
+        Ok(Some(None)) => return Ok(()),
+        Ok(None) => SidecarSetError::Conflicts {
+            pod: key.clone(),
+            attempts: CONFLICT_ATTEMPTS,
+        },
+        Err(error) => error,
+    };
+    let last_read = last_read.into_inner().unwrap_or_else(|e| e.into_inner());
+    if let Some(read) = &last_read {
+        let event = round::idle_reset_failed_event(&failure.to_string());
+        publish(context, set, read, event).await;
+    }
+    Err(failure)
 }
 
 /// Records on the pod that `set` cannot upgrade it in place. Decided on the summary first: once
@@ -563,20 +623,35 @@ async fn set_upgradable(
     })
 }
 
+/// Records an event about the SidecarSet.
+async fn publish_about_set(context: &Context, set: &SidecarSet, planned: PlannedEvent) {
+    let reference = set.object_ref(&());
+    context
+        .recorder
+        .record(&reference, &kube_event(planned))
+        .await;
+}
+
+fn kube_event(planned: PlannedEvent) -> Event {
+    Event {
+        type_: planned.type_,
+        reason: planned.reason.into(),
+        note: Some(planned.note),
+        action: planned.action.into(),
+        secondary: None,
+    }
+}
+
 /// Records an event the planner asked for, about `pod` or the SidecarSet.
 async fn publish(context: &Context, set: &SidecarSet, pod: &Pod, planned: PlannedEvent) {
     let reference = match planned.about {
         Subject::Pod => pod.object_ref(&()),
         Subject::SidecarSet => set.object_ref(&()),
     };
-    let event = Event {
-        type_: planned.type_,
-        reason: planned.reason.into(),
-        note: Some(planned.note),
-        action: planned.action.into(),
-        secondary: None,
-    };
-    events::record(&context.recorder, &reference, &event).await;
+    context
+        .recorder
+        .record(&reference, &kube_event(planned))
+        .await;
 }
 
 /// Namespace labels as the webhooks see them: with the `kubernetes.io/metadata.name` label that

@@ -32,6 +32,11 @@ impl<'p> AppContainers<'p> {
         AppContainers { pod, sharing }
     }
 
+    /// The pod as it was before this request's injection.
+    pub(super) fn pod(&self) -> &'p Pod {
+        self.pod
+    }
+
     /// Whether the pod declares a volume of this name (the pod's own volume wins).
     fn has_volume(&self, name: &str) -> bool {
         let volumes = self.pod.spec.as_ref().and_then(|s| s.volumes.as_deref());

@@ -6,4 +6,9 @@ pub mod candidates;
 pub mod hash;
 pub mod launch_priority;
 pub mod prepared;
+pub mod resources_policy;
+pub mod revision;
 pub mod sidecar;
+
+#[cfg(test)]
+pub(crate) mod tests;

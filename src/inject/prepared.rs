@@ -11,6 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 use k8s_openapi::api::core::v1::Volume;
 
+use super::revision::stamped_revision;
 use crate::api::{SidecarSet, keys};
 use crate::podmarks::sidecarset::{PreparedUpgradeSpec, UpgradeSpec};
 
@@ -93,10 +94,7 @@ impl PreparedSidecarSet {
 /// The SidecarSet's entry of the hash annotation `hash_key`, stamped `now`.
 pub(super) fn upgrade_spec(set: &SidecarSet, hash_key: &str, now: Option<&str>) -> UpgradeSpec {
     let controller_revision = if hash_key == keys::SIDECARSET_HASH {
-        let status = set.status.as_ref();
-        status
-            .and_then(|s| s.latest_revision.clone())
-            .unwrap_or_default()
+        stamped_revision(set)
     } else {
         String::new()
     };

@@ -12,7 +12,10 @@ use k8s_openapi::api::core::v1::{Container, LocalObjectReference, Pod, Volume};
 
 use super::build::{AppContainers, NameSet, build_sidecar, hot_upgrade_pair};
 use super::prepared::{KnownJson, PreparedSidecarSets, upgrade_spec};
+use super::resources_policy::sidecar_resources;
+use super::revision::{self, HistoryRevision, InjectionRevisions, Pick, PickError};
 use crate::api::{SidecarContainer, SidecarSet, keys};
+use crate::k8s::history::injection_revision_not_found;
 use crate::k8s::selector::{self, Labels, SelectorError};
 use crate::podmarks::sidecarset::{
     UpgradeSpec, WrittenAnnotation, hash_annotation, injected_list, parse_upgrade_specs,
@@ -29,6 +32,16 @@ pub struct InjectionContext<'a> {
     pub now: &'a str,
     /// OpenKruise's `EnableSortSidecarContainerByName` gate: sort injected containers by name.
     pub sort_sidecars_by_name: bool,
+    /// What the SidecarSets that name a revision to inject resolved to; `None` without a
+    /// history, where every such revision is missing.
+    pub revisions: Option<&'a InjectionRevisions>,
+    /// Uniform in [0, 1): the chance under `Partial` ([`revision::pick`]); seeded in tests.
+    pub draw: &'a dyn Fn() -> f64,
+}
+
+/// The draw of production: the thread's random source.
+pub fn random_draw() -> f64 {
+    fastrand::f64()
 }
 
 /// Why a pod cannot be injected. Each message names the object and field at fault.
@@ -54,13 +67,19 @@ pub enum InjectError {
         key: String,
         message: String,
     },
-    #[error(
-        "sidecarset {sidecarset}: spec.injectionStrategy.revision: ControllerRevision {revision} not found, cannot inject a historical revision"
-    )]
-    RevisionNotFound {
+    #[error("sidecarset {sidecarset}: {field}: {message}")]
+    ResourcesPolicy {
         sidecarset: String,
-        revision: String,
+        /// `spec.containers[i].resourcesPolicy` or `spec.initContainers[i].resourcesPolicy`.
+        field: String,
+        message: String,
     },
+    /// The revision `injectionStrategy.revision` names cannot be injected: OpenKruise's
+    /// lookup error, as its webhook answers.
+    #[error("{0}")]
+    Revision(String),
+    #[error("sidecarset {sidecarset}: spec.updateStrategy.partition: {message}")]
+    Partition { sidecarset: String, message: String },
 }
 
 /// Is the pod still running or about to run? Finished and terminating pods are left alone.
@@ -101,15 +120,7 @@ pub fn matching_sidecarsets<'a>(
         if !selected {
             continue;
         }
-        if let Some(revision) = requested_revision(set) {
-            // Historical revisions live in ControllerRevisions, which this server does not hold;
-            // upstream rejects the pod when the revision cannot be found, and so do we.
-            return Err(InjectError::RevisionNotFound {
-                sidecarset: set.name().to_string(),
-                revision,
-            });
-        }
-        kept.push(set.as_ref());
+        kept.push(suitable_revision(set, pod, ctx)?);
     }
     let bases: NameSet<'_> = kept.iter().filter_map(|s| s.canary_base()).collect();
     kept.retain(|s| !bases.contains(s.name()));
@@ -138,12 +149,40 @@ pub fn namespace_matches(
     )
 }
 
-fn requested_revision(set: &SidecarSet) -> Option<String> {
-    let revision = set.spec.injection_strategy.as_ref()?.revision.as_ref()?;
-    revision
-        .revision_name
-        .clone()
-        .or_else(|| revision.custom_version.clone())
+/// The set a new pod gets of `set`: itself, or the revision its `injectionStrategy.revision`
+/// names (OpenKruise's `getSuitableRevisionSidecarSet` at CREATE). A revision that cannot be
+/// found refuses the pod, whichever the pod would have got.
+fn suitable_revision<'a>(
+    set: &'a Arc<SidecarSet>,
+    pod: &Pod,
+    ctx: &InjectionContext<'a>,
+) -> Result<&'a SidecarSet, InjectError> {
+    let Some(requested) = revision::requested(set) else {
+        return Ok(set);
+    };
+    let restored = match ctx.revisions.and_then(|r| r.get(set.name())) {
+        Some(HistoryRevision::Restored(restored)) => restored,
+        Some(HistoryRevision::Unresolved(message) | HistoryRevision::Pending(message)) => {
+            return Err(InjectError::Revision(message.clone()));
+        }
+        None => {
+            let message = injection_revision_not_found(requested, set.name());
+            return Err(InjectError::Revision(message));
+        }
+    };
+    let picked = revision::pick(set, requested, pod.metadata.labels.as_ref(), ctx.draw);
+    match picked {
+        Ok(Pick::History) => Ok(restored),
+        Ok(Pick::Latest) => Ok(set),
+        Err(PickError::Selector(source)) => Err(InjectError::Selector {
+            sidecarset: set.name().to_string(),
+            source,
+        }),
+        Err(PickError::Partition(message)) => Err(InjectError::Partition {
+            sidecarset: set.name().to_string(),
+            message,
+        }),
+    }
 }
 
 /// Injects every matching SidecarSet into `pod`. Returns whether the pod changed.
@@ -255,18 +294,38 @@ struct InjectionPlan {
 }
 
 impl InjectionPlan {
-    /// Adds what `sidecar` becomes in the pod (two copies for a hot upgrade), each with its
-    /// placement, to the init containers or the containers, collecting the volumes it needs.
+    /// Adds what `sidecar` (the `index`th of its list) becomes in the pod (two copies for a hot
+    /// upgrade), each with its placement, to the init containers or the containers, collecting
+    /// the volumes it needs. Returns whether it was injected for a hot upgrade.
     fn add_sidecar(
         &mut self,
-        init_container: bool,
+        (init_container, index): (bool, usize),
         sidecar: &SidecarContainer,
         set: &SidecarSet,
         app: &AppContainers<'_>,
-        hot_upgrade: bool,
+        sidecar_names: &HashSet<&str>,
         hot_upgrade_working: &mut BTreeMap<String, String>,
-    ) {
-        let built = build_sidecar(sidecar, set, app, &mut self.volumes);
+    ) -> Result<bool, InjectError> {
+        // Only a native sidecar keeps running, so only it can be hot-upgraded among init containers.
+        let hot_upgrade =
+            sidecar.is_hot_upgrade() && (!init_container || sidecar.is_native_sidecar());
+        let mut built = build_sidecar(sidecar, set, app, &mut self.volumes);
+        if let Some(policy) = &sidecar.resources_policy {
+            // Computed before a hot upgrade copies the container: both copies get them.
+            let resources = sidecar_resources(policy, app.pod(), sidecar_names).map_err(|e| {
+                let list = if init_container {
+                    "initContainers"
+                } else {
+                    "containers"
+                };
+                InjectError::ResourcesPolicy {
+                    sidecarset: set.name().to_string(),
+                    field: format!("spec.{list}[{index}].resourcesPolicy"),
+                    message: e.0,
+                }
+            })?;
+            built.resources = Some(resources);
+        }
         let before = goes_before(sidecar);
         let target = if init_container {
             &mut self.init_containers
@@ -279,6 +338,7 @@ impl InjectionPlan {
         } else {
             target.push((built, before));
         }
+        Ok(hot_upgrade)
     }
 }
 
@@ -325,22 +385,28 @@ fn plan_injection<'a>(
     let mut hot_upgrade_working = working_containers(pod);
 
     let app = AppContainers::new(pod);
+    // No container of a matched SidecarSet is a target of a resourcesPolicy.
+    let sidecar_names: HashSet<&str> = sets
+        .iter()
+        .flat_map(|set| set.init_containers().iter().chain(set.containers()))
+        .map(SidecarContainer::name)
+        .collect();
     let mut hot_upgrade_injected = false;
     for set in sets {
-        for sidecar in set.init_containers() {
-            // Only a native sidecar keeps running, so only it can be hot-upgraded.
-            let hot = sidecar.is_native_sidecar() && sidecar.is_hot_upgrade();
-            hot_upgrade_injected |= hot;
-            plan.add_sidecar(true, sidecar, set, &app, hot, &mut hot_upgrade_working);
+        for (init_container, list) in [(true, set.init_containers()), (false, set.containers())] {
+            for (index, sidecar) in list.iter().enumerate() {
+                hot_upgrade_injected |= plan.add_sidecar(
+                    (init_container, index),
+                    sidecar,
+                    set,
+                    &app,
+                    &sidecar_names,
+                    &mut hot_upgrade_working,
+                )?;
+            }
         }
         plan.image_pull_secrets
             .extend(set.spec.image_pull_secrets.iter().flatten().cloned());
-
-        for sidecar in set.containers() {
-            let hot = sidecar.is_hot_upgrade();
-            hot_upgrade_injected |= hot;
-            plan.add_sidecar(false, sidecar, set, &app, hot, &mut hot_upgrade_working);
-        }
         if let Some(prepared) = prepared.and_then(|prepared| prepared.get(set)) {
             known.add_volumes(set, prepared);
         }

@@ -4,6 +4,7 @@
 
 pub mod go_text;
 pub mod gojson;
+pub mod history;
 pub mod intstr;
 pub mod lenient;
 pub mod names;

@@ -265,6 +265,77 @@ impl Quantity {
         self.cached = None;
     }
 
+    /// Go's `NewMilliQuantity` (and `SetMilli` on a quantity of `format`): `milli` thousandths.
+    pub fn from_milli(milli: i64, format: Format) -> Quantity {
+        Quantity {
+            amount: Amount::new(milli < 0, milli.unsigned_abs().into(), MILLI),
+            format,
+            cached: None,
+        }
+    }
+
+    /// Go's `NewQuantity`: a whole number.
+    pub fn from_int(value: i64, format: Format) -> Quantity {
+        Quantity {
+            amount: Amount::new(value < 0, value.unsigned_abs().into(), 0),
+            format,
+            cached: None,
+        }
+    }
+
+    pub fn is_negative(&self) -> bool {
+        self.amount.negative && !self.amount.is_zero()
+    }
+
+    /// Go's `Add`, exactly: the sum keeps this quantity's format, or takes `other`'s when this one
+    /// is zero. `None` only when the sum needs more than 38 digits.
+    pub fn checked_add(&self, other: &Quantity) -> Option<Quantity> {
+        let (a, b) = (self.amount, other.amount);
+        let scale = a.scale.min(b.scale);
+        let widen = |x: Amount| widened(x.mantissa, x.scale.checked_sub(scale)?);
+        let (ma, mb) = (widen(a)?, widen(b)?);
+        let amount = if a.negative == b.negative {
+            Amount::new(a.negative, ma.checked_add(mb)?, scale)
+        } else if ma >= mb {
+            Amount::new(a.negative, ma - mb, scale)
+        } else {
+            Amount::new(b.negative, mb - ma, scale)
+        };
+        let format = if self.is_zero() {
+            other.format
+        } else {
+            self.format
+        };
+        Some(Quantity {
+            amount,
+            format,
+            cached: None,
+        })
+    }
+
+    /// Go's `Neg`: the same format, the opposite sign.
+    pub fn negated(&self) -> Quantity {
+        let a = self.amount;
+        Quantity {
+            amount: Amount::new(!a.negative, a.mantissa, a.scale),
+            format: self.format,
+            cached: None,
+        }
+    }
+
+    /// Go's `MilliValue`: thousandths, rounded away from zero; `None` beyond `int64`.
+    pub fn milli_value(&self) -> Option<i64> {
+        let (rounded, _) = self.amount.round_up_to_scale(MILLI);
+        let magnitude = widened(rounded.mantissa, rounded.scale - MILLI)?;
+        let magnitude = i128::try_from(magnitude).ok()?;
+        let signed = if rounded.negative {
+            -magnitude
+        } else {
+            magnitude
+        };
+        i64::try_from(signed).ok()
+    }
+
     /// The string Go's `MarshalJSON` writes (without the quotes).
     pub fn canonical(&self) -> String {
         match &self.cached {
@@ -608,6 +679,8 @@ pub fn round_up_milli_canonical(input: &str) -> Result<String, QuantityError> {
     quantity.round_up_milli();
     Ok(quantity.canonical())
 }
+
+pub mod calculator;
 
 #[cfg(test)]
 mod tests;

@@ -87,6 +87,7 @@ fn setters_show_up_in_the_encoding() {
     metrics.set_sidecarsets_loaded(7);
     metrics.record_sidecarset_load_error();
     metrics.add_sidecarset_load_errors(2);
+    metrics.set_sidecarsets_not_served(&["invalid", "revision"], |r| usize::from(r == "revision"));
     metrics.record_undecodable_object("SidecarSet");
     metrics.record_undecodable_object("SidecarSet");
     metrics.record_undecodable_object("CloneSet");
@@ -98,6 +99,8 @@ fn setters_show_up_in_the_encoding() {
     assert!(text.contains("\nkruise_webhook_tls_certificate_reload_failures_total 2\n"));
     assert!(text.contains("\nkruise_webhook_sidecarsets_loaded 7\n"));
     assert!(text.contains("\nkruise_webhook_sidecarset_load_errors_total 3\n"));
+    assert!(text.contains("\nkruise_webhook_sidecarsets_not_served{reason=\"revision\"} 1\n"));
+    assert!(text.contains("\nkruise_webhook_sidecarsets_not_served{reason=\"invalid\"} 0\n"));
     assert!(text.contains("# TYPE kruise_webhook_controller_objects_undecodable counter"));
     assert!(
         text.contains(

@@ -55,7 +55,8 @@ struct OwnerSpans {
     controller: bool,
 }
 
-/// What only a workload round reads of every pod, strings included, in a box of its own: inline,
+/// What only a workload round reads of every pod (and a SidecarSet's history truncation, now
+/// and then), strings included, in a box of its own: inline,
 /// it would put the summary in the next allocation class and spread the SidecarSet pass over
 /// more memory.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,6 +71,9 @@ struct WorkloadParts {
     deletion_cost: i32,
     /// (volume, claim) of the volumes with a PVC source (a StatefulSet round checks them).
     claim_volumes: Box<[(Span, Span)]>,
+    /// (SidecarSet, controllerRevision) of the `kruise.io/sidecarset-hash` entries that name
+    /// one, sorted by SidecarSet: read by a SidecarSet's history truncation, not every round.
+    sidecarset_revisions: Box<[(Span, Span)]>,
 }
 
 impl WorkloadParts {
@@ -214,6 +218,8 @@ impl PodSummary {
             .containers()
             .map(|c| (text.push(c.name), text.push(c.image)))
             .collect();
+        let mut revisions = Vec::new();
+        let mut workload_text = TextBuilder::new();
         let hashes = HASHES.map(|which| {
             let RecordedHashes::Text(Some(value)) = pod.recorded_hashes(which) else {
                 return Box::default();
@@ -222,7 +228,13 @@ impl PodSummary {
             let specs = parse_upgrade_specs(value).unwrap_or_default();
             specs
                 .iter()
-                .map(|(set, spec)| (text.push(set), text.push(&spec.hash)))
+                .map(|(set, spec)| {
+                    let revision = &spec.controller_revision;
+                    if matches!(which, HashAnnotation::Hash) && !revision.is_empty() {
+                        revisions.push((workload_text.push(set), workload_text.push(revision)));
+                    }
+                    (text.push(set), text.push(&spec.hash))
+                })
                 .collect()
         });
         let sidecar_states = match annotation(pod, keys::SIDECARSET_INPLACE_UPDATE_STATE) {
@@ -258,7 +270,6 @@ impl PodSummary {
             )
         });
         let text = text.finish();
-        let mut workload_text = TextBuilder::new();
         let uid = workload_text.push(pod.uid());
         let resource_version = workload_text.push(pod.resource_version());
         let owners = metadata
@@ -307,6 +318,7 @@ impl PodSummary {
                 kruise_ready: pod.kruise_ready(),
                 deletion_cost: pod.deletion_cost(),
                 claim_volumes,
+                sidecarset_revisions: revisions.into(),
             }),
             first_ready_true: pod.first_ready_true(),
             inplace_gate: pod.has_inplace_gate(),
@@ -415,6 +427,15 @@ impl PodView for PodSummary {
             text: &self.text,
             entries: &self.hashes[hash_slot(which)],
         })
+    }
+
+    fn recorded_revision(&self, sidecarset: &str) -> Option<Cow<'_, str>> {
+        let parts = &self.workload;
+        let revisions = &parts.sidecarset_revisions;
+        let i = revisions
+            .binary_search_by(|(set, _)| parts.str(*set).cmp(sidecarset))
+            .ok()?;
+        Some(Cow::Borrowed(parts.str(revisions[i].1)))
     }
 
     fn sidecar_state(&self, sidecarset: &str) -> Cow<'_, SidecarState> {

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use k8s_openapi::api::core::v1::{Pod, PodCondition};
 use k8s_openapi::jiff::Timestamp;
 
-use super::codec::{HashEntries, SidecarState, recorded_upgrade_hash};
+use super::codec::{HashEntries, SidecarState, parse_upgrade_specs, recorded_upgrade_hash};
 use super::fields::annotation;
 use super::kruise_ready::ReadinessMarks;
 use crate::api::keys;
@@ -131,6 +131,9 @@ pub trait PodView {
     fn labels(&self) -> Option<&Labels>;
     fn annotation(&self, which: PlannerAnnotation) -> Option<&str>;
     fn recorded_hashes(&self, which: HashAnnotation) -> RecordedHashes<'_>;
+    /// The `controllerRevision` of `sidecarset`'s entry in `kruise.io/sidecarset-hash`, when
+    /// it names one.
+    fn recorded_revision(&self, sidecarset: &str) -> Option<Cow<'_, str>>;
     /// One SidecarSet's entry of `kruise.io/sidecarset-inplace-update-state`.
     fn sidecar_state(&self, sidecarset: &str) -> Cow<'_, SidecarState>;
     fn engine_progress(&self) -> Option<EngineProgress<'_>>;
@@ -240,6 +243,13 @@ impl PodView for Pod {
 
     fn recorded_hashes(&self, which: HashAnnotation) -> RecordedHashes<'_> {
         RecordedHashes::Text(annotation(self, which.key()))
+    }
+
+    fn recorded_revision(&self, sidecarset: &str) -> Option<Cow<'_, str>> {
+        let value = annotation(self, keys::SIDECARSET_HASH)?;
+        let mut specs = parse_upgrade_specs(value).ok()?;
+        let revision = specs.remove(sidecarset)?.controller_revision;
+        (!revision.is_empty()).then_some(Cow::Owned(revision))
     }
 
     fn containers(&self) -> impl ExactSizeIterator<Item = ContainerView<'_>> {
@@ -374,6 +384,9 @@ macro_rules! forward_pod_view {
                 which: $crate::podmarks::HashAnnotation,
             ) -> $crate::podmarks::RecordedHashes<'_> {
                 $target.recorded_hashes(which)
+            }
+            fn recorded_revision(&$this, sidecarset: &str) -> Option<std::borrow::Cow<'_, str>> {
+                $target.recorded_revision(sidecarset)
             }
             fn sidecar_state(
                 &$this,

@@ -8,8 +8,10 @@
 //! upgrade of several launch priorities goes through the in-place engine.
 
 pub mod engine;
+pub mod history;
 pub mod plan;
 pub mod pod_state;
+pub mod refusal;
 pub mod round;
 pub mod upgrade;
 

@@ -75,8 +75,8 @@ pub fn facts_of<P: PodView>(set: &SidecarSet, pods: &[Arc<P>]) -> Vec<PodFacts> 
 }
 
 /// The status the SidecarSet should report (§2.5), computed before this round's updates.
-/// `latestRevision` and `collisionCount` belong to the revision history and are carried over from
-/// `current`.
+/// `latestRevision` and `collisionCount` belong to the revision history, `conditions` to what
+/// the webhooks can serve: all three are carried over from `current`.
 pub fn compute_status(
     set: &SidecarSet,
     facts: &[PodFacts],
@@ -94,6 +94,7 @@ pub fn compute_status(
         updated_ready_pods: (updated_ready != 0).then_some(updated_ready),
         latest_revision: current.and_then(|s| s.latest_revision.clone()),
         collision_count: Some(current.and_then(|s| s.collision_count).unwrap_or(0)),
+        conditions: current.and_then(|s| s.conditions.clone()),
     }
 }
 

@@ -167,6 +167,28 @@ pub fn upgraded_event(set: &SidecarSet, upgrade: &PodUpgrade) -> PlannedEvent {
     PlannedEvent::upgrade(Subject::Pod, EventType::Normal, "SidecarSetUpgrade", note)
 }
 
+/// The event of a pod whose idle hot-upgrade copies went back to the empty image: OpenKruise's
+/// reason and text.
+pub fn idle_reset_event() -> PlannedEvent {
+    PlannedEvent::upgrade(
+        Subject::Pod,
+        EventType::Normal,
+        "ResetContainerSucceed",
+        "reset sidecar container image empty successfully".to_string(),
+    )
+}
+
+/// The event of a pod whose idle hot-upgrade copies could not be reset, with the write's error:
+/// OpenKruise's reason and text.
+pub fn idle_reset_failed_event(error: &str) -> PlannedEvent {
+    PlannedEvent::upgrade(
+        Subject::Pod,
+        EventType::Warning,
+        "ResetContainerFailed",
+        format!("reset sidecar container image empty failed: {error}"),
+    )
+}
+
 /// The events of a pod newly marked not upgradable (`pod`: its `namespace/name`): one on the
 /// pod, one on the SidecarSet.
 pub fn not_upgradable_events(set: &SidecarSet, pod: &str) -> [PlannedEvent; 2] {

@@ -19,7 +19,7 @@ use super::Refused;
 use super::conflict_index::ConflictIndex;
 use crate::api::SidecarSet;
 use crate::validate::field::aggregate;
-use crate::validate::sidecarset::validate_sidecarset;
+use crate::validate::sidecarset::{AnyHistory, validate_sidecarset, validate_sidecarset_with};
 
 /// The verdict on one SidecarSet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +58,9 @@ pub struct Acceptance<K, O> {
     all: ConflictIndex<K>,
     /// To be judged again, in key order.
     dirty: BTreeSet<K>,
+    /// The revision a SidecarSet injects is resolved against a watched history afterwards (a
+    /// cluster); without one (a directory) it is missing, as the validating webhook would say.
+    revisions_resolved_later: bool,
 }
 
 impl<K, O> Default for Acceptance<K, O> {
@@ -69,6 +72,18 @@ impl<K, O> Default for Acceptance<K, O> {
             accepted: ConflictIndex::default(),
             all: ConflictIndex::default(),
             dirty: BTreeSet::new(),
+            revisions_resolved_later: false,
+        }
+    }
+}
+
+impl<K, O> Acceptance<K, O> {
+    /// An acceptance that leaves `injectionStrategy.revision` to the history, which resolves it
+    /// and reports the sets whose revision cannot be found.
+    pub fn resolving_revisions_later() -> Self {
+        Acceptance {
+            revisions_resolved_later: true,
+            ..Acceptance::default()
         }
     }
 }
@@ -206,7 +221,11 @@ impl<K: Ord + Clone + Hash, O: fmt::Display> Acceptance<K, O> {
         }
         let others: Vec<Arc<SidecarSet>> =
             others.iter().map(|k| self.entries[k].set.clone()).collect();
-        let errors = validate_sidecarset(set, None, &others);
+        let errors = if self.revisions_resolved_later {
+            validate_sidecarset_with(set, None, &others, &AnyHistory)
+        } else {
+            validate_sidecarset(set, None, &others)
+        };
         if errors.is_empty() {
             Verdict::Accepted
         } else {

@@ -20,11 +20,14 @@ use kube::runtime::watcher::Event;
 
 use super::Catalogue;
 use super::acceptance::{Acceptance, Verdict};
-use crate::api::SidecarSet;
+use super::history::{SharedRevisions, WatchedRevision, read, write};
+use crate::api::{SidecarSet, SidecarSetInjectRevision};
 use crate::defaults::sidecarset::default_and_hash;
+use crate::inject::revision::{HistoryRevision, InjectionRevisions, requested};
 use crate::k8s::lenient::Lenient;
 use crate::k8s::selector::{self, Labels};
 use crate::k8s::shared::Shared;
+use crate::rollout::refusal::{Refusal, RefusalReason};
 
 /// The objects of one watch, by name, with the (re)list in progress.
 #[derive(Debug)]
@@ -120,8 +123,12 @@ pub struct ClusterState {
     undecodable: BTreeMap<String, String>,
     /// SidecarSet names whose verdict may have changed since the last snapshot.
     touched: BTreeSet<String>,
-    /// SidecarSet name → why it is left out of the catalogue, as last reported.
-    refused: BTreeMap<String, String>,
+    /// SidecarSet name → why the webhooks cannot serve it, as last reported.
+    refused: BTreeMap<String, Refusal>,
+    /// The watched revision history; `None`: none is watched, every revision is missing.
+    history: Option<SharedRevisions>,
+    /// The decoded SidecarSets that name a revision to inject, and the one they name.
+    using: BTreeMap<String, SidecarSetInjectRevision>,
     /// The last snapshot, whose prepared work the next one reuses.
     last: Option<Arc<Catalogue>>,
     changed: bool,
@@ -147,9 +154,71 @@ pub struct Snapshot {
     pub newly_refused: Vec<(String, String)>,
     /// Number of SidecarSets currently refused.
     pub refused: usize,
+    /// Every SidecarSet the webhooks cannot serve now, and why.
+    pub refusals: BTreeMap<String, Refusal>,
 }
 
 impl ClusterState {
+    /// A state that resolves `injectionStrategy.revision` against `history`, fed by
+    /// [`Self::revision_event`]; it is synced once the history has listed too.
+    pub fn with_history(history: SharedRevisions) -> Self {
+        ClusterState {
+            acceptance: Acceptance::resolving_revisions_later(),
+            history: Some(history),
+            ..ClusterState::default()
+        }
+    }
+
+    /// Applies a watch event of the revision history; returns whether a new snapshot is due:
+    /// after a list, or when a revision of a set that names one changed.
+    pub fn revision_event(&mut self, event: Event<Lenient<WatchedRevision>>) -> bool {
+        let Some(history) = &self.history else {
+            return false;
+        };
+        let changed = write(history).apply(event);
+        let due = match changed {
+            None => true,
+            Some(sets) => self.concerns(&sets),
+        };
+        self.changed |= due;
+        due
+    }
+
+    /// Adds the content of a revision read again ([`Self::missing_content`]); returns whether a
+    /// new snapshot is due.
+    pub fn revision_content(&mut self, revision: WatchedRevision) -> bool {
+        let Some(history) = &self.history else {
+            return false;
+        };
+        let added = write(history).add_content(revision);
+        let due = added.is_some_and(|set| self.concerns(&[set]));
+        self.changed |= due;
+        due
+    }
+
+    /// Revisions the sets that name one may inject whose content is not held: to be read.
+    pub fn missing_content(&self) -> Vec<String> {
+        self.history
+            .as_ref()
+            .map(|history| read(history).missing_content())
+            .unwrap_or_default()
+    }
+
+    /// Whether a change of the revisions of `sets` can change what a set that names a revision
+    /// injects: one of them names a revision, or names one of theirs (`<set>-<hash>`).
+    fn concerns(&self, sets: &[Box<str>]) -> bool {
+        sets.iter().any(|set| {
+            self.using.contains_key(&**set)
+                || self.using.values().any(|revision| {
+                    revision
+                        .revision_name
+                        .as_deref()
+                        .and_then(|name| name.rsplit_once('-'))
+                        .is_some_and(|(prefix, _)| prefix == &**set)
+                })
+        })
+    }
+
     /// Applies a SidecarSet watch event; returns whether a new snapshot is due. An object that
     /// changed only where the catalogue does not look (its status but `latestRevision`, its
     /// resourceVersion and managedFields: the controllers' own status writes) changes nothing.
@@ -185,11 +254,33 @@ impl ClusterState {
         let let_go = self.newer_readings
             >= MIN_NEWER_READINGS.max(self.sidecarsets.items.len() / NEWER_READINGS_SHARE);
         let due = first_list || !updates.is_empty() || let_go;
+        let using_before = self.using.len();
+        let mut using_changed = false;
         for (name, decoded) in updates {
+            using_changed |= self.track_revision(&name, decoded.as_ref());
             self.apply(name, decoded);
+        }
+        if (using_changed || using_before != self.using.len())
+            && let Some(history) = &self.history
+        {
+            write(history).set_wanted(self.using.iter().map(|(k, v)| (k.as_str(), v)));
         }
         self.changed |= due;
         due
+    }
+
+    /// Keeps [`Self::using`] current for a changed SidecarSet; returns whether it changed.
+    fn track_revision(&mut self, name: &str, decoded: Option<&Decoded>) -> bool {
+        let named = match decoded {
+            Some(Ok(set)) => requested(set).cloned(),
+            _ => None,
+        };
+        match named {
+            Some(revision) => {
+                self.using.insert(name.to_string(), revision.clone()) != Some(revision)
+            }
+            None => self.using.remove(name).is_some(),
+        }
     }
 
     /// Hands a changed SidecarSet (`None`: deleted) to the acceptance.
@@ -230,9 +321,16 @@ impl ClusterState {
         due
     }
 
-    /// Both watches have completed their first list.
+    /// Both watches have completed their first list (and the history's, if watched).
     pub fn is_synced(&self) -> bool {
-        self.sidecarsets.synced && self.namespaces.synced
+        let history = self.history.as_ref().is_none_or(|h| read(h).is_synced());
+        self.sidecarsets.synced && self.namespaces.synced && history
+    }
+
+    /// Whether the SidecarSets' watch has completed its first list: the history is watched
+    /// from then on, knowing which sets name a revision.
+    pub fn sidecarsets_synced(&self) -> bool {
+        self.sidecarsets.synced
     }
 
     /// The catalogue for what is known now; `None` until both watches have synced (a partial
@@ -241,22 +339,52 @@ impl ClusterState {
         if !self.is_synced() {
             return None;
         }
-        let mut newly_refused = Vec::new();
         let mut touched = std::mem::take(&mut self.touched);
         touched.extend(self.acceptance.settle().iter().map(|k| k.to_string()));
+        let rebuild = self.last.is_none() || std::mem::take(&mut self.changed);
+        let revisions = if rebuild {
+            // The sets that name a revision are few: resolved afresh with every catalogue.
+            let revisions = self.resolve_revisions();
+            touched.extend(self.using.keys().cloned());
+            touched.extend(
+                self.refused
+                    .iter()
+                    .filter(|(_, r)| r.reason == RefusalReason::RevisionNotFound)
+                    .map(|(name, _)| name.clone()),
+            );
+            Some(revisions)
+        } else {
+            None
+        };
+        let mut newly_refused = Vec::new();
         for name in touched {
             let key: Arc<str> = Arc::from(name.as_str());
-            let message = match (self.undecodable.get(&name), self.acceptance.verdict(&key)) {
-                (Some(message), _) => Some(message.clone()),
-                (None, Some(Verdict::Refused(message))) => Some(message.clone()),
+            let refusal = match (self.undecodable.get(&name), self.acceptance.verdict(&key)) {
+                (Some(message), _) => Some(Refusal {
+                    reason: RefusalReason::Undecodable,
+                    message: message.clone(),
+                }),
+                (None, Some(Verdict::Refused(message))) => Some(Refusal {
+                    reason: RefusalReason::Invalid,
+                    message: message.clone(),
+                }),
+                (None, Some(Verdict::Accepted)) => match revisions.as_ref().map(|r| r.get(&name)) {
+                    Some(Some(HistoryRevision::Unresolved(message))) => Some(Refusal {
+                        reason: RefusalReason::RevisionNotFound,
+                        message: message.clone(),
+                    }),
+                    // Not resolved again: what was reported stands.
+                    None => self.refused.get(&name).cloned(),
+                    _ => None,
+                },
                 _ => None,
             };
-            match message {
-                Some(message) => {
-                    if self.refused.get(&name) != Some(&message) {
-                        newly_refused.push((name.clone(), message.clone()));
+            match refusal {
+                Some(refusal) => {
+                    if self.refused.get(&name) != Some(&refusal) {
+                        newly_refused.push((name.clone(), refusal.message.clone()));
                     }
-                    self.refused.insert(name, message);
+                    self.refused.insert(name, refusal);
                 }
                 None => {
                     self.refused.remove(&name);
@@ -264,16 +392,17 @@ impl ClusterState {
             }
         }
         newly_refused.sort();
-        let catalogue = match &self.last {
-            Some(last) if !std::mem::take(&mut self.changed) => last.clone(),
-            last => {
+        let catalogue = match (&self.last, revisions) {
+            (Some(last), None) => last.clone(),
+            (last, revisions) => {
                 self.newer_readings = 0;
                 // A Namespace the watch has not delivered yet exists nonetheless (the apiserver
                 // refuses pods in unknown namespaces): assume it carries only its name label, as
                 // in directory mode.
                 let accepted = self.acceptance.accepted().cloned().collect();
                 let namespaces = self.namespaces.items.clone();
-                let next = Catalogue::next(last.as_deref(), accepted, namespaces, true);
+                let next = Catalogue::next(last.as_deref(), accepted, namespaces, true)
+                    .with_history(revisions.unwrap_or_default(), self.history.clone());
                 Arc::new(next)
             }
         };
@@ -282,7 +411,44 @@ impl ClusterState {
             catalogue,
             newly_refused,
             refused: self.refused.len(),
+            refusals: self.refused.clone(),
         })
+    }
+
+    /// What each accepted set that names a revision injects: the restored set, or why not.
+    fn resolve_revisions(&self) -> InjectionRevisions {
+        let index = self.history.as_ref().map(read);
+        let mut revisions = InjectionRevisions::new();
+        let accepted = self.using.keys().filter_map(|name| {
+            let key: Arc<str> = Arc::from(name.as_str());
+            let accepted = self.acceptance.verdict(&key) == Some(&Verdict::Accepted);
+            match self.sidecarsets.items.get(name) {
+                Some(Ok(set)) if accepted => Some(set),
+                _ => None,
+            }
+        });
+        for set in accepted {
+            let resolved = match &index {
+                Some(index) => index.resolve(set),
+                None => None,
+            };
+            let resolved = match resolved {
+                Some(Ok(restored)) => HistoryRevision::Restored(Arc::new(restored)),
+                Some(Err(unresolved)) if unresolved.pending => {
+                    HistoryRevision::Pending(unresolved.message)
+                }
+                Some(Err(unresolved)) => HistoryRevision::Unresolved(unresolved.message),
+                None => {
+                    let revision = requested(set).cloned().unwrap_or_default();
+                    HistoryRevision::Unresolved(crate::k8s::history::injection_revision_not_found(
+                        &revision,
+                        set.name(),
+                    ))
+                }
+            };
+            revisions.insert(set.name().to_string(), resolved);
+        }
+        revisions
     }
 }
 

@@ -7,6 +7,7 @@ pub mod acceptance;
 pub mod cluster;
 mod conflict_index;
 pub mod dir;
+pub mod history;
 pub mod watch;
 
 use std::collections::{BTreeMap, HashMap};
@@ -17,7 +18,10 @@ use arc_swap::ArcSwap;
 use crate::api::{SidecarSet, keys};
 use crate::inject::candidates::MatchIndex;
 use crate::inject::prepared::PreparedSidecarSets;
+use crate::inject::revision::InjectionRevisions;
 use crate::k8s::selector::{Labels, add_name_label};
+use crate::validate::sidecarset::{NoHistory, RevisionHistory};
+use history::SharedRevisions;
 
 /// An immutable snapshot of everything injection needs to know about the cluster.
 #[derive(Debug, Default)]
@@ -33,6 +37,10 @@ pub struct Catalogue {
     /// Without a cluster, a namespace nobody declared is taken to exist with only the
     /// `kubernetes.io/metadata.name` label every Kubernetes ≥ 1.21 namespace carries.
     assume_undeclared_namespaces: bool,
+    /// What the SidecarSets that name a revision to inject resolved to.
+    revisions: InjectionRevisions,
+    /// The watched revision history (cluster mode), for the validating webhook.
+    history: Option<SharedRevisions>,
 }
 
 impl Catalogue {
@@ -66,6 +74,38 @@ impl Catalogue {
             sidecarsets,
             namespaces,
             assume_undeclared_namespaces,
+            revisions: InjectionRevisions::new(),
+            history: None,
+        }
+    }
+
+    /// This catalogue with what its SidecarSets that name a revision resolved to, and the
+    /// history they were resolved against.
+    pub fn with_history(
+        mut self,
+        revisions: InjectionRevisions,
+        history: Option<SharedRevisions>,
+    ) -> Self {
+        self.revisions = revisions;
+        self.history = history;
+        self
+    }
+
+    /// What the SidecarSets that name a revision inject; `None` without a history (directory
+    /// mode), where every such revision is missing.
+    pub fn injection_revisions(&self) -> Option<&InjectionRevisions> {
+        self.history.as_ref().map(|_| &self.revisions)
+    }
+
+    /// Runs `f` with the revision history the validating webhook checks revisions against: the
+    /// watched one, or none.
+    pub fn with_revision_history<R>(&self, f: impl FnOnce(&dyn RevisionHistory) -> R) -> R {
+        match &self.history {
+            Some(history) => {
+                let index = history::read(history);
+                f(&*index)
+            }
+            None => f(&NoHistory),
         }
     }
 

@@ -7,7 +7,11 @@
 //! watched metadata-only (labels are all injection needs). A lost connection keeps the last
 //! snapshot in service while the watchers reconnect with backoff.
 
+use std::collections::HashSet;
+use std::time::Duration;
+
 use futures::StreamExt;
+use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::Api;
 use kube::core::PartialObjectMeta;
@@ -18,7 +22,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::SharedCatalogue;
 use super::cluster::{ClusterState, Snapshot, WatchedSidecarSet, as_admitted};
-use crate::api::SidecarSet;
+use super::history::{SharedRevisions, WatchedRevision};
+use crate::api::{SidecarSet, keys};
 use crate::k8s::lenient::Lenient;
 
 /// A client for `kubeconfig`, or, without one, the standard inference: `KUBECONFIG`,
@@ -45,11 +50,86 @@ pub async fn config(kubeconfig: Option<&std::path::Path>) -> Result<Config, Stri
     }
 }
 
-/// One event of either watch, on its way to the catalogue thread.
+/// One event of a watch, on its way to the catalogue thread.
 enum Delivered {
     SidecarSet(Event<Lenient<SidecarSet>>),
     // Boxed: a Namespace's metadata is 400 bytes, a SidecarSet event's a pointer.
     Namespace(Box<Event<PartialObjectMeta<Namespace>>>),
+    Revision(Event<Lenient<WatchedRevision>>),
+    /// A revision read again for its content; `Err`: the read failed (its name).
+    RevisionContent(Result<Box<WatchedRevision>, String>),
+}
+
+/// The revision history the catalogue resolves `injectionStrategy.revision` against: the
+/// ControllerRevisions labelled `kruise.io/sidecarset-name` in `namespace` (the manager's), held
+/// in `revisions` (shared with the validating webhook and the SidecarSet controller).
+#[derive(Clone)]
+pub struct HistoryWatch {
+    pub namespace: String,
+    pub revisions: SharedRevisions,
+}
+
+/// The one list and watch of the SidecarSet revisions in the manager's namespace, from the
+/// apiserver's watch cache, each revision decoded straight into what is held of it.
+fn revision_watch(
+    client: Client,
+    namespace: &str,
+) -> impl futures::Stream<Item = Result<Event<Lenient<WatchedRevision>>, watcher::Error>> + Send + use<>
+{
+    watcher(
+        Api::<Lenient<WatchedRevision>>::namespaced(client, namespace),
+        watcher::Config::default()
+            .labels(keys::SIDECARSET_NAME_LABEL)
+            .any_semantic(),
+    )
+    .default_backoff()
+}
+
+/// The history alone, applied to `revisions` (a process without the catalogue: `kruise-webhook
+/// controller`, whose SidecarSet controller plans the histories from it).
+pub fn spawn_revisions(
+    client: Client,
+    history: HistoryWatch,
+    shutdown: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut events = std::pin::pin!(revision_watch(client, &history.namespace));
+        loop {
+            let event = tokio::select! {
+                _ = shutdown.cancelled() => return,
+                event = events.next() => match event {
+                    Some(Ok(event)) => event,
+                    Some(Err(error)) => {
+                        tracing::warn!(%error, namespace = history.namespace, "SidecarSet revision watch failed; retrying with backoff");
+                        continue;
+                    }
+                    None => return,
+                },
+            };
+            super::history::write(&history.revisions).apply(event);
+        }
+    })
+}
+
+/// Reads revision `name` again for its content, and hands it to the catalogue thread. A failed
+/// read is reported after a pause, so that it is asked for again no sooner.
+async fn read_revision(
+    api: Api<ControllerRevision>,
+    name: String,
+    events: tokio::sync::mpsc::Sender<Delivered>,
+) {
+    const RETRY_PAUSE: Duration = Duration::from_secs(1);
+    let read = match api.get_opt(&name).await {
+        Ok(Some(revision)) => Ok(Box::new(WatchedRevision::from_object(&revision))),
+        // Gone: the watch tells the index.
+        Ok(None) => Err(name),
+        Err(error) => {
+            tracing::warn!(%error, revision = name, "cannot read a SidecarSet revision; asking again");
+            tokio::time::sleep(RETRY_PAUSE).await;
+            Err(name)
+        }
+    };
+    let _ = events.send(Delivered::RevisionContent(read)).await;
 }
 
 /// Events waiting for the catalogue thread; the watch waits (and buffers nothing more) beyond.
@@ -136,29 +216,55 @@ pub fn spawn(
     catalogue: SharedCatalogue,
     on_snapshot: impl Fn(&Snapshot) + Send + 'static,
     tap: Option<SidecarSetTap>,
+    history: Option<HistoryWatch>,
     shutdown: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
     let sidecarsets = sidecarset_watch(client.clone());
     let namespaces = watcher(
-        Api::<PartialObjectMeta<Namespace>>::all(client),
+        Api::<PartialObjectMeta<Namespace>>::all(client.clone()),
         watcher::Config::default(),
     )
     .default_backoff();
     let (events, queue) = tokio::sync::mpsc::channel(QUEUE);
+    // Revisions whose content the catalogue thread asks to be read.
+    let (reads, mut to_read) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let state = match &history {
+        Some(history) => ClusterState::with_history(history.revisions.clone()),
+        None => ClusterState::default(),
+    };
     let thread = std::thread::Builder::new()
         .name("sidecarset-catalogue".into())
-        .spawn(move || apply_events(queue, &catalogue, on_snapshot, tap));
+        .spawn(move || apply_events(queue, state, &catalogue, on_snapshot, tap, reads));
     if let Err(error) = thread {
         tracing::error!(%error, "cannot start the SidecarSet catalogue thread");
     }
     tokio::spawn(async move {
         let mut sidecarsets = std::pin::pin!(sidecarsets);
         let mut namespaces = std::pin::pin!(namespaces);
+        // Watched once the SidecarSets have listed: a revision is then held with its content
+        // exactly when a set names a revision, instead of every content being held until then.
+        type Revisions = std::pin::Pin<
+            Box<
+                dyn futures::Stream<Item = Result<Event<Lenient<WatchedRevision>>, watcher::Error>>
+                    + Send,
+            >,
+        >;
+        let mut revisions: Option<Revisions> = None;
+        let history_api = history
+            .as_ref()
+            .map(|h| Api::<ControllerRevision>::namespaced(client.clone(), &h.namespace));
         loop {
             let delivered = tokio::select! {
                 _ = shutdown.cancelled() => return,
                 event = sidecarsets.next() => match event {
-                    Some(Ok(event)) => Delivered::SidecarSet(event),
+                    Some(Ok(event)) => {
+                        if matches!(event, Event::InitDone) && revisions.is_none()
+                            && let Some(history) = &history
+                        {
+                            revisions = Some(Box::pin(revision_watch(client.clone(), &history.namespace)));
+                        }
+                        Delivered::SidecarSet(event)
+                    }
                     Some(Err(error)) => {
                         tracing::warn!(%error, "SidecarSet watch failed; serving the last snapshot, retrying with backoff");
                         continue;
@@ -173,6 +279,19 @@ pub fn spawn(
                     }
                     None => return,
                 },
+                Some(event) = async { revisions.as_mut()?.next().await }, if revisions.is_some() => match event {
+                    Ok(event) => Delivered::Revision(event),
+                    Err(error) => {
+                        tracing::warn!(%error, "SidecarSet revision watch failed; serving the last snapshot, retrying with backoff");
+                        continue;
+                    }
+                },
+                Some(name) = to_read.recv(), if history_api.is_some() => {
+                    if let Some(api) = &history_api {
+                        tokio::spawn(read_revision(api.clone(), name, events.clone()));
+                    }
+                    continue;
+                }
             };
             // Dropping the sender (on return) ends the thread.
             if events.send(delivered).await.is_err() {
@@ -183,28 +302,46 @@ pub fn spawn(
 }
 
 /// The catalogue thread: applies events as they come; everything already waiting goes into the
-/// same snapshot, so a burst (a list, many objects applied at once) costs one.
+/// same snapshot, so a burst (a list, many objects applied at once) costs one. Revisions whose
+/// content a set now needs are asked for on `reads`, each once until it arrives or its read fails.
 fn apply_events(
     mut queue: tokio::sync::mpsc::Receiver<Delivered>,
+    mut state: ClusterState,
     catalogue: &SharedCatalogue,
     on_snapshot: impl Fn(&Snapshot),
     mut tap: Option<SidecarSetTap>,
+    reads: tokio::sync::mpsc::UnboundedSender<String>,
 ) {
-    let mut state = ClusterState::default();
-    let mut apply = |state: &mut ClusterState, delivered| match delivered {
-        Delivered::SidecarSet(event) => {
-            let event = map_event(event, as_admitted);
-            if let Some(tap) = &mut tap {
-                tap(&event);
+    let mut reading: HashSet<String> = HashSet::new();
+    let mut apply =
+        |state: &mut ClusterState, reading: &mut HashSet<String>, delivered| match delivered {
+            Delivered::SidecarSet(event) => {
+                let event = map_event(event, as_admitted);
+                if let Some(tap) = &mut tap {
+                    tap(&event);
+                }
+                state.sidecarset_event(event)
             }
-            state.sidecarset_event(event)
-        }
-        Delivered::Namespace(event) => state.namespace_event(*event),
-    };
+            Delivered::Namespace(event) => state.namespace_event(*event),
+            Delivered::Revision(event) => state.revision_event(event),
+            Delivered::RevisionContent(Ok(revision)) => {
+                reading.remove(revision.held.name.as_ref());
+                state.revision_content(*revision)
+            }
+            Delivered::RevisionContent(Err(name)) => {
+                reading.remove(&name);
+                false
+            }
+        };
     while let Some(delivered) = queue.blocking_recv() {
-        let mut due = apply(&mut state, delivered);
+        let mut due = apply(&mut state, &mut reading, delivered);
         while let Ok(delivered) = queue.try_recv() {
-            due |= apply(&mut state, delivered);
+            due |= apply(&mut state, &mut reading, delivered);
+        }
+        for name in state.missing_content() {
+            if reading.insert(name.clone()) {
+                let _ = reads.send(name);
+            }
         }
         if due && let Some(snapshot) = state.snapshot() {
             catalogue.store(snapshot.catalogue.clone());

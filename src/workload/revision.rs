@@ -4,9 +4,7 @@
 //!
 //! - data: `{"spec":{"template":T}}` with T the template as Go encodes a `PodTemplateSpec`, keys
 //!   sorted at every level, plus `"$patch":"replace"`;
-//! - hash: FNV-32 (not 32a) over the data followed by the decimal collision count, printed in
-//!   decimal and each digit mapped through Kubernetes' `SafeEncodeString`;
-//! - name: `<workload name, at most 223 bytes>-<hash>`.
+//! - hash and name: Kubernetes' ([`crate::k8s::history`]).
 //!
 //! The kinds differ only in how pods and revisions name each other ([`RevisionScheme`]). The
 //! Advanced DaemonSet's Go controller hashes with `ComputeHash` over a Go struct dump that no
@@ -25,11 +23,11 @@ use super::Workload;
 use super::pod;
 use crate::api::keys;
 use crate::k8s::gojson;
+use crate::k8s::history::{Equivalent, find_equivalent};
+pub use crate::k8s::history::{
+    HASH_LABEL, revision_hash, revision_name, sort_history, stored_data,
+};
 use crate::podmarks::PodView;
-
-/// Label on every CloneSet and StatefulSet ControllerRevision: its first hash (kept when a
-/// collision renames it).
-pub const HASH_LABEL: &str = "controller.kubernetes.io/hash";
 
 /// What a pod's `controller-revision-hash` label holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,9 +129,6 @@ impl RevisionScheme {
         not_live
     }
 }
-/// Kubernetes caps the name prefix so that `<prefix>-<hash>` stays a valid name.
-const MAX_PREFIX_LEN: usize = 223;
-
 #[derive(Debug, thiserror::Error)]
 pub enum RevisionError {
     #[error("spec.template cannot be encoded: {0}")]
@@ -182,37 +177,6 @@ fn add_go_zero_values(template: &mut Value) {
     }
 }
 
-/// FNV-32 (multiply, then xor), Go's `hash/fnv.New32`.
-fn fnv32(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(0x811c_9dc5_u32, |hash, &b| {
-        hash.wrapping_mul(0x0100_0193) ^ u32::from(b)
-    })
-}
-
-/// Kubernetes' `rand.SafeEncodeString`: digits become characters no word can be spelled from.
-fn safe_encode(text: &str) -> String {
-    const ALPHANUMS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    text.bytes()
-        .map(|b| char::from(ALPHANUMS[usize::from(b) % ALPHANUMS.len()]))
-        .collect()
-}
-
-/// The hash of revision data under a collision count.
-pub fn revision_hash(data: &str, collision_count: i32) -> String {
-    let mut bytes = data.as_bytes().to_vec();
-    bytes.extend_from_slice(collision_count.to_string().as_bytes());
-    safe_encode(&fnv32(&bytes).to_string())
-}
-
-/// `<prefix>-<hash>`, the prefix cut to 223 bytes (on a character boundary).
-pub fn revision_name(workload: &str, hash: &str) -> String {
-    let mut end = workload.len().min(MAX_PREFIX_LEN);
-    while !workload.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}-{hash}", &workload[..end])
-}
-
 /// The part of a revision name after the last `-` (what `pod-template-hash` holds).
 pub fn short_hash(revision: &str) -> &str {
     revision.rsplit_once('-').map_or(revision, |(_, hash)| hash)
@@ -254,14 +218,6 @@ pub fn candidate<W: Workload>(
     })
 }
 
-/// The data of a stored revision in the canonical byte form [`revision_data`] produces.
-pub fn stored_data(revision: &ControllerRevision) -> String {
-    revision
-        .data
-        .as_ref()
-        .map_or_else(|| "null".into(), |d| gojson::encode_value(&d.0))
-}
-
 /// The pod template a stored revision holds (without the `$patch` directive).
 pub fn template_of(revision: &ControllerRevision) -> Result<PodTemplateSpec, RevisionError> {
     let name = revision.metadata.name.clone().unwrap_or_default();
@@ -281,19 +237,6 @@ pub fn template_of(revision: &ControllerRevision) -> Result<PodTemplateSpec, Rev
         name,
         reason: e.to_string(),
     })
-}
-
-/// Kubernetes' history order: by `.revision`, then creation time, then name.
-pub fn sort_history(revisions: &mut [ControllerRevision]) {
-    revisions.sort_by(|a, b| {
-        a.revision
-            .cmp(&b.revision)
-            .then_with(|| {
-                let time = |r: &ControllerRevision| r.metadata.creation_timestamp.clone();
-                time(a).map(|t| t.0).cmp(&time(b).map(|t| t.0))
-            })
-            .then_with(|| a.metadata.name.cmp(&b.metadata.name))
-    });
 }
 
 /// What to do to have an update revision matching the live template.
@@ -316,18 +259,14 @@ pub fn update_revision<W: Workload>(
     let next_number = history.last().map_or(1, |r| r.revision + 1);
     let wanted = candidate(set, collision_count, next_number)?;
     let data = stored_data(&wanted);
-    let equal: Vec<&ControllerRevision> =
-        history.iter().filter(|r| stored_data(r) == data).collect();
-    let name_of = |r: &ControllerRevision| r.metadata.name.clone().unwrap_or_default();
-    match (history.last(), equal.last()) {
-        (Some(last), Some(_)) if stored_data(last) == data => Ok(UpdateRevision::Latest {
-            name: name_of(last),
-        }),
-        (_, Some(older)) => Ok(UpdateRevision::Renumber {
-            name: name_of(older),
+    let name_of = |i: usize| history[i].metadata.name.clone().unwrap_or_default();
+    match find_equivalent(history.len(), |i| stored_data(&history[i]) == data) {
+        Equivalent::Latest(i) => Ok(UpdateRevision::Latest { name: name_of(i) }),
+        Equivalent::Older(i) => Ok(UpdateRevision::Renumber {
+            name: name_of(i),
             revision: next_number,
         }),
-        _ => Ok(UpdateRevision::Create(Box::new(wanted))),
+        Equivalent::None => Ok(UpdateRevision::Create(Box::new(wanted))),
     }
 }
 

@@ -31,7 +31,7 @@ fn validate(version: &str, spec: Value, others: &[Arc<SidecarSet>]) -> Admission
         None,
     );
     let (_, request) = decode_envelope(&body).unwrap();
-    validate_sidecarset_request(&request, others)
+    validate_sidecarset_request(&request, others, &crate::validate::sidecarset::NoHistory)
 }
 
 /// A v1alpha1 SidecarSet is judged in its v1beta1 form, as OpenKruise converts it: its

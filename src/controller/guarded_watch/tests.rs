@@ -5,6 +5,8 @@ use axum::http::{Method, Response};
 use futures::stream;
 use kube::ResourceExt;
 use kube::runtime::events::Reporter;
+
+use crate::controller::events::EventRecorder;
 use serde_json::json;
 
 use super::*;
@@ -218,7 +220,7 @@ async fn a_report_logs_counts_by_kind_and_sends_a_warning_event() {
     let metrics = Arc::new(Metrics::new());
     let reporter = UndecodableReporter::new::<SidecarSet>(
         metrics.clone(),
-        Recorder::new(
+        EventRecorder::new(
             client,
             Reporter {
                 controller: "test".into(),
@@ -244,7 +246,10 @@ async fn a_report_logs_counts_by_kind_and_sends_a_warning_event() {
     assert_eq!(requests.len(), 1, "{requests:?}");
     assert_eq!(requests[0].0, Method::POST);
     assert!(
-        requests[0].1.starts_with("/apis/events.k8s.io/v1/"),
+        // A SidecarSet is cluster-scoped: the core API, which every version takes.
+        requests[0]
+            .1
+            .starts_with("/api/v1/namespaces/default/events"),
         "{requests:?}"
     );
 }

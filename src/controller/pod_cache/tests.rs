@@ -37,6 +37,8 @@ fn admitted(fixture: &str, catalogue: &Catalogue) -> Pod {
         namespace_labels: labels.as_deref(),
         now: "2026-11-22T10:00:00Z",
         sort_sidecars_by_name: false,
+        revisions: None,
+        draw: &crate::inject::sidecar::random_draw,
     };
     inject_sidecars(&mut pod, &context).unwrap();
     apply_launch_priority(&mut pod, "x").unwrap();

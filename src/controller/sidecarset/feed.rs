@@ -17,12 +17,14 @@ use std::sync::Arc;
 use futures::{Stream, StreamExt};
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher::Event;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 
 use crate::api::SidecarSet;
 use crate::controller::guarded_watch::{DecodeGuard, UndecodableReporter};
 use crate::k8s::shared::Shared;
+use crate::rollout::refusal::Refusals;
 use crate::source::cluster::WatchedSidecarSet;
+use crate::source::history::SharedRevisions;
 
 /// Changes a term's controller may lag behind before it reconciles every set again.
 const CHANGES_BUFFER: usize = 4096;
@@ -36,11 +38,14 @@ enum Change {
     Relisted,
 }
 
-/// The reading side: the store and the changes, for the controller of each term.
+/// The reading side: the store and the changes, for the controller of each term; the revision
+/// history the catalogue's process watches, and what its catalogue cannot serve.
 #[derive(Clone)]
 pub struct SidecarSetFeed {
     store: Store<Shared<SidecarSet>>,
     changes: broadcast::Sender<Change>,
+    revisions: SharedRevisions,
+    refusals: watch::Receiver<Arc<Refusals>>,
 }
 
 impl std::fmt::Debug for SidecarSetFeed {
@@ -61,13 +66,20 @@ pub struct FeedWriter {
     runtime: tokio::runtime::Handle,
 }
 
-/// A feed and its writer; `reporter` reports sets the types refuse (log, metric, event).
-pub fn feed(reporter: UndecodableReporter) -> (SidecarSetFeed, FeedWriter) {
+/// A feed and its writer; `reporter` reports sets the types refuse (log, metric, event);
+/// `revisions` is the history held beside the feed, `refusals` what the catalogue cannot serve.
+pub fn feed(
+    reporter: UndecodableReporter,
+    revisions: SharedRevisions,
+    refusals: watch::Receiver<Arc<Refusals>>,
+) -> (SidecarSetFeed, FeedWriter) {
     let writer = Writer::default();
     let (changes, _) = broadcast::channel(CHANGES_BUFFER);
     let feed = SidecarSetFeed {
         store: writer.as_reader(),
         changes: changes.clone(),
+        revisions,
+        refusals,
     };
     let writer = FeedWriter {
         writer,
@@ -123,6 +135,17 @@ impl SidecarSetFeed {
     /// The SidecarSets as stored (those the types accept), current as the watch delivers them.
     pub fn store(&self) -> Store<Shared<SidecarSet>> {
         self.store.clone()
+    }
+
+    /// The SidecarSet revisions of the manager's namespace, as watched.
+    pub fn revisions(&self) -> &SharedRevisions {
+        &self.revisions
+    }
+
+    /// What the catalogue cannot serve, current with each of its snapshots (empty in a process
+    /// without the catalogue).
+    pub fn refusals(&self) -> watch::Receiver<Arc<Refusals>> {
+        self.refusals.clone()
     }
 
     /// What a term's controller reconciles: every set held now, then each set that changes

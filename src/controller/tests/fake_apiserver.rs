@@ -21,7 +21,9 @@ use std::time::Duration;
 use axum::http::{Method, Request, Response, StatusCode, header};
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use kube::client::Body;
-use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::events::Reporter;
+
+use crate::controller::events::EventRecorder;
 use kube::runtime::reflector::{self, Store, store::Writer};
 use kube::runtime::watcher;
 use serde_json::{Value, json};
@@ -215,6 +217,24 @@ impl Scenario {
             "type": type_,
             "reason": reason,
             "regarding": {"kind": regarding.0, "name": regarding.1, "namespace": namespace},
+        }));
+        exchange.reply_with(created("1"));
+        exchange
+    }
+
+    /// An event about a cluster-scoped object (`kind`, `name`): through the core `v1` API, in
+    /// the `default` namespace ([`crate::controller::events`]).
+    pub fn cluster_event(
+        &mut self,
+        regarding: (&str, &str),
+        type_: &str,
+        reason: &str,
+    ) -> &mut Exchange {
+        let exchange = self.expect(Method::POST, "/api/v1/namespaces/default/events");
+        exchange.content_type(JSON).body_includes(json!({
+            "type": type_,
+            "reason": reason,
+            "involvedObject": {"kind": regarding.0, "name": regarding.1},
         }));
         exchange.reply_with(created("1"));
         exchange
@@ -653,12 +673,12 @@ pub async fn reconcile_workload<S: crate::controller::workload::Seam>(
 }
 
 /// The event recorder of a controller under test (instance `test`).
-pub fn test_recorder(client: kube::Client) -> Recorder {
+pub fn test_recorder(client: kube::Client) -> EventRecorder {
     let reporter = Reporter {
         controller: crate::controller::CONTROLLER_NAME.into(),
         instance: Some("test".into()),
     };
-    Recorder::new(client, reporter)
+    EventRecorder::new(client, reporter)
 }
 
 #[cfg(test)]

@@ -32,11 +32,11 @@ pub mod send;
 
 use std::sync::{Arc, Mutex};
 
+use crate::controller::events::EventRecorder;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::Resource;
 use kube::api::PartialObjectMeta;
-use kube::runtime::events::Recorder;
 use kube::runtime::reflector::{ObjectRef, Store};
 
 use futures::FutureExt;
@@ -67,7 +67,7 @@ pub struct Context {
     pub pods: Store<Pod>,
     /// Every pod's summary: what a round reads of the others.
     pub summaries: Store<PodSummary>,
-    pub recorder: Recorder,
+    pub recorder: EventRecorder,
     pub expectations: Mutex<Expectations>,
     /// Where stored objects the types refuse are counted.
     pub metrics: Arc<Metrics>,

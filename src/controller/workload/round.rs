@@ -417,11 +417,9 @@ impl<'a, S: Seam> Round<'a, S> {
             action: "Reconcile".into(),
             secondary: related,
         };
-        crate::controller::events::record(
-            &self.context.recorder,
-            &self.set.object_ref(&()),
-            &event,
-        )
-        .await;
+        self.context
+            .recorder
+            .record(&self.set.object_ref(&()), &event)
+            .await;
     }
 }

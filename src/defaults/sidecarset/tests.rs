@@ -336,3 +336,25 @@ proptest! {
         prop_assert!(set.annotation(keys::SIDECARSET_HASH).is_some());
     }
 }
+
+/// The injection tests write the webhook's defaults out for their sets (`inject::tests`): for
+/// such a set they store what this module stores.
+#[test]
+fn the_injection_tests_store_sets_as_the_webhook_does() {
+    let set = set_from_yaml(
+        r#"
+selector: {matchLabels: {app: web}}
+containers: [{name: proxy, image: "envoy:1.30"}]
+initContainers: [{name: init-mesh, image: "busybox:1.36"}]
+patchPodMetadata: [{annotations: {mesh/enabled: "true"}}]
+injectionStrategy: {revision: {revisionName: mesh-old}}
+"#,
+    );
+    let (mut by_tests, mut by_webhook) = (set.clone(), set);
+    crate::inject::tests::default_and_hash(&mut by_tests);
+    default_and_hash(&mut by_webhook);
+    assert_eq!(
+        serde_json::to_value(&by_tests).unwrap(),
+        serde_json::to_value(&by_webhook).unwrap()
+    );
+}

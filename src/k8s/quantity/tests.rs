@@ -325,3 +325,32 @@ fn zero_is_what_0_parses_to() {
     assert_eq!(Quantity::ZERO.format(), parsed.format());
     assert_eq!(Quantity::ZERO.canonical(), parsed.canonical());
 }
+
+#[test]
+fn arithmetic_as_go() {
+    let q = |s: &str| Quantity::parse(s).unwrap();
+    // MilliValue rounds away from zero.
+    assert_eq!(q("1n").milli_value(), Some(1));
+    assert_eq!(q("-1n").milli_value(), Some(-1));
+    assert_eq!(q("1.5").milli_value(), Some(1500));
+    assert_eq!(q("9E").milli_value(), None);
+    // Add keeps the left format, or takes the right one onto a zero.
+    let sum = |a: &str, b: &str| q(a).checked_add(&q(b)).unwrap().canonical();
+    assert_eq!(sum("1Gi", "512Mi"), "1536Mi");
+    assert_eq!(sum("0", "512Mi"), "512Mi");
+    assert_eq!(sum("500m", "1Gi"), "1073741824500m");
+    assert_eq!(sum("1Gi", "-1Gi"), "0");
+    assert_eq!(q("100m").negated().canonical(), "-100m");
+    assert_eq!(
+        Quantity::from_milli(536_870_912_000, Format::BinarySI).canonical(),
+        "512Mi"
+    );
+    assert_eq!(
+        Quantity::from_milli(1500, Format::BinarySI).canonical(),
+        "1500m"
+    );
+    assert_eq!(
+        Quantity::from_int(1024, Format::DecimalSI).canonical(),
+        "1024"
+    );
+}

@@ -19,6 +19,31 @@ fn pod_with_hashes(hash: &str, without_image: &str) -> Pod {
 }
 
 #[test]
+fn recorded_revisions_answer_as_the_annotation_text_does() {
+    let hash = r#"{"b":{"hash":"hb","controllerRevision":"b-1"},"a":{"hash":"ha"},"c":{"hash":"hc","controllerRevision":"c-2"}}"#;
+    // The without-image annotation records no revision; one that does is not read.
+    let without_image = r#"{"a":{"hash":"wa","controllerRevision":"a-9"}}"#;
+    for (hash, without_image) in [
+        (hash, without_image),
+        ("not json", ""),
+        (r#"{"b":"legacy"}"#, ""),
+    ] {
+        let pod = pod_with_hashes(hash, without_image);
+        let summary = PodSummary::of(&pod);
+        for set in ["a", "b", "c", "absent"] {
+            assert_eq!(
+                summary.recorded_revision(set),
+                pod.recorded_revision(set),
+                "{set} in {hash}"
+            );
+        }
+    }
+    let pod = pod_with_hashes(hash, without_image);
+    assert_eq!(pod.recorded_revision("c").as_deref(), Some("c-2"));
+    assert_eq!(pod.recorded_revision("a"), None);
+}
+
+#[test]
 fn parsed_hashes_answer_as_the_annotation_text_does() {
     let values = [
         r#"{"b":{"hash":"hb"},"a":{"hash":"ha"},"d":{"hash":"hd"},"c":{"hash":"h\u0063"}}"#,

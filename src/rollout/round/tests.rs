@@ -200,3 +200,32 @@ fn events_name_the_images_and_the_pod() {
             .all(|e| e.action == "Upgrade")
     );
 }
+
+#[test]
+fn idle_copy_resets_are_told_on_the_pod_in_openkruise_words() {
+    let done = idle_reset_event();
+    assert_eq!(
+        (done.about, done.type_, done.reason, done.note.as_str()),
+        (
+            Subject::Pod,
+            EventType::Normal,
+            "ResetContainerSucceed",
+            "reset sidecar container image empty successfully"
+        )
+    );
+    let failed = idle_reset_failed_event("the apiserver said no");
+    assert_eq!(
+        (
+            failed.about,
+            failed.type_,
+            failed.reason,
+            failed.note.as_str()
+        ),
+        (
+            Subject::Pod,
+            EventType::Warning,
+            "ResetContainerFailed",
+            "reset sidecar container image empty failed: the apiserver said no"
+        )
+    );
+}

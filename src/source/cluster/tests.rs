@@ -262,3 +262,162 @@ fn status_writes_change_no_snapshot_until_enough_older_readings_are_held() {
     // Once let go, the count starts again.
     assert!(!state.sidecarset_event(Event::Apply(status_written(&sets[count - 1], "3"))));
 }
+
+mod history {
+    use super::*;
+    use crate::api::{SidecarSetInjectRevision, SidecarSetInjectionStrategy};
+    use crate::inject::revision::{HistoryRevision, revision_data};
+    use crate::rollout::history::candidate;
+    use crate::rollout::refusal::RefusalReason;
+    use crate::source::history::{SharedRevisions, shared};
+
+    /// `mesh` at `image`, defaulted and hashed as the watch holds it, naming `revision` (by name)
+    /// to inject when given.
+    fn mesh(image: &str, revision: Option<&str>) -> SidecarSet {
+        let mut set = SidecarSetBuilder::new("mesh")
+            .resource_version(image)
+            .selector(&[("app", "web")])
+            .container("proxy", image)
+            .build();
+        set.metadata.uid = Some("mesh-uid".into());
+        set.spec.injection_strategy = revision.map(|name| SidecarSetInjectionStrategy {
+            paused: None,
+            revision: Some(SidecarSetInjectRevision {
+                revision_name: Some(name.into()),
+                ..Default::default()
+            }),
+        });
+        crate::defaults::sidecarset::default_and_hash(&mut set);
+        set
+    }
+
+    fn watched(set: &SidecarSet) -> WatchedSidecarSet {
+        as_admitted(serde_json::from_value(serde_json::to_value(set).unwrap()).unwrap())
+    }
+
+    fn revision(set: &SidecarSet, number: i64) -> Lenient<WatchedRevision> {
+        let revision = candidate(set, "kruise-system", number, 0);
+        serde_json::from_value(serde_json::to_value(&revision).unwrap()).unwrap()
+    }
+
+    fn synced_with_history(sets: Vec<WatchedSidecarSet>) -> (ClusterState, SharedRevisions) {
+        let history = shared();
+        let mut state = ClusterState::with_history(history.clone());
+        state.sidecarset_event(Event::Init);
+        for set in sets {
+            state.sidecarset_event(Event::InitApply(set));
+        }
+        state.sidecarset_event(Event::InitDone);
+        state.namespace_event(Event::Init);
+        state.namespace_event(Event::InitDone);
+        assert!(state.snapshot().is_none(), "the history has not listed");
+        (state, history)
+    }
+
+    fn restored_image(snapshot: &Snapshot) -> Option<String> {
+        match snapshot.catalogue.injection_revisions()?.get("mesh")? {
+            HistoryRevision::Restored(set) => set.containers()[0].container.image.clone(),
+            _ => None,
+        }
+    }
+
+    /// A set naming a revision that does not exist is served (its pods are refused) and reported;
+    /// once the revision is watched it resolves, the report clears, and the webhook would inject
+    /// the revision's containers.
+    #[test]
+    fn a_missing_revision_is_reported_until_it_appears() {
+        let v1 = mesh("envoy:1", None);
+        let name = crate::inject::revision::revision_name(&v1, 0);
+        let (mut state, history) =
+            synced_with_history(vec![watched(&mesh("envoy:2", Some(&name)))]);
+        state.revision_event(Event::Init);
+        assert!(state.revision_event(Event::InitDone));
+        let snapshot = state.snapshot().unwrap();
+        assert_eq!(names(&snapshot), ["mesh"], "served: its pods are refused");
+        let refusal = &snapshot.refusals["mesh"];
+        assert_eq!(refusal.reason, RefusalReason::RevisionNotFound);
+        assert_eq!(
+            refusal.message,
+            format!("controllerrevisions.apps \"{name}\" not found")
+        );
+        assert_eq!(snapshot.newly_refused.len(), 1);
+
+        // The revision appears (the set names it: its content is kept on the way in).
+        assert!(state.revision_event(Event::Apply(revision(&v1, 1))));
+        let snapshot = state.snapshot().unwrap();
+        assert!(snapshot.refusals.is_empty());
+        assert_eq!(restored_image(&snapshot).as_deref(), Some("envoy:1"));
+        assert!(state.missing_content().is_empty());
+
+        // A revision of another set changes nothing the catalogue uses.
+        assert!(!state.revision_event(Event::Apply(revision(&sidecar("other"), 1))));
+        assert_eq!(history.read().unwrap().len(), 2);
+    }
+
+    fn sidecar(name: &str) -> SidecarSet {
+        let mut set = mesh("busybox:1", None);
+        set.metadata.name = Some(name.into());
+        set
+    }
+
+    /// A set that starts naming a revision listed before: its content is read again, and pods are
+    /// refused as still being read meanwhile, without a report.
+    #[test]
+    fn a_set_that_starts_naming_a_revision_has_it_read_again() {
+        let v1 = mesh("envoy:1", None);
+        let (mut state, _) = synced_with_history(vec![watched(&mesh("envoy:2", None))]);
+        state.revision_event(Event::Init);
+        state.revision_event(Event::InitApply(revision(&v1, 1)));
+        state.revision_event(Event::InitDone);
+        assert!(
+            state
+                .snapshot()
+                .unwrap()
+                .catalogue
+                .injection_revisions()
+                .unwrap()
+                .is_empty()
+        );
+        let name = crate::inject::revision::revision_name(&v1, 0);
+        assert!(state.sidecarset_event(Event::Apply(watched(&mesh("envoy:2", Some(&name))))));
+        assert_eq!(state.missing_content(), std::slice::from_ref(&name));
+        let snapshot = state.snapshot().unwrap();
+        assert!(snapshot.refusals.is_empty());
+        assert!(matches!(
+            snapshot.catalogue.injection_revisions().unwrap()["mesh"],
+            HistoryRevision::Pending(_)
+        ));
+        let stored = candidate(&v1, "kruise-system", 1, 0);
+        assert!(state.revision_content(WatchedRevision::from_object(&stored)));
+        assert_eq!(
+            restored_image(&state.snapshot().unwrap()).as_deref(),
+            Some("envoy:1")
+        );
+        assert_eq!(
+            revision_data(&v1),
+            crate::k8s::history::stored_data(&stored),
+            "the data read back is the set's"
+        );
+    }
+
+    /// Each reason a set is not served is reported with it: the validating webhook's refusal, a
+    /// set the types cannot read.
+    #[test]
+    fn refusals_carry_their_reason() {
+        let (mut state, _) = synced_with_history(vec![
+            sidecarset("a", "proxy", "x"),
+            sidecarset("b", "proxy", "x"),
+            malformed("c"),
+        ]);
+        state.revision_event(Event::Init);
+        state.revision_event(Event::InitDone);
+        let snapshot = state.snapshot().unwrap();
+        assert_eq!(names(&snapshot), ["a"]);
+        assert_eq!(snapshot.refusals["b"].reason, RefusalReason::Invalid);
+        assert_eq!(snapshot.refusals["c"].reason, RefusalReason::Undecodable);
+        // b fixed: no longer reported.
+        state.sidecarset_event(Event::Apply(sidecarset("b", "other", "y")));
+        let snapshot = state.snapshot().unwrap();
+        assert_eq!(snapshot.refusals.keys().collect::<Vec<_>>(), ["c"]);
+    }
+}

@@ -107,6 +107,8 @@ proptest! {
             namespace_labels: namespace_labels.as_ref(),
             now: "2026-11-22T10:00:00Z",
             sort_sidecars_by_name: false,
+            revisions: None,
+            draw: &crate::inject::sidecar::random_draw,
         };
         let candidates = catalogue.match_index().candidate_sets(
             catalogue.sidecarsets(),

@@ -101,18 +101,14 @@ pub(super) fn go_resources_policy(policy: &ResourcesPolicy) -> GoRepr {
     ))
 }
 
-/// C.8d (and C.7): the structural checks of a `resourcesPolicy`, plus this server's refusal.
+/// C.8d (and C.7): a `resourcesPolicy` needs no `resources` beside it, a regex that compiles
+/// and at least one expression; each expression must evaluate.
 pub(super) fn validate_resources_policy(
     container: &Container,
     policy: &ResourcesPolicy,
     path: &Path,
 ) -> Vec<FieldError> {
-    // This server cannot compute sidecar resources at injection yet; accepting the policy would
-    // silently inject the sidecar without resources, so it is refused outright.
-    let mut errors = vec![FieldError::forbidden(
-        path,
-        "resourcesPolicy is not supported by this server yet",
-    )];
+    let mut errors = Vec::new();
     let resources = container.resources.as_ref();
     let has_resources = resources.is_some_and(|r| {
         r.limits.as_ref().is_some_and(|l| !l.is_empty())
@@ -139,7 +135,6 @@ pub(super) fn validate_resources_policy(
             }
         }
     }
-    // The expressions themselves are not parsed: the policy is refused above whatever they say.
     let expr_path = path.child("resourcesExpr");
     let expr = policy.resources_expr.as_ref();
     let limits = expr.and_then(|e| e.limits.as_ref());
@@ -153,8 +148,35 @@ pub(super) fn validate_resources_policy(
             ),
             "at least one of limits or requests must be configured",
         ));
+        return errors;
+    }
+    for (kind, pair) in [("limits", limits), ("requests", requests)] {
+        let Some(pair) = pair else { continue };
+        for (resource, expr) in [("cpu", &pair.cpu), ("memory", &pair.memory)] {
+            let Some(expr) = expr.as_deref().filter(|e| !e.is_empty()) else {
+                continue;
+            };
+            if let Err(error) = validate_resource_expression(expr, resource) {
+                errors.push(FieldError::invalid(
+                    &expr_path.child(kind).child(resource),
+                    expr,
+                    format!("invalid expression: {error}"),
+                ));
+            }
+        }
     }
     errors
+}
+
+/// Upstream's check of one expression: it must evaluate with its resource's variable bound to
+/// the number 1 (so `cpu*cpu` passes here and fails at injection, as upstream).
+fn validate_resource_expression(
+    expr: &str,
+    resource: &str,
+) -> Result<(), crate::k8s::quantity::calculator::CalculatorError> {
+    use crate::k8s::quantity::calculator::{Value, evaluate};
+    let variables = BTreeMap::from([(resource.to_string(), Value::Number(1.0))]);
+    evaluate(expr, &variables).map(|_| ())
 }
 
 /// A one-line regex error in the style of Go's `error parsing regexp: …`.

@@ -1,4 +1,5 @@
 use super::*;
+use crate::k8s::history::injection_revision_not_found;
 
 /// The namespace selector OpenKruise sees (v1alpha1's `spec.namespace` arrives converted into it).
 pub fn namespace_selector(set: &SidecarSet) -> Option<Cow<'_, LabelSelector>> {
@@ -40,8 +41,36 @@ pub(super) fn go_revision(revision: &SidecarSetInjectRevision) -> GoRepr {
     ))
 }
 
+/// Where the validator looks up the revision a SidecarSet injects (`injectionStrategy.revision`).
+pub trait RevisionHistory {
+    /// `Err` with the lookup's error, in OpenKruise's words, when the revision cannot be found.
+    fn find(&self, set: &SidecarSet, revision: &SidecarSetInjectRevision) -> Result<(), String>;
+}
+
+/// No history at all (a directory of SidecarSets): every revision is missing.
+pub struct NoHistory;
+
+impl RevisionHistory for NoHistory {
+    fn find(&self, set: &SidecarSet, revision: &SidecarSetInjectRevision) -> Result<(), String> {
+        Err(injection_revision_not_found(revision, set.name()))
+    }
+}
+
+/// Every revision found: for a judge that leaves revisions to be resolved later (the cluster
+/// catalogue resolves them against the history it watches and reports those it cannot).
+pub struct AnyHistory;
+
+impl RevisionHistory for AnyHistory {
+    fn find(&self, _: &SidecarSet, _: &SidecarSetInjectRevision) -> Result<(), String> {
+        Ok(())
+    }
+}
+
 /// C.3: the revision to inject must be named, restorable and paired with a known policy.
-pub(super) fn validate_injection_revision(set: &SidecarSet) -> Vec<FieldError> {
+pub(super) fn validate_injection_revision(
+    set: &SidecarSet,
+    history: &dyn RevisionHistory,
+) -> Vec<FieldError> {
     let Some(revision) = set
         .spec
         .injection_strategy
@@ -59,19 +88,14 @@ pub(super) fn validate_injection_revision(set: &SidecarSet) -> Vec<FieldError> {
             go_revision(revision),
             "revisionName and customVersion cannot be empty simultaneously",
         )),
-        (revision_name, _) => {
-            // No ControllerRevision is stored by this server: answer as OpenKruise does when the
-            // named revision (GET) or the custom version (LIST by labels) is absent.
-            let cause = match revision_name {
-                Some(name) if name.is_empty() => "resource name may not be empty".to_string(),
-                Some(name) => format!("controllerrevisions.apps {} not found", go_quote(name)),
-                None => format!("ControllerRevision.apps {} not found", go_quote(set.name())),
-            };
-            errors.push(FieldError::invalid(
-                &path,
-                "null",
-                format!("Cannot find specific ControllerRevision, err: {cause}"),
-            ));
+        _ => {
+            if let Err(cause) = history.find(set, revision) {
+                errors.push(FieldError::invalid(
+                    &path,
+                    "null",
+                    format!("Cannot find specific ControllerRevision, err: {cause}"),
+                ));
+            }
         }
     }
     let policy = revision.policy.as_deref().unwrap_or("");

@@ -8,14 +8,12 @@
 //! `spec[0].transferEnv.fieldRef`), because clients and tests match on them.
 //!
 //! Where this server differs from a full OpenKruise installation:
-//! * it keeps no ControllerRevisions, so `injectionStrategy.revision` always reports the revision
-//!   as missing, with the message OpenKruise gives for a missing one;
+//! * the revision `injectionStrategy.revision` names is looked up in the history the caller
+//!   gives ([`RevisionHistory`]): the cluster's ControllerRevisions as the catalogue watches
+//!   them, or none at all (a directory), where it is missing, with OpenKruise's message;
 //! * it reads no `kruise-configuration` ConfigMap, so `patchPodMetadata` behaves as with the
 //!   `SidecarSetPatchPodMetadataDefaultsAllowed` gate on and no whitelist: only the per-entry rules
-//!   apply;
-//! * it cannot inject `resourcesPolicy`, so such a policy is refused with a Forbidden error next
-//!   to upstream's structural checks (resources set as well, the name regex, no expression at
-//!   all); the expressions themselves are not evaluated.
+//!   apply.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -45,8 +43,8 @@ mod injection;
 mod strategy;
 pub use conflicts::*;
 use containers::*;
-pub use injection::namespace_selector;
 use injection::*;
+pub use injection::{AnyHistory, NoHistory, RevisionHistory, namespace_selector};
 use strategy::*;
 
 const NAME_MAX_LENGTH: usize = 63;
@@ -56,11 +54,22 @@ const NAME_MESSAGE: &str = "sidecarset name must consist of alphanumeric charact
 const DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS: i64 = 30;
 
 /// Every reason to reject `new` (CREATE: `old` is `None`; UPDATE: the stored object).
-/// `others` is the cluster's SidecarSets; it may contain `new` itself, which is ignored.
+/// `others` is the cluster's SidecarSets; it may contain `new` itself, which is ignored. No
+/// revision history: a revision to inject is always missing ([`validate_sidecarset_with`]).
 pub fn validate_sidecarset(
     new: &SidecarSet,
     old: Option<&SidecarSet>,
     others: &[Arc<SidecarSet>],
+) -> Vec<FieldError> {
+    validate_sidecarset_with(new, old, others, &NoHistory)
+}
+
+/// [`validate_sidecarset`], the revision to inject looked up in `history`.
+pub fn validate_sidecarset_with(
+    new: &SidecarSet,
+    old: Option<&SidecarSet>,
+    others: &[Arc<SidecarSet>],
+    history: &dyn RevisionHistory,
 ) -> Vec<FieldError> {
     let mut errors = validate_object_meta(
         &new.metadata,
@@ -69,7 +78,7 @@ pub fn validate_sidecarset(
         &Path::new("metadata"),
     );
     errors.extend(validate_canary(new, old, others));
-    errors.extend(validate_spec(new));
+    errors.extend(validate_spec(new, history));
     if let Some(old) = old {
         errors.extend(validate_container_immutability(new, old));
     }
@@ -152,7 +161,7 @@ fn strategy_type(set: &SidecarSet) -> &str {
         .unwrap_or("")
 }
 
-fn validate_spec(set: &SidecarSet) -> Vec<FieldError> {
+fn validate_spec(set: &SidecarSet, history: &dyn RevisionHistory) -> Vec<FieldError> {
     let spec = Path::new("spec");
     let mut errors = Vec::new();
     let rolling = strategy_type(set) == keys::ROLLING_UPDATE;
@@ -183,7 +192,7 @@ fn validate_spec(set: &SidecarSet) -> Vec<FieldError> {
     }
 
     // C.3 and C.4
-    errors.extend(validate_injection_revision(set));
+    errors.extend(validate_injection_revision(set, history));
     if rolling && let Some(strategy) = &set.spec.update_strategy {
         errors.extend(validate_rolling_update(
             strategy,

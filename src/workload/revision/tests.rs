@@ -1,6 +1,7 @@
 use super::*;
 use crate::api::CloneSetBuilder;
 use crate::api::cloneset::CloneSet;
+use crate::k8s::history::fnv32;
 use k8s_openapi::api::core::v1::Container;
 
 fn sample(image: &str) -> CloneSet {

@@ -2,7 +2,9 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use kube::ResourceExt;
-use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::events::Reporter;
+
+use crate::controller::events::EventRecorder;
 use serde_json::json;
 
 use super::*;
@@ -40,17 +42,19 @@ fn test_feed() -> (SidecarSetFeed, FeedWriter, Arc<Metrics>) {
     >();
     let client = kube::Client::new(client, "default");
     let metrics = Arc::new(Metrics::new());
-    let recorder = Recorder::new(
+    let recorder = EventRecorder::new(
         client,
         Reporter {
             controller: "test".into(),
             instance: None,
         },
     );
-    let (feed, writer) = feed(UndecodableReporter::new::<SidecarSet>(
-        metrics.clone(),
-        recorder,
-    ));
+    let (_, refusals) = tokio::sync::watch::channel(Default::default());
+    let (feed, writer) = feed(
+        UndecodableReporter::new::<SidecarSet>(metrics.clone(), recorder),
+        crate::source::history::shared(),
+        refusals,
+    );
     (feed, writer, metrics)
 }
 

@@ -302,30 +302,78 @@ fn resources_policy_structure() {
         };
         check(&base().containers(vec![sized]).build())
     };
-    let forbidden =
-        "spec[0].resourcesPolicy: Forbidden: resourcesPolicy is not supported by this server yet";
     assert_eq!(
         run(resources_policy("^app.*$", Some("max(cpu*50%, 50m)"))),
-        vec![forbidden]
+        Vec::<String>::new()
     );
 
     let errors = run(resources_policy("[invalid(regex", Some("cpu*50%")));
-    assert_eq!(errors.len(), 2, "{errors:#?}");
-    assert!(errors[1].starts_with("spec[0].resourcesPolicy.targetContainersNameRegex: Invalid value: \"[invalid(regex\": invalid regex pattern: error parsing regexp:"), "{}", errors[1]);
-
-    // Expressions are not evaluated: the refusal is the only error of a malformed one.
-    assert_eq!(
-        run(resources_policy(".*", Some("max(cpu*50%)"))),
-        vec![forbidden]
-    );
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(errors[0].starts_with("spec[0].resourcesPolicy.targetContainersNameRegex: Invalid value: \"[invalid(regex\": invalid regex pattern: error parsing regexp:"), "{}", errors[0]);
 
     let mut no_expressions = resources_policy(".*", None);
     if let Some(policy) = no_expressions.as_mut() {
         policy.resources_expr = None;
     }
     let errors = run(no_expressions);
-    assert_eq!(errors.len(), 2, "{errors:#?}");
-    assert!(errors[1].ends_with("at least one of limits or requests must be configured"));
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(errors[0].ends_with("at least one of limits or requests must be configured"));
+}
+
+#[test]
+fn resources_policy_expressions_evaluate_with_their_variable_at_one() {
+    let run = |limits: (&str, &str), requests: (&str, &str)| {
+        let pair = |(cpu, memory): (&str, &str)| ResourceExprPair {
+            cpu: Some(cpu.into()),
+            memory: Some(memory.into()),
+        };
+        let mut policy = resources_policy(".*", None);
+        if let Some(policy) = policy.as_mut() {
+            policy.resources_expr = Some(ResourcesExpr {
+                limits: Some(pair(limits)),
+                requests: Some(pair(requests)),
+            });
+        }
+        let sized = SidecarContainer {
+            resources_policy: policy,
+            ..sidecar("test-sidecar")
+        };
+        check(&base().containers(vec![sized]).build())
+    };
+    let none = Vec::<String>::new();
+    assert_eq!(
+        run(
+            (
+                "0.5*cpu - 0.3*max(0, cpu-4) + 0.3*max(0, cpu-8)",
+                "max(memory*50%, 100Mi)"
+            ),
+            ("", "100Mi")
+        ),
+        none
+    );
+    // The variable is a number here, so a product of two variables passes (upstream fails the
+    // pod at injection instead).
+    assert_eq!(run(("cpu*cpu", ""), ("", "")), none);
+    assert_eq!(
+        run(("max(cpu*50%, 50m", ""), ("", "")),
+        vec![
+            "spec[0].resourcesPolicy.resourcesExpr.limits.cpu: Invalid value: \"max(cpu*50%, 50m\": invalid expression: parse error: syntax error at line 1, col 17"
+        ]
+    );
+    assert_eq!(
+        run(("", "cpu*50%"), ("invalidvar * 50%", "")),
+        vec![
+            "spec[0].resourcesPolicy.resourcesExpr.limits.memory: Invalid value: \"cpu*50%\": invalid expression: undefined variable: cpu",
+            "spec[0].resourcesPolicy.resourcesExpr.requests.cpu: Invalid value: \"invalidvar * 50%\": invalid expression: undefined variable: invalidvar",
+        ]
+    );
+    assert_eq!(
+        run(("max(cpu*50%)", ""), ("", "memory - 2")),
+        vec![
+            "spec[0].resourcesPolicy.resourcesExpr.limits.cpu: Invalid value: \"max(cpu*50%)\": invalid expression: max function requires exactly 2 arguments, got 1",
+            "spec[0].resourcesPolicy.resourcesExpr.requests.memory: Invalid value: \"memory - 2\": invalid expression: calculation result is negative: -1",
+        ]
+    );
 }
 
 #[test]
