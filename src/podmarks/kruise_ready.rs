@@ -3,7 +3,7 @@
 //! condition's `message`, a JSON list sorted by user agent then key; the condition is True when
 //! the list is empty. The lifecycle hooks' writer is the user agent `Lifecycle`.
 
-use k8s_openapi::api::core::v1::{Pod, PodCondition};
+use k8s_openapi::api::core::v1::{Pod, PodCondition, PodReadinessGate};
 use serde::{Deserialize, Serialize};
 
 use crate::api::keys;
@@ -109,6 +109,42 @@ impl ReadinessMarks {
             && self.lifecycle == wanted
             && self.ready == (wanted.is_empty() && !self.others)
     }
+}
+
+/// The kinds of this group whose pods get the gate at creation: the workloads this project runs,
+/// whose controllers set the condition. (OpenKruise gates every pod its group controls; here a
+/// gate nobody would set keeps a pod out of service for good.)
+const GATED_KINDS: [&str; 3] = ["CloneSet", "StatefulSet", "DaemonSet"];
+
+/// Whether a pod being created gets the `KruisePodReady` readiness gate: its controller is a
+/// CloneSet, Advanced StatefulSet or Advanced DaemonSet (any version of the group).
+pub fn wants_gate(pod: &Pod) -> bool {
+    pod.metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+        .is_some_and(|o| {
+            o.api_version.split('/').next() == Some(keys::GROUP)
+                && GATED_KINDS.contains(&o.kind.as_str())
+        })
+}
+
+/// Adds the `KruisePodReady` readiness gate to a pod being created that [`wants_gate`], unless
+/// it has it; whether the pod changed.
+pub fn add_gate(pod: &mut Pod) -> bool {
+    if !wants_gate(pod) || has_gate(pod) {
+        return false;
+    }
+    let Some(spec) = pod.spec.as_mut() else {
+        return false;
+    };
+    spec.readiness_gates
+        .get_or_insert_with(Vec::new)
+        .push(PodReadinessGate {
+            condition_type: keys::KRUISE_POD_READY.to_string(),
+        });
+    true
 }
 
 /// `spec.readinessGates` lists `KruisePodReady`.

@@ -17,7 +17,7 @@ use k8s_openapi::api::core::v1::{Pod, PodCondition, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::lifecycle::{self, LifecycleState};
-use super::{Action, ListedPod, PodWrite, Purpose};
+use super::{Action, ListedPod, Plan, PodWrite, Purpose};
 use crate::api::cloneset::{Lifecycle, LifecycleHook};
 use crate::api::keys;
 use crate::inplace::conditions::recompute_ready;
@@ -91,6 +91,22 @@ pub fn with_condition(pod: &Pod, wanted: LifecycleKeys, now: Timestamp) -> Optio
         recompute_ready(&mut next, now);
     }
     Some(next)
+}
+
+/// The readiness pass over a planned round, which every kind's shell runs after its planner:
+/// [`add_condition_writes`], and the pods it needs whole added to the plan's.
+pub fn follow_lifecycle<S, X>(
+    plan: &mut Plan<S, X>,
+    pods: &[ListedPod],
+    hooks: Option<&Lifecycle>,
+    now: Timestamp,
+) {
+    let whole = add_condition_writes(&mut plan.actions, pods, hooks, now);
+    if !whole.is_empty() {
+        plan.needs_whole.extend(whole);
+        plan.needs_whole.sort();
+        plan.needs_whole.dedup();
+    }
 }
 
 /// Makes every gated pod's condition agree with its lifecycle state after the round: a status
@@ -190,3 +206,6 @@ fn carry_conditions(pod: &mut Pod, carried: &[PodCondition]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -47,15 +47,7 @@ pub async fn reconcile<S: Seam>(
             .plan_whole(&mut pods, |pods| {
                 let mut plan = shell.seam.plan(&set, &observed, pods)?;
                 // markPodNotReady: every gated pod's condition follows its lifecycle state.
-                let whole = readiness::add_condition_writes(
-                    &mut plan.actions,
-                    pods,
-                    S::hooks(&set),
-                    observed.now,
-                );
-                plan.needs_whole.extend(whole);
-                plan.needs_whole.sort();
-                plan.needs_whole.dedup();
+                readiness::follow_lifecycle(&mut plan, pods, S::hooks(&set), observed.now);
                 Ok(plan)
             })
             .await?;

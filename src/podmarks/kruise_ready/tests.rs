@@ -91,3 +91,39 @@ fn lifecycle_keys_replace_only_the_lifecycles() {
         r#"[{"userAgent":"Lifecycle","key":"preUpdateHook"},{"userAgent":"Other","key":"x"}]"#
     );
 }
+
+#[test]
+fn the_gate_goes_to_pods_of_the_workloads_this_project_runs() {
+    let with_owner = |owner: serde_json::Value| -> Pod {
+        serde_json::from_value(serde_json::json!({"metadata": {"name": "p",
+            "ownerReferences": [owner]}, "spec": {"containers": []}}))
+        .unwrap()
+    };
+    let controller = |api_version: &str, kind: &str| {
+        serde_json::json!({"apiVersion": api_version, "kind": kind, "name": "w", "uid": "u",
+            "controller": true})
+    };
+    for kind in ["CloneSet", "StatefulSet", "DaemonSet"] {
+        for version in ["v1alpha1", "v1beta1"] {
+            let mut pod = with_owner(controller(&format!("apps.kruise.io/{version}"), kind));
+            assert!(wants_gate(&pod), "{kind} {version}");
+            assert!(add_gate(&mut pod));
+            assert!(has_gate(&pod));
+            assert!(!add_gate(&mut pod), "added twice");
+            assert_eq!(pod.spec.unwrap().readiness_gates.unwrap().len(), 1);
+        }
+    }
+    for owner in [
+        controller("apps/v1", "StatefulSet"),
+        controller("apps/v1", "ReplicaSet"),
+        controller("apps.kruise.io/v1alpha1", "BroadcastJob"),
+        serde_json::json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+            "name": "w", "uid": "u"}),
+    ] {
+        let mut pod = with_owner(owner.clone());
+        assert!(!wants_gate(&pod), "{owner}");
+        assert!(!add_gate(&mut pod));
+    }
+    let mut no_owner = pod(false, None);
+    assert!(!add_gate(&mut no_owner));
+}
