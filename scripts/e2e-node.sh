@@ -29,13 +29,18 @@
 #   i. SidecarSet hot upgrade (scripts/lib/node-phase-hot-upgrade.sh): a HotUpgrade sidecar over two pods, its image
 #      changed twice back to back (the working copy switches, the other goes back to the empty image, a copy serving
 #      throughout, the app container never restarted), then to an image that cannot be pulled (the working copy keeps
-#      running, the rollout stops at one pod and the status says so).
-# a-c and f-i run the release binary on the host (`serve --kubeconfig`, webhooks registered by URL as scripts/e2e.sh does);
+#      running, the rollout stops at one pod and the status says so);
+#   j. in-place updates that cannot hang, and markPodNotReady (scripts/lib/node-phase-inplace.sh): a CloneSet updated in
+#      place between two tags of one image (same digest), and between a fully qualified name and its short form: each
+#      pod restarted once, the rollout finishes; a CloneSet whose inPlaceUpdate hook has markPodNotReady, behind a
+#      Service: its pod leaves the Endpoints' addresses (KruisePodReady False) before its image is patched and comes back
+#      after.
+# a-c and f-j run the release binary on the host (`serve --kubeconfig`, webhooks registered by URL as scripts/e2e.sh does);
 # d-e run it as pods, from a local image with the Dockerfile's runtime layout (scripts/kube-node/mkimage.sh).
 #
 # Needs root and cgroups (else it fails with one line saying what is missing). Builds once (cached under
 # ~/.cache/kruise-webhook/kube-local and kube-node), starts the node, stops it by PID on exit and puts back the host
-# settings it changed. Each phase prints its duration. E2E_NODE_PHASES=abcdefghi selects phases (e needs d);
+# settings it changed. Each phase prints its duration. E2E_NODE_PHASES=abcdefghij selects phases (e needs d);
 # E2E_NODE_LOAD_RATE (pods/s, default 4) sets the creation rate of d and e; E2E_NODE_BIN=path uses that release
 # binary instead of `cargo build --release`; E2E_NODE_KEEP_LOGS=dir keeps the webhook and load logs of a failed run.
 set -euo pipefail
@@ -48,7 +53,7 @@ export APISERVER_PORT=${E2E_NODE_APISERVER_PORT:-26443} ETCD_PORT=${E2E_NODE_ETC
 export ETCD_PEER_PORT=${E2E_NODE_ETCD_PEER_PORT:-22380}
 webhook_port=${E2E_NODE_WEBHOOK_PORT:-29443}
 admin_port=${E2E_NODE_ADMIN_PORT:-29090}
-phases=${E2E_NODE_PHASES:-abcdefghi}
+phases=${E2E_NODE_PHASES:-abcdefghij}
 load_rate=${E2E_NODE_LOAD_RATE:-4}
 V1=localhost/kube-node/app:v1
 V2=localhost/kube-node/app:v2
@@ -365,6 +370,8 @@ phase_b() {
 
 # shellcheck source=scripts/lib/node-phase-hot-upgrade.sh
 . scripts/lib/node-phase-hot-upgrade.sh
+# shellcheck source=scripts/lib/node-phase-inplace.sh
+. scripts/lib/node-phase-inplace.sh
 
 # ---------------------------------------------------------------------------------------------------------------
 # c. CloneSet in-place update: the v1.1 release-note example (a sidecar of priority 10 reading an annotation into its
@@ -968,7 +975,7 @@ rolling_restart() {
 }
 
 if [[ $phases == *a* || $phases == *b* || $phases == *c* || $phases == *f* || $phases == *g* || $phases == *h* \
-  || $phases == *i* ]]; then
+  || $phases == *i* || $phases == *j* ]]; then
   phase "host webhook (release binary, serve --kubeconfig, registered by URL)"
   check "release binary serving on the host, webhooks registered by URL" host_webhook
 fi
@@ -997,6 +1004,7 @@ fi
 if [[ $phases == *g* ]]; then phase "g. Advanced StatefulSet with real PVCs"; phase_g || { echo "FAIL g. set-up"; failed=$((failed + 1)); }; fi
 if [[ $phases == *h* ]]; then phase "h. Advanced DaemonSet"; phase_h; fi
 if [[ $phases == *i* ]]; then phase "i. SidecarSet hot upgrade"; phase_i || { echo "FAIL i. set-up"; failed=$((failed + 1)); }; fi
+if [[ $phases == *j* ]]; then phase "j. in-place: same image under two names, markPodNotReady"; phase_j || { echo "FAIL j. set-up"; failed=$((failed + 1)); }; fi
 if [[ $phases == *d* ]]; then phase "d. install from deploy/"; phase_d; fi
 if [[ $phases == *e* ]]; then
   phase "e. rolling restart under load"

@@ -747,7 +747,6 @@ fn no_import_circle_and_none_upward() {
 /// changed.
 const OLD_TEST_LAYOUT: &[&str] = &[
     "admission/mod.rs",
-    "admission/pod.rs",
     "admission/review.rs",
     "api/daemonset.rs",
     "api/mod.rs",

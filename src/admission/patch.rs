@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use json_patch::{AddOperation, PatchOperation, RemoveOperation, ReplaceOperation};
 use jsonptr::{Pointer, PointerBuf};
-use k8s_openapi::api::core::v1::{Container, LocalObjectReference, Pod, Volume};
+use k8s_openapi::api::core::v1::{Container, LocalObjectReference, Pod, PodReadinessGate, Volume};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -497,6 +497,15 @@ fn mutable_parts_patch(
         &|_| None,
         &mut ops,
     );
+    diff_named_list(
+        &mut path,
+        "readinessGates",
+        old.readiness_gates,
+        new.readiness_gates,
+        gate_condition,
+        &|_| None,
+        &mut ops,
+    );
     ops
 }
 
@@ -512,6 +521,10 @@ fn secret_name(secret: &LocalObjectReference) -> Option<&str> {
     Some(&secret.name)
 }
 
+fn gate_condition(gate: &PodReadinessGate) -> Option<&str> {
+    Some(&gate.condition_type)
+}
+
 /// The parts of a pod the webhook may change, moved out so the rest can be compared cheaply.
 pub struct PodMutableParts {
     name: Option<String>,
@@ -522,6 +535,7 @@ pub struct PodMutableParts {
     init_containers: Option<Vec<Container>>,
     volumes: KeptVolumes,
     image_pull_secrets: Option<Vec<LocalObjectReference>>,
+    readiness_gates: Option<Vec<PodReadinessGate>>,
 }
 
 /// A pod's volumes as kept for the patch.
@@ -546,19 +560,22 @@ impl PodMutableParts {
             init_containers: spec.and_then(|s| s.init_containers.clone()),
             volumes: KeptVolumes::Count(spec.and_then(|s| s.volumes.as_ref().map(Vec::len))),
             image_pull_secrets: spec.and_then(|s| s.image_pull_secrets.clone()),
+            readiness_gates: spec.and_then(|s| s.readiness_gates.clone()),
         }
     }
 
     fn take(pod: &mut Pod) -> Self {
         let spec = pod.spec.as_mut();
-        let (containers, init_containers, volumes, image_pull_secrets) = match spec {
+        let (containers, init_containers, volumes, image_pull_secrets, readiness_gates) = match spec
+        {
             Some(spec) => (
                 Some(std::mem::take(&mut spec.containers)),
                 spec.init_containers.take(),
                 spec.volumes.take(),
                 spec.image_pull_secrets.take(),
+                spec.readiness_gates.take(),
             ),
-            None => (None, None, None, None),
+            None => (None, None, None, None, None),
         };
         PodMutableParts {
             name: pod.metadata.name.take(),
@@ -567,6 +584,7 @@ impl PodMutableParts {
             init_containers,
             volumes: KeptVolumes::List(volumes),
             image_pull_secrets,
+            readiness_gates,
         }
     }
 
@@ -581,6 +599,7 @@ impl PodMutableParts {
                 spec.volumes = volumes;
             }
             spec.image_pull_secrets = self.image_pull_secrets;
+            spec.readiness_gates = self.readiness_gates;
         }
     }
 
@@ -598,6 +617,7 @@ impl PodMutableParts {
             init_containers: self.init_containers.as_deref(),
             volumes,
             image_pull_secrets: self.image_pull_secrets.as_deref(),
+            readiness_gates: self.readiness_gates.as_deref(),
         }
     }
 }
@@ -610,6 +630,7 @@ struct MutablePartsRef<'a> {
     init_containers: Option<&'a [Container]>,
     volumes: Option<&'a [Volume]>,
     image_pull_secrets: Option<&'a [LocalObjectReference]>,
+    readiness_gates: Option<&'a [PodReadinessGate]>,
 }
 
 impl<'a> MutablePartsRef<'a> {
@@ -622,6 +643,7 @@ impl<'a> MutablePartsRef<'a> {
             init_containers: spec.and_then(|s| s.init_containers.as_deref()),
             volumes: spec.and_then(|s| s.volumes.as_deref()),
             image_pull_secrets: spec.and_then(|s| s.image_pull_secrets.as_deref()),
+            readiness_gates: spec.and_then(|s| s.readiness_gates.as_deref()),
         }
     }
 }

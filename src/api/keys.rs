@@ -105,6 +105,9 @@ pub const PATH_VALIDATE_STATEFULSET: &str = "/validate-apps-kruise-io-statefulse
 pub const PATH_MUTATE_DAEMONSET: &str = "/mutate-apps-kruise-io-daemonset";
 pub const PATH_VALIDATE_DAEMONSET: &str = "/validate-apps-kruise-io-daemonset";
 
+/// Readiness gate and pod condition type shared by several writers (the lifecycle hooks'
+/// `markPodNotReady` among them), added at creation to the pods of this group's workloads.
+pub const KRUISE_POD_READY: &str = "KruisePodReady";
 /// Readiness gate and pod condition type driven by the in-place update engine.
 pub const INPLACE_UPDATE_READY: &str = "InPlaceUpdateReady";
 /// Pod annotation: JSON progress record of the in-place update in flight.
@@ -115,6 +118,9 @@ pub const INPLACE_UPDATE_STATE_LEGACY: &str = "inplace-update-state";
 pub const INPLACE_UPDATE_GRACE: &str = "apps.kruise.io/inplace-update-grace";
 /// Legacy key of [`INPLACE_UPDATE_GRACE`], still read, deleted together with it.
 pub const INPLACE_UPDATE_GRACE_LEGACY: &str = "inplace-update-grace";
+/// Pod annotation, this project's own record, beside OpenKruise's state: each patched container's ID and restart
+/// count at the moment its image was patched, so completion can require a real restart.
+pub const INPLACE_UPDATE_RESTART_RECORD: &str = "kruise-webhook.io/inplace-update-restart-record";
 /// Pod annotation written by kruise-daemon: container IDs and the hashes it observed.
 pub const RUNTIME_CONTAINERS_META: &str = "apps.kruise.io/runtime-containers-meta";
 /// Pod label carrying the workload revision (the default in-place adapter writes it).

@@ -17,7 +17,7 @@ use crate::workload::lifecycle::{
     UPDATING,
 };
 use crate::workload::tests::simulation::{self, Cluster, Simulated};
-use crate::workload::{Workload, listed, sort};
+use crate::workload::{Workload, listed, readiness, sort};
 
 mod lifecycle;
 mod progress;
@@ -154,9 +154,16 @@ impl World {
                 now: at(world.now),
             }
         }
+        // The planner, then the readiness pass every shell runs after it.
+        let plan = |snapshot: &Snapshot<'_>, rng: &mut fastrand::Rng| {
+            let mut planned = plan(snapshot, rng).unwrap();
+            let hooks = snapshot.cloneset.spec.lifecycle.as_ref();
+            readiness::follow_lifecycle(&mut planned, snapshot.pods, hooks, snapshot.now);
+            planned
+        };
         let mut rng = self.rng.clone();
         let mut same_draws = self.rng.clone();
-        let planned = plan(&snapshot(self, &update, &whole), &mut rng).unwrap();
+        let planned = plan(&snapshot(self, &update, &whole), &mut rng);
         assert!(planned.needs_whole.is_empty());
 
         let mut cached: Vec<ListedPod> = whole
@@ -169,7 +176,7 @@ impl World {
             )
             .collect();
         let mut draws = same_draws.clone();
-        let mut as_shell = plan(&snapshot(self, &update, &cached), &mut draws).unwrap();
+        let mut as_shell = plan(&snapshot(self, &update, &cached), &mut draws);
         if !as_shell.needs_whole.is_empty() {
             for p in &mut cached {
                 if as_shell.needs_whole.iter().any(|n| n == pod::name(p)) {
@@ -181,7 +188,7 @@ impl World {
                         .clone();
                 }
             }
-            as_shell = plan(&snapshot(self, &update, &cached), &mut same_draws).unwrap();
+            as_shell = plan(&snapshot(self, &update, &cached), &mut same_draws);
         }
         assert_eq!(as_shell, planned);
         self.rng = rng;

@@ -37,7 +37,7 @@ use super::workload::{
     Executed, Listing, Observed, Plan, PvcMeta, PvcWrites, Seam, SendPolicy, Shell, StatusWrite,
     controller_for, controlling, error_policy, observe, reconcile,
 };
-use crate::api::cloneset::{CloneSet, CloneSetStatus};
+use crate::api::cloneset::{CloneSet, CloneSetStatus, Lifecycle};
 use crate::cloneset::events::CloneSetWording;
 use crate::cloneset::pvc::INSTANCE_ID;
 use crate::cloneset::{self as planner, PlanExtra};
@@ -72,6 +72,10 @@ impl Seam for CloneSetSeam {
 
     fn pvcs(&self) -> &Store<PvcMeta> {
         &self.pvcs
+    }
+
+    fn hooks(set: &CloneSet) -> Option<&Lifecycle> {
+        set.spec.lifecycle.as_ref()
     }
 
     fn plan(

@@ -30,6 +30,7 @@ use super::workload::{
     Executed, Listing, NoPvcs, Observed, Plan, Seam, SendPolicy, Shell, StatusWrite,
     controller_for, controlling, error_policy, observe, reconcile,
 };
+use crate::api::cloneset::Lifecycle;
 use crate::api::daemonset::{DaemonSet, DaemonSetStatus};
 use crate::daemonset::daemon_pod::target_node;
 use crate::daemonset::events::DaemonSetWording;
@@ -131,6 +132,10 @@ impl Seam for DaemonSetSeam {
             .filter(|p| p.whole.is_none() && pod::node(&*p.summary).is_empty())
             .map(|p| p.name().to_string())
             .collect()
+    }
+
+    fn hooks(set: &DaemonSet) -> Option<&Lifecycle> {
+        set.spec.lifecycle.as_ref()
     }
 
     fn plan(

@@ -9,7 +9,7 @@
 //! to move on, the launch barriers still to open, and pods in the middle of a SidecarSet's
 //! in-place update. They read only a small part of it: identity, owners, labels and annotations,
 //! container names, images and launch-priority env, the readiness gates, and the container
-//! statuses and conditions. The SidecarSet hash and sidecar state annotations are only read by the
+//! statuses (with the running container's start time) and conditions. The SidecarSet hash and sidecar state annotations are only read by the
 //! planner, from the summary, and are dropped too.
 //!
 //! `cargo bench --bench rollout` reports the memory of both.
@@ -21,7 +21,10 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Container, ContainerStatus, EnvVar, Pod, PodSpec, PodStatus};
+use k8s_openapi::api::core::v1::{
+    Container, ContainerState, ContainerStateRunning, ContainerStatus, EnvVar, Pod, PodSpec,
+    PodStatus,
+};
 use kube::runtime::reflector::{Lookup, ObjectRef};
 use kube::runtime::watcher::Event;
 
@@ -222,6 +225,17 @@ fn container_status(full: ContainerStatus) -> ContainerStatus {
         ready: full.ready,
         started: full.started,
         restart_count: full.restart_count,
+        // When the running container started: in-place completion reads it (a new tag of the
+        // same digest is told by the restart since the patch).
+        state: full
+            .state
+            .and_then(|s| s.running)
+            .map(|running| ContainerState {
+                running: Some(ContainerStateRunning {
+                    started_at: running.started_at,
+                }),
+                ..Default::default()
+            }),
         ..Default::default()
     }
 }

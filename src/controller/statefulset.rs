@@ -30,6 +30,7 @@ use super::workload::{
     Context, Executed, Listing, Observed, Plan, Seam, SendPolicy, Shell, StatusWrite,
     controller_for, error_policy, observe, reconcile,
 };
+use crate::api::cloneset::Lifecycle;
 use crate::api::statefulset::{StatefulSet, StatefulSetStatus};
 use crate::statefulset::events::StatefulSetWording;
 use crate::statefulset::ordinals::parent_and_ordinal;
@@ -82,6 +83,10 @@ impl Seam for StatefulSetSeam {
     /// OpenKruise claims only the pods named `<set>-<ordinal>` (`isMemberOf`).
     fn is_member(set: &StatefulSet, pod: &str) -> bool {
         parent_and_ordinal(pod).is_some_and(|(parent, _)| parent == set.name())
+    }
+
+    fn hooks(set: &StatefulSet) -> Option<&Lifecycle> {
+        set.spec.lifecycle.as_ref()
     }
 
     fn plan(

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodCondition, PodStatus};
+use k8s_openapi::api::core::v1::{Pod, PodCondition, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::*;
@@ -12,6 +12,7 @@ use crate::podmarks::PodView;
 use crate::workload::Purpose;
 use crate::workload::lifecycle::{LIFECYCLE_STATE, PREPARING_DELETE};
 use crate::workload::revision::{UpdateRevision, sort_history, update_revision};
+use crate::workload::tests::simulation;
 use fixtures::*;
 
 mod property;
@@ -236,29 +237,15 @@ impl World {
             if spec.node_name.is_none() {
                 spec.node_name = target;
             }
-            let images: Vec<(String, String)> = spec
-                .containers
-                .iter()
-                .map(|c| (c.name.clone(), c.image.clone().unwrap_or_default()))
-                .collect();
+            let containers = spec.containers.clone();
             let name = pod.metadata.name.clone().unwrap();
             let status = pod.status.get_or_insert_with(Default::default);
             if status.phase.as_deref() == Some("Failed") {
                 continue;
             }
             status.phase = Some("Running".into());
-            status.container_statuses = Some(
-                images
-                    .iter()
-                    .map(|(name, image)| ContainerStatus {
-                        name: name.clone(),
-                        image: image.clone(),
-                        image_id: format!("id-{image}"),
-                        ready: true,
-                        ..Default::default()
-                    })
-                    .collect(),
-            );
+            let old = status.container_statuses.clone().unwrap_or_default();
+            status.container_statuses = Some(simulation::container_statuses(&containers, &old));
             let conditions = status.conditions.get_or_insert_with(Vec::new);
             let gate_false = conditions
                 .iter()

@@ -12,6 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
 use super::completion::{container_statuses, spec_containers};
 use super::metadata_patch::{self, MetadataPatchError};
+use super::restart_record;
 use super::state::{
     self, AnnotationError, ContainerBatch, InPlaceUpdateState, LastContainerStatus,
     PreCheckBeforeNext, UpdateSpec,
@@ -171,6 +172,15 @@ pub fn patch_batch_owned(
                     image_id: status.image_id.clone(),
                 });
         }
+    }
+    // Container IDs and restart counts change with every restart, even into the same digest.
+    let patched: Vec<_> = container_statuses(&pod)
+        .iter()
+        .filter(|s| images_changed.contains(&s.name))
+        .cloned()
+        .collect();
+    if !patched.is_empty() {
+        restart_record::record_patch(&mut pod, &state.revision, now, &patched);
     }
     for (name, meta) in &spec.container_ref_metadata {
         if batch.contains(name) {

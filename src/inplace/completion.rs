@@ -5,8 +5,12 @@
 use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod};
 use serde::{Deserialize, Serialize};
 
+use jiff::Timestamp;
+
+use super::restart_record::{self, ContainerStart};
 use super::state::{self, InPlaceUpdateState};
 use crate::api::keys;
+use crate::podmarks::codec::canonical_reference;
 
 /// `apps.kruise.io/runtime-containers-meta`, written by kruise-daemon.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,6 +81,8 @@ pub enum Incomplete {
     RuntimeMetaMissing,
     #[error("waiting for all containers hash consistent")]
     HashesInconsistent,
+    #[error("container {0} has not restarted since its image was patched")]
+    NotRestarted(String),
     #[error("container {0} imageID not changed")]
     ImageIdNotChanged(String),
     #[error("not found statuses of containers {0:?}")]
@@ -168,27 +174,37 @@ fn all_hashes_consistent(
     })
 }
 
-/// The imageID rule: a recorded container is done when its imageID changed, or when kubelet
-/// reports exactly the spec image (same digest behind a new tag).
+/// The image rule, per container whose image was patched:
+///
+/// - With this project's restart record (written at patch time): the container must have
+///   restarted since (new container ID or higher restart count) — never done before — and then
+///   it runs the spec when its imageID moved, or the runtime reports the spec image (both
+///   normalised as the CRI normalises references), or it started no earlier than the patch. The
+///   last covers a new tag of the same digest, which the runtime may report under the old tag.
+/// - Without it (state written by OpenKruise): OpenKruise's rule, imageID moved or the reported
+///   image is the spec image, with the CRI's normalisation instead of only `:latest`.
 fn image_ids_changed(pod: &Pod, state: &InPlaceUpdateState) -> Result<(), Incomplete> {
     let Some(recorded) = state.last_container_statuses.as_ref() else {
         return Ok(());
     };
+    let restarts = restart_record::read_record(pod).filter(|r| r.revision == state.revision);
     let mut unseen: Vec<&String> = recorded.keys().collect();
     for status in container_statuses(pod) {
         let Some(old) = recorded.get(&status.name) else {
             continue;
         };
-        if old.image_id == status.image_id {
-            let spec_image = spec_containers(pod)
-                .iter()
-                .find(|c| c.name == status.name)
-                .map(|c| normalised_image(c.image.as_deref().unwrap_or("")))
-                .unwrap_or_default();
-            if spec_image != status.image {
-                return Err(Incomplete::ImageIdNotChanged(status.name.clone()));
-            }
-        }
+        let spec_image = spec_containers(pod)
+            .iter()
+            .find(|c| c.name == status.name)
+            .and_then(|c| c.image.as_deref())
+            .unwrap_or("");
+        let evidence = RestartEvidence {
+            start: restarts
+                .as_ref()
+                .and_then(|r| Some((r.containers.get(&status.name)?, r.patched_at.as_str()))),
+            image_id_before: &old.image_id,
+        };
+        evidence.runs_spec(status, spec_image)?;
         unseen.retain(|name| **name != status.name);
     }
     if unseen.is_empty() {
@@ -200,13 +216,51 @@ fn image_ids_changed(pod: &Pod, state: &InPlaceUpdateState) -> Result<(), Incomp
     }
 }
 
-/// Kubelet reports `name:latest` for an image given without any `:`.
-fn normalised_image(image: &str) -> String {
-    if image.contains(':') {
-        image.to_string()
-    } else {
-        format!("{image}:latest")
+/// What was known about one container when its image was patched.
+#[derive(Debug, Clone, Copy)]
+pub struct RestartEvidence<'a> {
+    /// This project's record of the container and the patch time, when it was written.
+    pub start: Option<(&'a ContainerStart, &'a str)>,
+    /// The imageID OpenKruise's state recorded before the patch.
+    pub image_id_before: &'a str,
+}
+
+impl RestartEvidence<'_> {
+    /// Whether the container in `status` runs `spec_image`.
+    pub fn runs_spec(&self, status: &ContainerStatus, spec_image: &str) -> Result<(), Incomplete> {
+        let reports_spec_image = !status.image.is_empty()
+            && canonical_reference(&status.image) == canonical_reference(spec_image);
+        let image_id_moved = self.image_id_before != status.image_id;
+        let Some((start, patched_at)) = self.start else {
+            return if image_id_moved || reports_spec_image {
+                Ok(())
+            } else {
+                Err(Incomplete::ImageIdNotChanged(status.name.clone()))
+            };
+        };
+        if !start.restarted_in(status) {
+            return Err(Incomplete::NotRestarted(status.name.clone()));
+        }
+        if image_id_moved || reports_spec_image || started_since(status, patched_at) {
+            Ok(())
+        } else {
+            Err(Incomplete::ImageIdNotChanged(status.name.clone()))
+        }
     }
+}
+
+/// The running container started at or after `patched_at` (second precision, as kubelet
+/// reports it). An unreadable time is no evidence.
+fn started_since(status: &ContainerStatus, patched_at: &str) -> bool {
+    let Ok(patched) = patched_at.parse::<Timestamp>() else {
+        return false;
+    };
+    let started = status
+        .state
+        .as_ref()
+        .and_then(|s| s.running.as_ref())
+        .and_then(|r| r.started_at.as_ref());
+    started.is_some_and(|t| t.0.as_second() >= patched.as_second())
 }
 
 pub(crate) fn spec_containers(pod: &Pod) -> &[Container] {

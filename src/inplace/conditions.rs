@@ -108,7 +108,7 @@ fn set_condition(status: &mut PodStatus, condition: PodCondition) {
 
 /// Recomputes `Ready` from the readiness gates, only when a `Ready` condition exists and
 /// `ContainersReady` is True (otherwise kubelet's verdict stands).
-fn recompute_ready(pod: &mut Pod, now: Timestamp) {
+pub fn recompute_ready(pod: &mut Pod, now: Timestamp) {
     let containers_ready = pod_condition(pod, keys::CONDITION_CONTAINERS_READY)
         .is_some_and(|c| c.status == keys::CONDITION_TRUE);
     if !containers_ready || pod_condition(pod, keys::CONDITION_READY).is_none() {

@@ -5,7 +5,7 @@
 //!   metadata), and what exactly changes.
 //! - [`step`]: given the pod as it is now, the one write to make next — readiness gate False,
 //!   grace period, batches in container launch priority order, completion, gate True.
-//! - [`state`], [`batch`], [`completion`], [`conditions`], [`metadata_patch`]: the pieces.
+//! - [`state`], [`batch`], [`completion`], [`conditions`], [`metadata_patch`], [`restart_record`]: the pieces.
 //!
 //! Nothing here knows about SidecarSets or CloneSets, reads a clock, or talks to the apiserver:
 //! callers pass `now` in and send the returned pod themselves.
@@ -16,6 +16,7 @@ pub mod completion;
 pub mod conditions;
 pub mod env_hash;
 pub mod metadata_patch;
+pub mod restart_record;
 /// The engine's state annotations live with the other pod marks.
 pub use crate::podmarks::inplace_state as state;
 pub mod step;

@@ -387,6 +387,20 @@ fn split_digest(image: &str) -> Option<(String, &str)> {
     Some((normalized_repository(name), digest))
 }
 
+/// An image reference as the CRI reports it: `nginx:1` is `docker.io/library/nginx:1`, a missing
+/// tag is `:latest`, and a digest reference is its repository and digest (a tag beside the digest
+/// says nothing the digest does not).
+pub fn canonical_reference(image: &str) -> String {
+    if let Some((repository, digest)) = split_digest(image) {
+        return format!("{repository}@{digest}");
+    }
+    let last_slash = image.rfind('/').map_or(0, |i| i + 1);
+    let tag = image[last_slash..]
+        .split_once(':')
+        .map_or("latest", |(_, tag)| tag);
+    format!("{}:{tag}", normalized_repository(image))
+}
+
 /// Docker's name normalisation: `nginx` is `docker.io/library/nginx`, tags are dropped.
 fn normalized_repository(name: &str) -> String {
     let last_slash = name.rfind('/').map_or(0, |i| i + 1);

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::codec::{HashEntries, SidecarState, Span, parse_upgrade_specs};
 use super::fields::annotation;
+use super::kruise_ready::ReadinessMarks;
 use super::view::{
     ContainerView, EngineProgress, HashAnnotation, PlannerAnnotation, PodView, RecordedHashes,
     StatusView, UpgradableView,
@@ -66,6 +67,7 @@ struct WorkloadParts {
     owners: Box<[OwnerSpans]>,
     node_name: Span,
     inplace_ready_status: Option<Span>,
+    kruise_ready: Option<ReadinessMarks>,
     deletion_cost: i32,
     /// (volume, claim) of the volumes with a PVC source (a StatefulSet round checks them).
     claim_volumes: Box<[(Span, Span)]>,
@@ -313,6 +315,7 @@ impl PodSummary {
                 owners,
                 node_name,
                 inplace_ready_status,
+                kruise_ready: pod.kruise_ready(),
                 deletion_cost: pod.deletion_cost(),
                 claim_volumes,
                 sidecarset_revisions: revisions.into(),
@@ -494,6 +497,10 @@ impl PodView for PodSummary {
 
     fn has_inplace_gate(&self) -> bool {
         self.inplace_gate
+    }
+
+    fn kruise_ready(&self) -> Option<ReadinessMarks> {
+        self.workload.kruise_ready
     }
 
     fn created(&self) -> Option<&Timestamp> {

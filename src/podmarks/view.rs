@@ -10,6 +10,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::codec::{HashEntries, SidecarState, parse_upgrade_specs, recorded_upgrade_hash};
 use super::fields::annotation;
+use super::kruise_ready::ReadinessMarks;
 use crate::api::keys;
 use crate::k8s::selector::Labels;
 
@@ -152,6 +153,8 @@ pub trait PodView {
     fn inplace_ready_status(&self) -> Option<&str>;
     /// `spec.readinessGates` lists `InPlaceUpdateReady`.
     fn has_inplace_gate(&self) -> bool;
+    /// The `KruisePodReady` condition in flags; `None` without its readiness gate.
+    fn kruise_ready(&self) -> Option<ReadinessMarks>;
     fn created(&self) -> Option<&Timestamp>;
     /// `metadata.deletionTimestamp` is set.
     fn deleting(&self) -> bool;
@@ -304,6 +307,10 @@ impl PodView for Pod {
         first_condition(self, keys::INPLACE_UPDATE_READY).map(|c| c.status.as_str())
     }
 
+    fn kruise_ready(&self) -> Option<ReadinessMarks> {
+        ReadinessMarks::of(self)
+    }
+
     fn has_inplace_gate(&self) -> bool {
         let gates = self.spec.as_ref().and_then(|s| s.readiness_gates.as_ref());
         gates.is_some_and(|gates| {
@@ -408,6 +415,9 @@ macro_rules! forward_pod_view {
             }
             fn inplace_ready_status(&$this) -> Option<&str> { $target.inplace_ready_status() }
             fn has_inplace_gate(&$this) -> bool { $target.has_inplace_gate() }
+            fn kruise_ready(&$this) -> Option<$crate::podmarks::kruise_ready::ReadinessMarks> {
+                $target.kruise_ready()
+            }
             fn created(&$this) -> Option<&k8s_openapi::jiff::Timestamp> { $target.created() }
             fn deleting(&$this) -> bool { $target.deleting() }
             fn node_name(&$this) -> &str { $target.node_name() }

@@ -15,6 +15,7 @@ use super::facts::PodFacts;
 use super::lifecycle::{self, LifecycleState, PREPARING_UPDATE, UPDATING};
 use super::listed::{ListedPod, WholePods};
 use super::pod;
+use super::readiness;
 use super::revision::{RevisionScheme, short_hash};
 use super::{Action, Event, PodAfter, PodWrite, Purpose, push_requeue};
 use crate::api::cloneset::Lifecycle;
@@ -211,6 +212,23 @@ impl InPlace<'_> {
                 }
                 _ => {}
             }
+        }
+        // markPodNotReady: out of endpoints first, in `PreparingUpdate` (the round's readiness
+        // pass writes the condition); the update starts once the pod shows it.
+        if matches!(
+            state,
+            LifecycleState::Unset
+                | LifecycleState::PreparingNormal
+                | LifecycleState::Normal
+                | LifecycleState::PreparingUpdate
+        ) && readiness::must_drain_before_update(p, self.hooks)
+        {
+            return InPlaceStart::Hook(lifecycle::lifecycle_write(
+                p,
+                PREPARING_UPDATE,
+                self.now_text,
+                Purpose::Lifecycle,
+            ));
         }
         match start_writes(p, spec) {
             Ok(writes) => InPlaceStart::Start(Action::WritePod {

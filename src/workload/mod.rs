@@ -28,6 +28,7 @@ pub mod plan;
 pub mod pod;
 pub mod pod_after;
 pub mod pvc;
+pub mod readiness;
 pub mod revision;
 pub mod sort;
 pub mod status;

@@ -51,6 +51,24 @@ impl PodAfter {
         PodAfter(self.0.clone())
     }
 
+    /// The pod changed by `change` after it is built (deferred ones stay deferred).
+    pub fn then(self, change: impl Fn(&mut Pod) + Send + Sync + 'static) -> Self {
+        match self.0 {
+            Inner::Built(mut pod) => {
+                change(&mut pod);
+                PodAfter(Inner::Built(pod))
+            }
+            Inner::Deferred { listed, build, .. } => PodAfter::deferred(
+                listed,
+                Arc::new(move |pod: &Pod| {
+                    let mut built = build(pod);
+                    change(&mut built);
+                    built
+                }),
+            ),
+        }
+    }
+
     /// Whether the pod has been built (tests of the deferral).
     pub fn is_built(&self) -> bool {
         match &self.0 {

@@ -119,6 +119,11 @@ fn parts_patch_with_appended_volumes_is_the_full_diff() {
         });
         spec.containers[0].args = Some(vec!["--x".into()]);
         after.metadata.annotations = Some(BTreeMap::from([("k".into(), "v".into())]));
+        spec.readiness_gates
+            .get_or_insert_with(Vec::new)
+            .push(PodReadinessGate {
+                condition_type: "KruisePodReady".into(),
+            });
         assert!(differs_only_in_mutable_parts(before.clone(), after.clone()));
 
         let ops = written_ops(pod_parts_patch(&parts, &after));

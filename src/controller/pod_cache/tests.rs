@@ -172,6 +172,14 @@ fn assert_same_decisions(full: &Pod, catalogue: &Catalogue) {
         crate::inplace::at_rest(full, cloneset_engine)
     );
     assert_eq!(
+        crate::inplace::at_rest(full, cloneset_engine),
+        crate::inplace::at_rest(&small, cloneset_engine)
+    );
+    assert_eq!(
+        crate::inplace::pod_update_completed(full, cloneset_engine.hasher),
+        crate::inplace::pod_update_completed(&small, cloneset_engine.hasher)
+    );
+    assert_eq!(
         crate::inplace::update_in_flight(full, engine),
         crate::podmarks::EngineProgress::of(full).is_some() && !at_rest
     );
@@ -459,4 +467,44 @@ fn a_stand_in_keeps_what_subscribers_read() {
         owners
     };
     assert_eq!(owners(&stand_in), owners(&pod));
+}
+
+/// A CloneSet pod updated in place to a new tag of the same digest, as a real kubelet left it:
+/// restarted since the patch, the runtime reporting the image by another of its names and the
+/// imageID unchanged. Only the running container's start time tells the update is done, and the
+/// pruned pod keeps it (it once did not, and such an update hung).
+#[test]
+fn pruning_keeps_what_in_place_completion_reads() {
+    let pod: Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "same-2nq45", "namespace": "ns",
+            "labels": {"controller-revision-hash": "same-5f59d689bc"},
+            "annotations": {
+                "apps.kruise.io/inplace-update-state": r#"{"revision":"same-5f59d689bc","updateTimestamp":"2026-11-29T02:19:53.451293612Z","lastContainerStatuses":{"main":{"imageID":"localhost/kube-node/app@sha256:9309"}},"updateImages":true,"containerBatchesRecord":[{"timestamp":"2026-11-29T02:19:53Z","containers":["main"]}]}"#,
+                "kruise-webhook.io/inplace-update-restart-record": r#"{"revision":"same-5f59d689bc","patchedAt":"2026-11-29T02:19:53.451293612Z","containers":{"main":{"containerID":"containerd://6e2e","restartCount":0}}}"#
+            },
+            "ownerReferences": [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+                "name": "same", "uid": "u", "controller": true}]},
+        "spec": {"containers": [{"name": "main", "image": "localhost/kube-node/app:v1-again"}],
+            "readinessGates": [{"conditionType": "InPlaceUpdateReady"}]},
+        "status": {"phase": "Running",
+            "conditions": [{"type": "InPlaceUpdateReady", "status": "False"},
+                {"type": "Ready", "status": "False"}, {"type": "ContainersReady", "status": "True"}],
+            "containerStatuses": [{"name": "main", "image": "docker.io/library/kube-node-app:v1",
+                "imageID": "localhost/kube-node/app@sha256:9309", "containerID": "containerd://6c88",
+                "restartCount": 1, "ready": true, "started": true,
+                "lastState": {"terminated": {"exitCode": 0, "startedAt": "2026-11-29T02:19:48Z",
+                    "finishedAt": "2026-11-29T02:19:53Z"}},
+                "state": {"running": {"startedAt": "2026-11-29T02:19:56Z"}}}]}
+    }))
+    .unwrap();
+    let engine = &crate::workload::engine::ENGINE;
+    assert_eq!(
+        crate::inplace::pod_update_completed(&pod, engine.hasher),
+        Ok(())
+    );
+    assert_eq!(
+        crate::inplace::pod_update_completed(&pruned(&pod), engine.hasher),
+        Ok(())
+    );
+    assert_same_decisions(&pod, &catalogue());
 }

@@ -18,7 +18,7 @@ use super::round::Round;
 use super::seam::{Executed, Observed, Plan, Seam};
 use super::{PvcCache, Shell, listed_pods, seen};
 use crate::podmarks::PodView;
-use crate::workload::{ListedPod, Workload, pod};
+use crate::workload::{ListedPod, Workload, pod, readiness};
 
 /// How many times a round is planned again with the pods it asked to read whole.
 const MAX_PLANS: usize = 3;
@@ -45,7 +45,10 @@ pub async fn reconcile<S: Seam>(
         };
         let planned = round
             .plan_whole(&mut pods, |pods| {
-                Ok(shell.seam.plan(&set, &observed, pods)?)
+                let mut plan = shell.seam.plan(&set, &observed, pods)?;
+                // markPodNotReady: every gated pod's condition follows its lifecycle state.
+                readiness::follow_lifecycle(&mut plan, pods, S::hooks(&set), observed.now);
+                Ok(plan)
             })
             .await?;
         let plan = match planned {

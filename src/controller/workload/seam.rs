@@ -12,6 +12,7 @@ use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kube::Resource;
 
 use super::{Kind, PvcCache};
+use crate::api::cloneset::Lifecycle;
 use crate::workload::events::{Failure, Wording};
 use crate::workload::pvc::HandOver;
 use crate::workload::{ListedPod, PlanError};
@@ -146,6 +147,9 @@ pub trait Seam: Sized + Send + Sync + 'static {
     fn read_first(_pods: &[ListedPod]) -> Vec<String> {
         Vec::new()
     }
+
+    /// Its lifecycle hooks (`spec.lifecycle`), which `markPodNotReady` reads.
+    fn hooks(set: &Self::Set) -> Option<&Lifecycle>;
 
     /// The planner: one round over the claimed `pods`.
     fn plan(

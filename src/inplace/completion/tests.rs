@@ -82,12 +82,12 @@ fn same_image_id_completes_only_when_status_shows_spec_image() {
         batch_completed(&latest, &recorded, &NoRuntimeHashes),
         Ok(())
     );
-    // A registry port is a colon too: no `:latest` is added.
+    // A registry port is not a tag: the CRI's `:latest` is added (OpenKruise's rule hung here).
     let port = pod(
         &[("c1", "reg:5000/nginx")],
         &[("c1", "reg:5000/nginx:latest", "id-1")],
     );
-    assert!(batch_completed(&port, &recorded, &NoRuntimeHashes).is_err());
+    assert_eq!(batch_completed(&port, &recorded, &NoRuntimeHashes), Ok(()));
 }
 
 #[test]
@@ -230,4 +230,109 @@ fn pod_level_check_order() {
         pod_update_completed(&p, &NoRuntimeHashes),
         Err(Incomplete::InGracePeriod)
     );
+}
+
+fn patched(id: &str, restarts: i32, image: &str, image_id: &str, started: i64) -> ContainerStatus {
+    use k8s_openapi::api::core::v1::{ContainerState, ContainerStateRunning};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    ContainerStatus {
+        name: "main".into(),
+        container_id: Some(id.into()),
+        restart_count: restarts,
+        image: image.into(),
+        image_id: image_id.into(),
+        state: Some(ContainerState {
+            running: Some(ContainerStateRunning {
+                started_at: Some(Time(jiff::Timestamp::from_second(started).unwrap())),
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+const PATCHED_AT: i64 = 1_000;
+
+#[test]
+fn same_digest_new_tag_completes_after_the_restart_only() {
+    let start = ContainerStart {
+        container_id: "containerd://old".into(),
+        restart_count: 0,
+    };
+    let patched_at = jiff::Timestamp::from_second(PATCHED_AT)
+        .unwrap()
+        .to_string();
+    let rule = RestartEvidence {
+        start: Some((&start, &patched_at)),
+        image_id_before: "sha256:same",
+    };
+    // Before the restart: even the spec image reported is not enough.
+    let before = patched("containerd://old", 0, "app:v2", "sha256:same", 10);
+    assert_eq!(
+        rule.runs_spec(&before, "app:v2"),
+        Err(Incomplete::NotRestarted("main".into()))
+    );
+    // After it, reported under the old tag (containerd lists one of its tags): done.
+    let after = patched(
+        "containerd://new",
+        1,
+        "app:v1",
+        "sha256:same",
+        PATCHED_AT + 2,
+    );
+    assert_eq!(rule.runs_spec(&after, "app:v2"), Ok(()));
+    // A short name against a fully qualified one.
+    let after = patched(
+        "containerd://new",
+        1,
+        "docker.io/library/nginx:alpine",
+        "sha256:same",
+        1,
+    );
+    assert_eq!(rule.runs_spec(&after, "nginx:alpine"), Ok(()));
+}
+
+#[test]
+fn canonical_reference_normalises_as_the_cri_does() {
+    use crate::podmarks::codec::canonical_reference;
+    assert_eq!(
+        canonical_reference("nginx"),
+        "docker.io/library/nginx:latest"
+    );
+    assert_eq!(
+        canonical_reference("nginx:alpine"),
+        "docker.io/library/nginx:alpine"
+    );
+    assert_eq!(canonical_reference("me/app:1"), "docker.io/me/app:1");
+    assert_eq!(
+        canonical_reference("localhost:5000/app"),
+        "localhost:5000/app:latest"
+    );
+    assert_eq!(
+        canonical_reference("nginx:1@sha256:abc"),
+        canonical_reference("docker.io/library/nginx@sha256:abc")
+    );
+}
+
+proptest::proptest! {
+    /// Never done before the container restarted; always done after a restart into the spec image.
+    #[test]
+    fn never_done_before_a_restart_always_after_one(
+        restarts in 0i32..5,
+        image_id_moved in proptest::bool::ANY,
+        started in 0i64..2_000,
+        tag in "[a-z0-9]{1,6}",
+        qualified in proptest::bool::ANY,
+    ) {
+        let start = ContainerStart { container_id: "containerd://old".into(), restart_count: restarts };
+        let patched_at = jiff::Timestamp::from_second(PATCHED_AT).unwrap().to_string();
+        let rule = RestartEvidence { start: Some((&start, &patched_at)), image_id_before: "sha256:a" };
+        let spec = format!("app:{tag}");
+        let reported = if qualified { format!("docker.io/library/app:{tag}") } else { spec.clone() };
+        let image_id = if image_id_moved { "sha256:b" } else { "sha256:a" };
+        let same = patched("containerd://old", restarts, &reported, image_id, started);
+        proptest::prop_assert!(rule.runs_spec(&same, &spec).is_err());
+        let new = patched("containerd://new", restarts + 1, &reported, image_id, started);
+        proptest::prop_assert_eq!(rule.runs_spec(&new, &spec), Ok(()));
+    }
 }

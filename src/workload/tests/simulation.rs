@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodCondition, PodStatus};
+use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod, PodCondition, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::Action;
@@ -117,31 +117,7 @@ impl Cluster {
             let status = pod.status.get_or_insert_with(Default::default);
             status.phase = Some("Running".into());
             let old = status.container_statuses.clone().unwrap_or_default();
-            status.container_statuses = Some(
-                spec.containers
-                    .iter()
-                    .map(|c| {
-                        let image = c.image.clone().unwrap_or_default();
-                        match old.iter().find(|s| s.name == c.name) {
-                            Some(s) if s.image == image => s.clone(),
-                            Some(s) => ContainerStatus {
-                                image: image.clone(),
-                                image_id: format!("id-{image}"),
-                                restart_count: s.restart_count + 1,
-                                ..s.clone()
-                            },
-                            None => ContainerStatus {
-                                name: c.name.clone(),
-                                image: image.clone(),
-                                image_id: format!("id-{image}"),
-                                ready: true,
-                                container_id: Some(format!("containerd://{}", c.name)),
-                                ..Default::default()
-                            },
-                        }
-                    })
-                    .collect(),
-            );
+            status.container_statuses = Some(container_statuses(&spec.containers, &old));
             let gates_ok = spec.readiness_gates.iter().flatten().all(|g| {
                 status
                     .conditions
@@ -208,4 +184,35 @@ pub fn settle<S: Simulated>(world: &mut S, max_rounds: usize) -> usize {
         "no convergence after {max_rounds} rounds: {}",
         world.describe()
     );
+}
+
+/// What a kubelet reports of `containers` after it ran them, given what it reported before: a
+/// container whose image changed was restarted (restart count up by one); a new one runs.
+pub fn container_statuses(
+    containers: &[Container],
+    old: &[ContainerStatus],
+) -> Vec<ContainerStatus> {
+    containers
+        .iter()
+        .map(|c| {
+            let image = c.image.clone().unwrap_or_default();
+            match old.iter().find(|s| s.name == c.name) {
+                Some(s) if s.image == image => s.clone(),
+                Some(s) => ContainerStatus {
+                    image: image.clone(),
+                    image_id: format!("id-{image}"),
+                    restart_count: s.restart_count + 1,
+                    ..s.clone()
+                },
+                None => ContainerStatus {
+                    name: c.name.clone(),
+                    image: image.clone(),
+                    image_id: format!("id-{image}"),
+                    ready: true,
+                    container_id: Some(format!("containerd://{}", c.name)),
+                    ..Default::default()
+                },
+            }
+        })
+        .collect()
 }

@@ -6,7 +6,7 @@
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use super::*;
+use super::super::*;
 use crate::admission::review::decode_envelope;
 use crate::api::SidecarSet;
 use std::sync::Arc;
@@ -292,4 +292,77 @@ fn benchmark_request_takes_the_prepared_path() {
         "both hash annotations prepared"
     );
     assert_eq!(injection.known.volumes.len(), 2, "the log-agent's volumes");
+}
+
+/// The `KruisePodReady` gate goes first, on the pods of the workloads this project runs, once;
+/// with a sidecar and a launch priority beside it the patch holds all three.
+#[test]
+fn pods_of_the_groups_workloads_get_the_kruise_pod_ready_gate() {
+    let owned = |api_version: &str, kind: &str, controller: bool| {
+        json!({"metadata": {"name": "p", "namespace": "prod", "labels": {"app": "web"},
+            "ownerReferences": [{"apiVersion": api_version, "kind": kind, "name": "w", "uid": "u",
+                "controller": controller}]},
+            "spec": {"containers": [{"name": "app", "image": "app:1"}]}})
+    };
+    let gates = |pod: &Value| pod["spec"]["readinessGates"].clone();
+    let kruise_pod_ready = json!([{"conditionType": "KruisePodReady"}]);
+    let empty = catalogue(&[]);
+    for (api_version, kind) in [
+        ("apps.kruise.io/v1alpha1", "CloneSet"),
+        ("apps.kruise.io/v1beta1", "CloneSet"),
+        ("apps.kruise.io/v1beta1", "StatefulSet"),
+        ("apps.kruise.io/v1alpha1", "DaemonSet"),
+    ] {
+        let pod = owned(api_version, kind, true);
+        let (prepared, typed) = answers(&empty, &pod);
+        assert_eq!(prepared.patch, typed.patch, "{kind}");
+        assert_eq!(gates(&patched(&pod, &prepared)), kruise_pod_ready, "{kind}");
+        // Already gated (reinvocation, or a template that lists it): no second entry, no patch.
+        let gated = patched(&pod, &prepared);
+        assert_eq!(answers(&empty, &gated).0.patch, None, "{kind}");
+    }
+    for (api_version, kind, controller) in [
+        ("apps/v1", "ReplicaSet", true),
+        ("apps.kruise.io/v1alpha1", "BroadcastJob", true),
+        ("apps.kruise.io/v1alpha1", "CloneSet", false),
+    ] {
+        let pod = owned(api_version, kind, controller);
+        assert_eq!(answers(&empty, &pod).0.patch, None, "{kind} {controller}");
+    }
+    // Another gate kept, ours appended after it.
+    let mut pod = owned("apps.kruise.io/v1alpha1", "CloneSet", true);
+    pod["spec"]["readinessGates"] = json!([{"conditionType": "InPlaceUpdateReady"}]);
+    let (prepared, typed) = answers(&empty, &pod);
+    assert_eq!(prepared.patch, typed.patch);
+    assert_eq!(
+        gates(&patched(&pod, &prepared)),
+        json!([{"conditionType": "InPlaceUpdateReady"}, {"conditionType": "KruisePodReady"}])
+    );
+    // With a sidecar and a launch priority: all three in one patch.
+    let set = json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSet",
+        "metadata": {"name": "log"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+            "containers": [{"name": "log", "image": "log:1"}]}});
+    let mut pod = owned("apps.kruise.io/v1alpha1", "CloneSet", true);
+    pod["spec"]["containers"][0]["env"] =
+        json!([{"name": "KRUISE_CONTAINER_PRIORITY", "value": "1"}]);
+    pod["spec"]["containers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "late", "image": "app:1"}));
+    let (prepared, typed) = answers(&catalogue(&[set]), &pod);
+    assert_eq!(prepared.patch, typed.patch);
+    let after = patched(&pod, &prepared);
+    assert_eq!(gates(&after), kruise_pod_ready);
+    let names: Vec<&str> = after["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"log"), "{names:?}");
+    assert!(
+        after.to_string().contains("KRUISE_CONTAINER_BARRIER"),
+        "{after}"
+    );
 }
