@@ -39,7 +39,10 @@ const FLOORS: &[(&str, &[&str])] = &[
         &["cloneset", "statefulset", "daemonset", "source"],
     ),
     ("request and node handlers", &["admission", "nodeagent"]),
-    ("shells", &["controller", "server", "admin", "migrate", "explain"]),
+    (
+        "shells",
+        &["controller", "server", "admin", "migrate", "explain"],
+    ),
     ("the process", &["app"]),
 ];
 
