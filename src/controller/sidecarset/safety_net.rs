@@ -1,0 +1,194 @@
+//! The safety net: each reconcile of a SidecarSet reports the pods it selects that lack its
+//! containers ([`rollout::missing`] decides) in three places, and rewrites no pod:
+//! - its `PodsMissingSidecars` condition, written only when its text changes, through the status
+//!   subresource as a merge patch of `conditions` guarded by the resourceVersion it was decided
+//!   on, so that it never undoes the refusal reporter's `InjectionFailure` (a conflict leaves it
+//!   to the next reconcile, which the set's change brings);
+//! - the gauge `kruise_webhook_sidecarset_pods_missing_sidecars{sidecarset}`, dropped once the
+//!   set is gone ([`forget_deleted`]);
+//! - one Warning event per pod and set, named after both ([`EventRecorder::record_once`]), so
+//!   neither a later reconcile nor another term tells it twice while it lasts.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::reflector::Store;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::{Context, SidecarSetError, api_error, kube_event};
+use crate::api::SidecarSet;
+use crate::k8s::selector::Labels;
+use crate::k8s::shared::Shared;
+use crate::podmarks::PodSummary;
+use crate::rollout::missing::pods_missing_condition;
+use crate::rollout::missing::{MissingPod, MissingSidecars, missing_event, missing_sidecars};
+
+#[cfg(doc)]
+use super::super::events::EventRecorder;
+
+/// How often the series and memory of SidecarSets that are gone are dropped.
+const FORGET_EVERY: Duration = Duration::from_secs(10);
+
+/// The pods this term told about, by uid, per SidecarSet: those still lacking its containers.
+#[derive(Debug, Default)]
+pub struct Told(Mutex<BTreeMap<String, BTreeSet<String>>>);
+
+impl Told {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, BTreeSet<String>>> {
+        // A panic while holding it leaves a set of uids: still a sane answer.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Checks `set` (as stored) over the pods and namespaces the round read, and reports.
+pub(super) async fn check(
+    context: &Context,
+    set: &SidecarSet,
+    summaries: &[Arc<PodSummary>],
+    namespaces: &BTreeMap<String, Labels>,
+) -> Result<(), SidecarSetError> {
+    let name = set.name();
+    let all = context.sidecarsets.state();
+    let canaries: Vec<&SidecarSet> = all
+        .iter()
+        .map(|s| -> &SidecarSet { s })
+        .filter(|s| s.canary_base() == Some(name) && s.name() != name)
+        .collect();
+    let verdict = missing_sidecars(set, &canaries, summaries, |ns| namespaces.get(ns))?;
+    context
+        .metrics
+        .set_pods_missing_sidecars(name, verdict.count());
+    tell_pods(context, name, &verdict).await;
+    write_condition(context, set, &verdict).await
+}
+
+/// One Warning event on each pod not told about yet; pods no longer lacking the containers are
+/// forgotten, so that they are told again should they lack them again.
+async fn tell_pods(context: &Context, sidecarset: &str, verdict: &MissingSidecars) {
+    let untold: Vec<&MissingPod> = {
+        let mut told = context.told.lock();
+        let told = told.entry(sidecarset.to_string()).or_default();
+        told.retain(|uid| verdict.pods.iter().any(|pod| pod.uid == *uid));
+        verdict
+            .pods
+            .iter()
+            .filter(|pod| !told.contains(&pod.uid))
+            .collect()
+    };
+    for pod in untold {
+        tracing::warn!(
+            sidecarset,
+            pod = pod.key(),
+            reason = pod.reason.describe(),
+            "pod lacks the sidecars of a SidecarSet that selects it"
+        );
+        let reference = ObjectReference {
+            api_version: Some("v1".into()),
+            kind: Some("Pod".into()),
+            name: Some(pod.name.clone()),
+            namespace: Some(pod.namespace.clone()),
+            uid: Some(pod.uid.clone()).filter(|uid| !uid.is_empty()),
+            ..ObjectReference::default()
+        };
+        let event = kube_event(missing_event(sidecarset, pod));
+        let cause = format!("{sidecarset}/{}", pod.uid);
+        if context
+            .recorder
+            .record_once(&reference, &event, &cause)
+            .await
+        {
+            let mut told = context.told.lock();
+            told.entry(sidecarset.to_string())
+                .or_default()
+                .insert(pod.uid.clone());
+        }
+    }
+}
+
+/// Writes the condition when its text changes, guarded by the resourceVersion of `set`.
+async fn write_condition(
+    context: &Context,
+    set: &SidecarSet,
+    verdict: &MissingSidecars,
+) -> Result<(), SidecarSetError> {
+    let current = set.status.as_ref().and_then(|s| s.conditions.as_deref());
+    let now = Time(Timestamp::now());
+    let Some(conditions) = pods_missing_condition(
+        current.unwrap_or(&[]),
+        verdict,
+        set.metadata.generation,
+        &now,
+    ) else {
+        return Ok(());
+    };
+    let name = set.name();
+    let api: Api<SidecarSet> = Api::all(context.client.clone());
+    let patch = Patch::Merge(json!({
+        "metadata": {"resourceVersion": set.metadata.resource_version},
+        "status": {"conditions": conditions},
+    }));
+    match api
+        .patch_status(name, &PatchParams::default(), &patch)
+        .await
+    {
+        Ok(written) => {
+            tracing::info!(
+                sidecarset = name,
+                missing = verdict.count(),
+                "PodsMissingSidecars condition written"
+            );
+            context.lock_own_writes().wrote(
+                name,
+                written.metadata.resource_version.as_deref(),
+                Instant::now(),
+            );
+            Ok(())
+        }
+        // Changed or deleted meanwhile: its next reconcile decides again.
+        Err(kube::Error::Api(status)) if status.code == 409 || status.code == 404 => Ok(()),
+        Err(error) => Err(api_error(format!("sidecarset {name} status"))(error)),
+    }
+}
+
+/// Until `end`: drops the gauge series and the memory of the SidecarSets `store` no longer holds.
+pub async fn forget_deleted(
+    context: Arc<Context>,
+    store: Store<Shared<SidecarSet>>,
+    end: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            () = end.cancelled() => return,
+            () = tokio::time::sleep(FORGET_EVERY) => {}
+        }
+        forget_all_but(&context, &store);
+    }
+}
+
+/// Drops what is kept about every SidecarSet `store` does not hold.
+pub(super) fn forget_all_but(context: &Context, store: &Store<Shared<SidecarSet>>) {
+    let present: BTreeSet<String> = store
+        .state()
+        .iter()
+        .map(|set| set.name().to_string())
+        .collect();
+    let gone: Vec<String> = {
+        let mut told = context.told.lock();
+        let gone = told
+            .keys()
+            .filter(|name| !present.contains(*name))
+            .cloned()
+            .collect();
+        told.retain(|name, _| present.contains(name));
+        gone
+    };
+    for name in gone {
+        context.metrics.forget_pods_missing_sidecars(&name);
+    }
+}
