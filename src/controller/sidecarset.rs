@@ -164,8 +164,15 @@ pub async fn run(
                 .map(|s| ObjectRef::from_obj(s.as_ref()))
                 .collect::<Vec<_>>()
         });
-    let reconciling = term.run(COMPONENT, controller, reconcile, error_policy, context);
+    let reconciling = term.run(
+        COMPONENT,
+        controller,
+        reconcile,
+        error_policy,
+        context.clone(),
+    );
     futures::join!(reconciling, reporting, forgetting);
+    safety_net::forget_everything(&context);
 }
 
 /// The SidecarSet feed of a process without the catalogue's watch (`kruise-webhook controller`):

@@ -5,7 +5,7 @@
 //!   on, so that it never undoes the refusal reporter's `InjectionFailure` (a conflict leaves it
 //!   to the next reconcile, which the set's change brings);
 //! - the gauge `kruise_webhook_sidecarset_pods_missing_sidecars{sidecarset}`, dropped once the
-//!   set is gone ([`forget_deleted`]);
+//!   set is gone ([`forget_deleted`]) or the term ends;
 //! - one Warning event per pod and set, named after both ([`EventRecorder::record_once`]), so
 //!   neither a later reconcile nor another term tells it twice while it lasts.
 
@@ -178,14 +178,19 @@ pub(super) fn forget_all_but(context: &Context, store: &Store<Shared<SidecarSet>
         .iter()
         .map(|set| set.name().to_string())
         .collect();
+    forget(context, |name| present.contains(name));
+}
+
+/// Drops every series and memory at the end of a term: the next leader reports.
+pub(super) fn forget_everything(context: &Context) {
+    forget(context, |_| false);
+}
+
+fn forget(context: &Context, keep: impl Fn(&str) -> bool) {
     let gone: Vec<String> = {
         let mut told = context.told.lock();
-        let gone = told
-            .keys()
-            .filter(|name| !present.contains(*name))
-            .cloned()
-            .collect();
-        told.retain(|name, _| present.contains(name));
+        let gone = told.keys().filter(|name| !keep(name)).cloned().collect();
+        told.retain(|name, _| keep(name));
         gone
     };
     for name in gone {
