@@ -160,12 +160,7 @@ fn selects<'n, P: PodView>(
         sidecarset: set.name().to_string(),
         source,
     };
-    let Some(pod_selector) = set
-        .spec
-        .selector
-        .as_ref()
-        .filter(|s| !selector::is_empty(s))
-    else {
+    let Some(pod_selector) = selector::non_empty(set.spec.selector.as_ref()) else {
         return Ok(false);
     };
     let in_namespace =

@@ -140,6 +140,21 @@ async fn a_pod_never_injected_is_told_once_counted_and_named_in_the_condition() 
 /// round goes on, and the next reconcile (which that write brings) decides again.
 #[tokio::test]
 async fn a_conflicting_condition_write_is_left_to_the_next_round() {
+    let conflict = crate::controller::tests::fake_apiserver::conflict("sidecarsets", "mesh");
+    let result = one_round_answering_the_condition_with(conflict).await;
+    assert_eq!(result, Action::await_change());
+}
+
+/// A failing apiserver: the round still does the rollout's work, and looks again soon.
+#[tokio::test]
+async fn a_failed_condition_write_brings_the_round_back_soon() {
+    let failed = failure(500, "InternalError", "etcd is away");
+    let result = one_round_answering_the_condition_with(failed).await;
+    assert_eq!(result, Action::requeue(FAILED_REQUEUE));
+}
+
+/// One round over the bare pod whose condition write (guarded) is answered with `answer`.
+async fn one_round_answering_the_condition_with(answer: (axum::http::StatusCode, Value)) -> Action {
     let set = settled_mesh();
     let pod = bare_pod();
     let mut scenario = Scenario::new();
@@ -152,32 +167,11 @@ async fn a_conflicting_condition_write_is_left_to_the_next_round() {
                 format!("guard {}", body["metadata"])
             })
         })
-        .reply(crate::controller::tests::fake_apiserver::conflict(
-            "sidecarsets.apps.kruise.io",
-            "mesh",
-        ));
+        .reply(answer);
     let (client, server) = scenario.start();
     let context = context(client, &pod, &set);
     let result = reconcile(Arc::new(set.into()), context.clone()).await;
-    assert_eq!(result.unwrap(), Action::await_change());
     drop(context);
     server.finish().await;
-}
-
-/// A failing apiserver: the round still does the rollout's work, and looks again soon.
-#[tokio::test]
-async fn a_failed_condition_write_brings_the_round_back_soon() {
-    let set = settled_mesh();
-    let pod = bare_pod();
-    let mut scenario = Scenario::new();
-    scenario.event("default", ("Pod", "web-0"), "Warning", "SidecarsMissing");
-    scenario
-        .expect(Method::PATCH, SET_STATUS)
-        .reply(failure(500, "InternalError", "etcd is away"));
-    let (client, server) = scenario.start();
-    let context = context(client, &pod, &set);
-    let result = reconcile(Arc::new(set.into()), context.clone()).await;
-    assert_eq!(result.unwrap(), Action::requeue(FAILED_REQUEUE));
-    drop(context);
-    server.finish().await;
+    result.unwrap()
 }
