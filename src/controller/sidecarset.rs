@@ -38,6 +38,7 @@ use crate::rollout::round::{self, FAILED_REQUEUE, IN_FLIGHT_REQUEUE, NOT_SYNCED_
 use crate::rollout::{self, PlannedEvent, Subject, UpgradeRoute};
 use crate::source::history::SharedRevisions;
 
+pub mod conditions;
 pub mod feed;
 pub mod history;
 pub mod refusals;
@@ -63,6 +64,8 @@ pub enum SidecarSetError {
     Api(#[from] ApiError),
     #[error("pod {pod}: still conflicting after {attempts} attempts")]
     Conflicts { pod: String, attempts: usize },
+    #[error("sidecarset {sidecarset}: its conditions still conflict after {attempts} attempts")]
+    ConditionConflicts { sidecarset: String, attempts: usize },
     #[error("sidecarset {sidecarset}: cannot create a revision after {collisions} hash collisions")]
     Collisions { sidecarset: String, collisions: i32 },
 }

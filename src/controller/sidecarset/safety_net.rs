@@ -1,9 +1,7 @@
 //! The safety net: each reconcile of a SidecarSet reports the pods it selects that lack its
 //! containers ([`rollout::missing`] decides) in three places, and rewrites no pod:
-//! - its `PodsMissingSidecars` condition, written only when its text changes, through the status
-//!   subresource as a merge patch of `conditions` guarded by the resourceVersion it was decided
-//!   on, so that it never undoes the refusal reporter's `InjectionFailure` (a conflict leaves it
-//!   to the next reconcile, which the set's change brings);
+//! - its `PodsMissingSidecars` condition, written only when its text changes, beside the refusal
+//!   reporter's `InjectionFailure` without undoing it ([`super::conditions`]);
 //! - the gauge `kruise_webhook_sidecarset_pods_missing_sidecars{sidecarset}`, dropped once the
 //!   set is gone ([`forget_deleted`]) or the term ends;
 //! - one Warning event per pod and set, named after both ([`EventRecorder::record_once`]), so
@@ -16,11 +14,10 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::reflector::Store;
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::conditions::{ATTEMPTS, ConditionsRead, Written, write_conditions};
 use super::{Context, SidecarSetError, api_error, kube_event};
 use crate::api::SidecarSet;
 use crate::k8s::selector::Labels;
@@ -111,48 +108,36 @@ async fn tell_pods(context: &Context, sidecarset: &str, verdict: &MissingSidecar
     }
 }
 
-/// Writes the condition when its text changes, guarded by the resourceVersion of `set`.
+/// Writes the condition when its text changes ([`conditions`](super::conditions)).
 async fn write_condition(
     context: &Context,
     set: &SidecarSet,
     verdict: &MissingSidecars,
 ) -> Result<(), SidecarSetError> {
-    let current = set.status.as_ref().and_then(|s| s.conditions.as_deref());
-    let now = Time(Timestamp::now());
-    let Some(conditions) = pods_missing_condition(
-        current.unwrap_or(&[]),
-        verdict,
-        set.metadata.generation,
-        &now,
-    ) else {
-        return Ok(());
-    };
     let name = set.name();
-    let api: Api<SidecarSet> = Api::all(context.client.clone());
-    let patch = Patch::Merge(json!({
-        "metadata": {"resourceVersion": set.metadata.resource_version},
-        "status": {"conditions": conditions},
-    }));
-    match api
-        .patch_status(name, &PatchParams::default(), &patch)
-        .await
-    {
-        Ok(written) => {
+    let now = Time(Timestamp::now());
+    let decide = |read: &ConditionsRead| {
+        pods_missing_condition(&read.conditions, verdict, read.generation, &now).map(|c| (c, ()))
+    };
+    let written = write_conditions(&context.client, name, ConditionsRead::of(set), decide).await;
+    match written.map_err(api_error(format!("sidecarset {name} status")))? {
+        Written::Stored {
+            resource_version, ..
+        } => {
             tracing::info!(
                 sidecarset = name,
                 missing = verdict.count(),
                 "PodsMissingSidecars condition written"
             );
-            context.lock_own_writes().wrote(
-                name,
-                written.metadata.resource_version.as_deref(),
-                Instant::now(),
-            );
+            let mut own_writes = context.lock_own_writes();
+            own_writes.wrote(name, resource_version.as_deref(), Instant::now());
             Ok(())
         }
-        // Changed or deleted meanwhile: its next reconcile decides again.
-        Err(kube::Error::Api(status)) if status.code == 409 || status.code == 404 => Ok(()),
-        Err(error) => Err(api_error(format!("sidecarset {name} status"))(error)),
+        Written::Nothing => Ok(()),
+        Written::Conflicting => Err(SidecarSetError::ConditionConflicts {
+            sidecarset: name.to_string(),
+            attempts: ATTEMPTS,
+        }),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The safety net's requests, against the fake apiserver: a pod the set selects that was never
 //! injected gets one Warning event, the set its `PodsMissingSidecars` condition (guarded by the
-//! resourceVersion it was decided on) and the gauge its count; later rounds and later terms send
-//! nothing more; the gauge goes with the set.
+//! resourceVersion it was decided on, decided again on a conflict) and the gauge its count; later
+//! rounds and later terms send nothing more; the gauge goes with the set.
 
 use axum::http::Method;
 use serde_json::{Value, json};
@@ -136,13 +136,55 @@ async fn a_pod_never_injected_is_told_once_counted_and_named_in_the_condition() 
     server.finish().await;
 }
 
-/// The condition's write conflicts (the refusal reporter wrote meanwhile): nothing is lost, the
-/// round goes on, and the next reconcile (which that write brings) decides again.
+/// The condition's write conflicts (the refusal reporter wrote `InjectionFailure` meanwhile, a
+/// change of the status alone, which brings no reconcile): it is decided again on a fresh read and
+/// written beside the other condition, guarded by the fresh version.
 #[tokio::test]
-async fn a_conflicting_condition_write_is_left_to_the_next_round() {
-    let conflict = crate::controller::tests::fake_apiserver::conflict("sidecarsets", "mesh");
-    let result = one_round_answering_the_condition_with(conflict).await;
-    assert_eq!(result, Action::await_change());
+async fn a_conflicting_condition_write_is_decided_again_on_a_fresh_read() {
+    let set = settled_mesh();
+    let pod = bare_pod();
+    let mut scenario = Scenario::new();
+    scenario.event("default", ("Pod", "web-0"), "Warning", "SidecarsMissing");
+    let guarded_by = |version: &'static str| {
+        move |body: &Value| {
+            check(body["metadata"]["resourceVersion"] == version, || {
+                format!("guard {}", body["metadata"])
+            })
+        }
+    };
+    scenario
+        .expect(Method::PATCH, SET_STATUS)
+        .content_type(MERGE_PATCH)
+        .body_satisfies("guarded by 3", guarded_by("3"))
+        .reply(crate::controller::tests::fake_apiserver::conflict(
+            "sidecarsets",
+            "mesh",
+        ));
+    let mut refused = serde_json::to_value(&set).unwrap();
+    refused["metadata"]["resourceVersion"] = json!("4");
+    let failure_condition = json!({"type": "InjectionFailure", "status": "True", "reason": "Invalid",
+        "message": "m", "lastTransitionTime": "2024-01-01T00:00:00Z"});
+    refused["status"]["conditions"] = json!([failure_condition.clone()]);
+    scenario
+        .expect(Method::GET, "/apis/apps.kruise.io/v1beta1/sidecarsets/mesh")
+        .reply(crate::controller::tests::fake_apiserver::ok(
+            refused.clone(),
+        ));
+    scenario
+        .expect(Method::PATCH, SET_STATUS)
+        .content_type(MERGE_PATCH)
+        .body_satisfies("guarded by 4", guarded_by("4"))
+        .body_includes(json!({"status": {"conditions": [
+            failure_condition,
+            {"type": "PodsMissingSidecars", "status": "True", "message": MESSAGE}
+        ]}}))
+        .reply_with(patched(refused, "5"));
+    let (client, server) = scenario.start();
+    let context = context(client, &pod, &set);
+    let result = reconcile(Arc::new(set.into()), context.clone()).await;
+    drop(context);
+    server.finish().await;
+    assert_eq!(result.unwrap(), Action::await_change());
 }
 
 /// A failing apiserver: the round still does the rollout's work, and looks again soon.
@@ -153,21 +195,13 @@ async fn a_failed_condition_write_brings_the_round_back_soon() {
     assert_eq!(result, Action::requeue(FAILED_REQUEUE));
 }
 
-/// One round over the bare pod whose condition write (guarded) is answered with `answer`.
+/// One round over the bare pod whose condition write is answered with `answer`.
 async fn one_round_answering_the_condition_with(answer: (axum::http::StatusCode, Value)) -> Action {
     let set = settled_mesh();
     let pod = bare_pod();
     let mut scenario = Scenario::new();
     scenario.event("default", ("Pod", "web-0"), "Warning", "SidecarsMissing");
-    scenario
-        .expect(Method::PATCH, SET_STATUS)
-        .content_type(MERGE_PATCH)
-        .body_satisfies("guarded", |body: &Value| {
-            check(body["metadata"]["resourceVersion"] == "3", || {
-                format!("guard {}", body["metadata"])
-            })
-        })
-        .reply(answer);
+    scenario.expect(Method::PATCH, SET_STATUS).reply(answer);
     let (client, server) = scenario.start();
     let context = context(client, &pod, &set);
     let result = reconcile(Arc::new(set.into()), context.clone()).await;
