@@ -20,6 +20,10 @@
 # no webhook registered, gives a valid SidecarSet its status within seconds, and the bad one is
 # logged once with its field, counted in /metrics and reported by a Warning event. The bounded CRD
 # then refuses a new out-of-range value. The bad SidecarSet stays stored for the rest of the run.
+# The safety net, on the same server: a pod the valid SidecarSet selects, created without its
+# sidecars, gets the set's PodsMissingSidecars condition True (count 1, the pod named), the gauge
+# kruise_webhook_sidecarset_pods_missing_sidecars 1 and one Warning event SidecarsMissing however
+# many reconciles follow, and is never rewritten; once it is deleted, the condition turns False.
 # E2E_CONTROLLER_WEBHOOK_PORT / E2E_CONTROLLER_ADMIN_PORT move that server's ports;
 # E2E_UNDECODABLE_ONLY=1 stops after this part.
 # Everything it creates lives in namespace e2e-controller-<pid> plus the SidecarSets e2e-mesh,
@@ -376,6 +380,43 @@ fi
 [ -z "$(kubectl get sidecarset "$BAD_SET" -o jsonpath='{.status}')" ] \
   && pass "the undecodable SidecarSet is left alone (no status written)" \
   || fail "the undecodable SidecarSet got a status"
+# The safety net: a pod the valid SidecarSet selects, created past the webhook (none is registered
+# here), is counted in the set's PodsMissingSidecars condition and in /metrics, and told by one
+# Warning event, however many reconciles follow; the pod is never rewritten.
+sed 's/name: undecodable-probe/name: bare-probe/' "$tmp/undecodable-probe.yaml" | kubectl create -f - >/dev/null
+missing_condition() { # STATUS MESSAGE-PATTERN
+  kubectl get sidecarset "$GOOD_SET" -o json | jq -e --arg s "$1" --arg m "$2" \
+    '.status.conditions // [] | map(select(.type == "PodsMissingSidecars")) | length == 1 and .[0].status == $s and (.[0].message | test($m))'
+}
+wait_for 15 "the valid SidecarSet's condition PodsMissingSidecars is True: 1 pod, $NS/bare-probe, never injected" \
+  missing_condition True "^1 pod lacks its sidecars: $NS/bare-probe \\(never injected\\)"
+missing_gauge() { # VALUE
+  curl -fsS "http://127.0.0.1:$serve_admin_port/metrics" \
+    | grep -qx "kruise_webhook_sidecarset_pods_missing_sidecars{sidecarset=\"$GOOD_SET\"} $1"
+}
+wait_for 10 "/metrics: kruise_webhook_sidecarset_pods_missing_sidecars{sidecarset=\"$GOOD_SET\"} 1" missing_gauge 1
+missing_events() {
+  kubectl get events -n "$NS" -o json | jq --arg s "$GOOD_SET" '[.items[] | select(.type == "Warning"
+    and .reason == "SidecarsMissing" and .involvedObject.kind == "Pod" and .involvedObject.name == "bare-probe"
+    and (.message // .note | startswith("sidecarset \($s) selects this pod")))] | length'
+}
+told() { [ "$(missing_events)" -ge 1 ]; }
+wait_for 10 "a Warning event SidecarsMissing on the pod names the set" told
+# More reconciles of the set (its status changes, the pod's labels change): still one event.
+kubectl label pod -n "$NS" bare-probe e2e.kruise.io/touched=1 >/dev/null
+kubectl annotate sidecarset "$GOOD_SET" e2e.kruise.io/touched=1 >/dev/null
+sleep 3
+[ "$(missing_events)" = 1 ] && pass "one SidecarsMissing event after further reconciles" \
+  || fail "$(missing_events) SidecarsMissing events on bare-probe"
+echo "     condition: $(kubectl get sidecarset "$GOOD_SET" -o json | jq -c '.status.conditions[] | select(.type == "PodsMissingSidecars") | {status, reason, message}')"
+echo "     event: $(kubectl get events -n "$NS" -o json | jq -c '.items[] | select(.reason == "SidecarsMissing") | {type, reason, object: "\(.involvedObject.kind)/\(.involvedObject.name)", message}')"
+[ "$(kubectl get pod -n "$NS" bare-probe -o json | jq -c '[.spec.containers[].name, (.metadata.annotations // {} | has("kruise.io/sidecarset-hash"))]')" = '["app",false]' ] \
+  && pass "the pod keeps the containers and annotations it was created with" \
+  || fail "the pod was rewritten: $(kubectl get pod -n "$NS" bare-probe -o json | jq -c '.spec.containers')"
+# Never scheduled, the pod goes at once.
+kubectl delete pod -n "$NS" bare-probe >/dev/null
+none_missing() { missing_condition False '^every pod it selects carries its sidecars$' && missing_gauge 0; }
+wait_for 15 "the pod gone, the condition turns False and the gauge 0" none_missing
 kill "$pid_serve"; wait "$pid_serve" 2>/dev/null || true; pid_serve=""
 # SIGTERM with reconciles in flight: a second serve whose controllers may send one request a
 # second is stopped while the status writes of ten new SidecarSets wait on that budget;

@@ -82,6 +82,12 @@ struct ReasonLabels {
     reason: &'static str,
 }
 
+/// A SidecarSet, by name.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SidecarSetLabels {
+    sidecarset: String,
+}
+
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 
 fn admission_duration_histogram() -> Histogram {
@@ -114,6 +120,7 @@ pub struct Metrics {
     sidecarset_files_stale: Gauge,
     namespaces_known: Gauge,
     sidecarsets_not_served: Family<ReasonLabels, Gauge>,
+    sidecarset_pods_missing_sidecars: Family<SidecarSetLabels, Gauge>,
     controller_objects_undecodable: Family<KindLabels, Counter>,
     /// The controllers' reconciles, leadership and apiserver budget.
     pub controllers: ControllerMetrics,
@@ -139,6 +146,7 @@ impl Metrics {
         let sidecarset_files_stale = Gauge::default();
         let namespaces_known = Gauge::default();
         let sidecarsets_not_served = Family::<ReasonLabels, Gauge>::default();
+        let sidecarset_pods_missing_sidecars = Family::<SidecarSetLabels, Gauge>::default();
         let controller_objects_undecodable = Family::<KindLabels, Counter>::default();
 
         // prometheus-client appends `_total` to counters and the unit suffix itself, so names are
@@ -202,6 +210,11 @@ impl Metrics {
             sidecarsets_not_served.clone(),
         );
         registry.register(
+            "sidecarset_pods_missing_sidecars",
+            "Pods a SidecarSet selects that lack its containers (never injected, or injected with other containers), by SidecarSet",
+            sidecarset_pods_missing_sidecars.clone(),
+        );
+        registry.register(
             "controller_objects_undecodable",
             "Object versions a controller's watch skipped because its types refuse them, by kind",
             controller_objects_undecodable.clone(),
@@ -221,6 +234,7 @@ impl Metrics {
             sidecarset_files_stale,
             namespaces_known,
             sidecarsets_not_served,
+            sidecarset_pods_missing_sidecars,
             controller_objects_undecodable,
             controllers,
         }
@@ -314,6 +328,23 @@ impl Metrics {
                 .get_or_create(&ReasonLabels { reason })
                 .set(value);
         }
+    }
+
+    /// How many pods `sidecarset` selects that lack its containers.
+    pub fn set_pods_missing_sidecars(&self, sidecarset: &str, count: usize) {
+        self.sidecarset_pods_missing_sidecars
+            .get_or_create(&SidecarSetLabels {
+                sidecarset: sidecarset.to_string(),
+            })
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
+
+    /// Drops the series of a SidecarSet that is gone.
+    pub fn forget_pods_missing_sidecars(&self, sidecarset: &str) {
+        self.sidecarset_pods_missing_sidecars
+            .remove(&SidecarSetLabels {
+                sidecarset: sidecarset.to_string(),
+            });
     }
 
     pub fn record_undecodable_object(&self, kind: &str) {

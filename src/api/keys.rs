@@ -42,6 +42,11 @@ pub const SIDECARSET_NAME_LABEL: &str = "kruise.io/sidecarset-name";
 pub const INJECT_REVISION_PARTIAL: &str = "Partial";
 /// SidecarSet status condition, present (`True`) while the webhooks cannot serve the set.
 pub const SIDECARSET_INJECTION_FAILURE: &str = "InjectionFailure";
+/// SidecarSet status condition: `True` while pods it selects lack its containers (the safety
+/// net of the SidecarSet controller), `False` when none does.
+pub const SIDECARSET_PODS_MISSING_SIDECARS: &str = "PodsMissingSidecars";
+/// The reason of the Warning event on a pod that lacks a SidecarSet's containers.
+pub const SIDECARS_MISSING_REASON: &str = "SidecarsMissing";
 
 /// Pod annotation: `Ordered` makes the container order the launch order.
 pub const CONTAINER_LAUNCH_PRIORITY: &str = "apps.kruise.io/container-launch-priority";

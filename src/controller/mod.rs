@@ -286,6 +286,11 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
                 feed.revisions().clone()
             }),
         revision_namespace: config.lease.namespace.clone(),
+        sidecarsets: config
+            .sidecarset_feed
+            .as_ref()
+            .map_or_else(|| kube::runtime::reflector::store().0, |feed| feed.store()),
+        told: Default::default(),
     });
     let end = term.end().clone();
     let sidecarsets = async {

@@ -38,9 +38,11 @@ use crate::rollout::round::{self, FAILED_REQUEUE, IN_FLIGHT_REQUEUE, NOT_SYNCED_
 use crate::rollout::{self, PlannedEvent, Subject, UpgradeRoute};
 use crate::source::history::SharedRevisions;
 
+pub mod conditions;
 pub mod feed;
 pub mod history;
 pub mod refusals;
+pub mod safety_net;
 
 pub use feed::SidecarSetFeed;
 
@@ -62,6 +64,8 @@ pub enum SidecarSetError {
     Api(#[from] ApiError),
     #[error("pod {pod}: still conflicting after {attempts} attempts")]
     Conflicts { pod: String, attempts: usize },
+    #[error("sidecarset {sidecarset}: its conditions still conflict after {attempts} attempts")]
+    ConditionConflicts { sidecarset: String, attempts: usize },
     #[error("sidecarset {sidecarset}: cannot create a revision after {collisions} hash collisions")]
     Collisions { sidecarset: String, collisions: i32 },
 }
@@ -113,6 +117,10 @@ pub struct Context {
     pub revisions: SharedRevisions,
     /// Where they live: the manager's namespace.
     pub revision_namespace: String,
+    /// Every SidecarSet, as the controller's feed holds them (the safety net looks up canaries).
+    pub sidecarsets: Store<Shared<SidecarSet>>,
+    /// The pods the safety net told about ([`safety_net`]).
+    pub told: safety_net::Told,
 }
 
 impl Context {
@@ -142,6 +150,7 @@ pub async fn run(
         store.clone(),
         term.end().clone(),
     );
+    let forgetting = safety_net::forget_deleted(context.clone(), store.clone(), term.end().clone());
     let for_pods = store.clone();
     let for_namespaces = store.clone();
     let controller = Controller::for_shared_stream(sidecarsets.triggers(), store)
@@ -158,8 +167,15 @@ pub async fn run(
                 .map(|s| ObjectRef::from_obj(s.as_ref()))
                 .collect::<Vec<_>>()
         });
-    let reconciling = term.run(COMPONENT, controller, reconcile, error_policy, context);
-    futures::join!(reconciling, reporting);
+    let reconciling = term.run(
+        COMPONENT,
+        controller,
+        reconcile,
+        error_policy,
+        context.clone(),
+    );
+    futures::join!(reconciling, reporting, forgetting);
+    safety_net::forget_everything(&context);
 }
 
 /// The SidecarSet feed of a process without the catalogue's watch (`kruise-webhook controller`):
@@ -241,6 +257,12 @@ async fn reconcile(
     }
     let summaries = pod_cache::in_memory_order(context.summaries.state());
     let namespaces = namespace_labels_by_name(&context.namespaces.state());
+    // Before the rollout's status write, whose new resourceVersion would make its guarded
+    // condition write conflict; a failure of it holds no rollout back.
+    let net = safety_net::check(&context, stored, &summaries, &namespaces).await;
+    if let Err(error) = &net {
+        tracing::warn!(sidecarset = set.name(), %error, "safety net not reported; trying again");
+    }
     let matched = rollout::matched_pods(&set, &summaries, |ns| namespaces.get(ns))?;
     // The latest revision first: the status names it, and so does every pod upgraded now.
     let registered = history::register(&context, &set, &matched).await?;
@@ -274,7 +296,12 @@ async fn reconcile(
     for summary in chosen(&matched, &round.upgrade) {
         upgrade(&context, set, &PodId::of(summary), revision).await?;
     }
-    Ok(match round.requeue_after(engine_going) {
+    let after = round.requeue_after(engine_going);
+    let after = match (net, after) {
+        (Err(_), after) => Some(after.map_or(FAILED_REQUEUE, |a| a.min(FAILED_REQUEUE))),
+        (Ok(()), after) => after,
+    };
+    Ok(match after {
         Some(after) => Action::requeue(after),
         None => Action::await_change(),
     })

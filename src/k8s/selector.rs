@@ -42,6 +42,12 @@ pub fn is_empty(selector: &LabelSelector) -> bool {
             .is_none_or(|e| e.is_empty())
 }
 
+/// `selector` when it is set and has an entry: the one a SidecarSet's `spec.selector` injects by
+/// (nil or empty, it injects nothing).
+pub fn non_empty(selector: Option<&LabelSelector>) -> Option<&LabelSelector> {
+    selector.filter(|s| !is_empty(s))
+}
+
 /// Does `selector` select `labels`? An empty selector selects everything (callers that want
 /// "empty matches nothing" check [`is_empty`] first). `field` names the selector in errors.
 pub fn matches(

@@ -111,3 +111,22 @@ fn setters_show_up_in_the_encoding() {
         text.contains(r#"kruise_webhook_controller_objects_undecodable_total{kind="CloneSet"} 1"#)
     );
 }
+
+#[test]
+fn pods_missing_sidecars_are_counted_per_sidecarset_until_it_is_gone() {
+    let metrics = Metrics::new();
+    metrics.set_pods_missing_sidecars("mesh", 2);
+    metrics.set_pods_missing_sidecars("log", 0);
+    let text = metrics.encode();
+    assert!(text.contains("# TYPE kruise_webhook_sidecarset_pods_missing_sidecars gauge"));
+    assert!(
+        text.contains("\nkruise_webhook_sidecarset_pods_missing_sidecars{sidecarset=\"mesh\"} 2\n")
+    );
+    assert!(
+        text.contains("\nkruise_webhook_sidecarset_pods_missing_sidecars{sidecarset=\"log\"} 0\n")
+    );
+    metrics.forget_pods_missing_sidecars("mesh");
+    let text = metrics.encode();
+    assert!(!text.contains("sidecarset=\"mesh\""), "{text}");
+    assert!(text.contains("sidecarset=\"log\""), "{text}");
+}

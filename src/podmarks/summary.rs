@@ -71,6 +71,9 @@ struct WorkloadParts {
     deletion_cost: i32,
     /// (volume, claim) of the volumes with a PVC source (a StatefulSet round checks them).
     claim_volumes: Box<[(Span, Span)]>,
+    /// The names of the init containers (the SidecarSet safety net checks them, for sets with
+    /// init containers only).
+    init_containers: Box<[Span]>,
     /// (SidecarSet, controllerRevision) of the `kruise.io/sidecarset-hash` entries that name
     /// one, sorted by SidecarSet: read by a SidecarSet's history truncation, not every round.
     sidecarset_revisions: Box<[(Span, Span)]>,
@@ -290,6 +293,10 @@ impl PodSummary {
             .claim_volumes()
             .map(|(volume, claim)| (workload_text.push(volume), workload_text.push(claim)))
             .collect();
+        let init_containers = pod
+            .init_container_names()
+            .map(|name| workload_text.push(name))
+            .collect();
         Self {
             text,
             labels: pod.labels().cloned(),
@@ -318,6 +325,7 @@ impl PodSummary {
                 kruise_ready: pod.kruise_ready(),
                 deletion_cost: pod.deletion_cost(),
                 claim_volumes,
+                init_containers,
                 sidecarset_revisions: revisions.into(),
             }),
             first_ready_true: pod.first_ready_true(),
@@ -461,6 +469,11 @@ impl PodView for PodSummary {
             name: self.str(name),
             image: self.str(image),
         })
+    }
+
+    fn init_container_names(&self) -> impl Iterator<Item = &str> {
+        let parts = &self.workload;
+        parts.init_containers.iter().map(|&name| parts.str(name))
     }
 
     fn container_statuses(&self) -> impl ExactSizeIterator<Item = StatusView<'_>> {

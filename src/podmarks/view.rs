@@ -139,6 +139,8 @@ pub trait PodView {
     fn engine_progress(&self) -> Option<EngineProgress<'_>>;
     /// `spec.containers`, in order.
     fn containers(&self) -> impl ExactSizeIterator<Item = ContainerView<'_>>;
+    /// The names of `spec.initContainers`, in order.
+    fn init_container_names(&self) -> impl Iterator<Item = &str>;
     /// `status.containerStatuses`, in order.
     fn container_statuses(&self) -> impl ExactSizeIterator<Item = StatusView<'_>>;
     /// `status.phase`, "" when unset.
@@ -258,6 +260,14 @@ impl PodView for Pod {
             name: &c.name,
             image: c.image.as_deref().unwrap_or(""),
         })
+    }
+
+    fn init_container_names(&self) -> impl Iterator<Item = &str> {
+        let spec = self.spec.as_ref();
+        let init = spec
+            .and_then(|s| s.init_containers.as_deref())
+            .unwrap_or(&[]);
+        init.iter().map(|c| c.name.as_str())
     }
 
     fn container_statuses(&self) -> impl ExactSizeIterator<Item = StatusView<'_>> {
@@ -401,6 +411,9 @@ macro_rules! forward_pod_view {
                 &$this,
             ) -> impl ExactSizeIterator<Item = $crate::podmarks::ContainerView<'_>> {
                 $target.containers()
+            }
+            fn init_container_names(&$this) -> impl Iterator<Item = &str> {
+                $target.init_container_names()
             }
             fn container_statuses(
                 &$this,

@@ -5,10 +5,12 @@
 //! pods through [`PodView`], so it decides the same on a full `Pod` and on the compact
 //! [`PodSummary`] the controller caches for it. [`round`] turns a round's plan into the work the
 //! controller executes (status, pods, events, when to look again); [`engine`] decides how an
-//! upgrade of several launch priorities goes through the in-place engine.
+//! upgrade of several launch priorities goes through the in-place engine; [`missing`] finds the
+//! pods a SidecarSet selects that lack its containers (the controller's safety net).
 
 pub mod engine;
 pub mod history;
+pub mod missing;
 pub mod plan;
 pub mod pod_state;
 pub mod refusal;

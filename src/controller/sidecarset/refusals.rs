@@ -5,9 +5,10 @@
 //! Lease holder writes them.
 //!
 //! The condition is written through the status subresource as a merge patch of `conditions`
-//! alone, which the rollout's own status writes never carry, so neither undoes the other. A set
-//! the types cannot read is not in the store: its condition is written as if it had none, and
-//! its event is the one the SidecarSet watch already records for it.
+//! alone, which the rollout's own status writes never carry, guarded against the safety net's
+//! writes of the same list ([`super::conditions`]). A set the types cannot read is not in the
+//! store: its condition is written as if it had none, and its event is the one the SidecarSet
+//! watch already records for it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -15,15 +16,13 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::reflector::{ObjectRef, Store};
-use serde_json::json;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::{Context, publish_about_set};
+use super::conditions::{ATTEMPTS, ConditionsRead, Written, write_conditions};
+use super::{Context, SidecarSetError, api_error, publish_about_set};
 use crate::api::{SidecarSet, keys};
-use crate::k8s::lenient::Lenient;
 use crate::k8s::shared::Shared;
 use crate::rollout::refusal::{Refusal, RefusalReason, Refusals, injection_failure};
 
@@ -104,45 +103,35 @@ fn conditions(set: &SidecarSet) -> &[k8s_openapi::apimachinery::pkg::apis::meta:
     }
 }
 
-/// Makes set `name`'s conditions say `refusal`.
+/// Makes set `name`'s conditions say `refusal` ([`super::conditions`]).
 async fn write(
     context: &Context,
     store: &Store<Shared<SidecarSet>>,
     name: &str,
     refusal: Option<&Refusal>,
-) -> Result<(), kube::Error> {
+) -> Result<(), SidecarSetError> {
     let held = store.get(&ObjectRef::new(name));
-    let (current, generation) = match &held {
-        Some(set) => (
-            set.status
-                .as_ref()
-                .and_then(|s| s.conditions.clone())
-                .unwrap_or_default(),
-            set.metadata.generation,
-        ),
-        None => (Vec::new(), None),
-    };
+    // A set the types refuse is not held: written as if it had no condition, unguarded.
+    let first = held
+        .as_deref()
+        .map(|set| ConditionsRead::of(set))
+        .unwrap_or_default();
     let now = Time(Timestamp::now());
-    let Some(change) = injection_failure(&current, refusal, generation, &now) else {
-        return Ok(());
+    let decide = |read: &ConditionsRead| {
+        injection_failure(&read.conditions, refusal, read.generation, &now)
+            .map(|change| (change.conditions, change.event))
     };
-    let conditions = if change.conditions.is_empty() {
-        serde_json::Value::Null
-    } else {
-        serde_json::to_value(&change.conditions).unwrap_or_default()
+    let event = match write_conditions(&context.client, name, first, decide).await {
+        Ok(Written::Stored { decision, .. }) => decision,
+        Ok(Written::Nothing) => return Ok(()),
+        Ok(Written::Conflicting) => {
+            return Err(SidecarSetError::ConditionConflicts {
+                sidecarset: name.to_string(),
+                attempts: ATTEMPTS,
+            });
+        }
+        Err(error) => return Err(api_error(format!("sidecarset {name} status"))(error)),
     };
-    // Lenient: the answer of a set the types refuse is no error.
-    let api: Api<Lenient<SidecarSet>> = Api::all(context.client.clone());
-    let patch = Patch::Merge(json!({ "status": { "conditions": conditions } }));
-    match api
-        .patch_status(name, &PatchParams::default(), &patch)
-        .await
-    {
-        Ok(_) => {}
-        // Deleted meanwhile: nothing to report on.
-        Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
-        Err(error) => return Err(error),
-    }
     tracing::info!(
         sidecarset = name,
         reason = refusal.map_or("Served", |r| r.reason.as_str()),
@@ -152,7 +141,7 @@ async fn write(
     if let Some(set) = held
         && !undecodable
     {
-        publish_about_set(context, &set, change.event).await;
+        publish_about_set(context, &set, event).await;
     }
     Ok(())
 }

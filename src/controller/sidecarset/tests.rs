@@ -132,4 +132,5 @@ fn engine_patches_the_higher_priority_sidecar_first() {
 }
 
 mod condition;
+mod safety_net;
 mod shell;

@@ -154,6 +154,7 @@ struct EveryRoundReads {
     active: bool,
     restart_counts: Vec<i32>,
     claim_volumes: Vec<(String, String)>,
+    init_containers: Vec<String>,
 }
 
 fn every_round_reads(pod: &impl PodView) -> EveryRoundReads {
@@ -191,6 +192,7 @@ fn every_round_reads(pod: &impl PodView) -> EveryRoundReads {
             .claim_volumes()
             .map(|(v, c)| (text(v), text(c)))
             .collect(),
+        init_containers: pod.init_container_names().map(text).collect(),
     }
 }
 
@@ -237,6 +239,7 @@ prop_compose! {
         restarts in prop::option::of(prop::collection::vec(0i32..3, 0..3)),
         deleting in any::<bool>(),
         volumes in prop::collection::vec(prop::option::of(prop::sample::select(vec!["data-web-0", "logs-web-0"])), 0..3),
+        init in prop::option::of(prop::collection::vec(prop::sample::select(vec!["init", "mesh-init", ""]), 0..3)),
     ) -> Pod {
         let keys = [
             keys::POD_DELETION_COST,
@@ -277,7 +280,8 @@ prop_compose! {
                 "annotations": annotations, "ownerReferences": owners,
                 "creationTimestamp": "2026-11-26T09:00:00Z"},
             "spec": {"containers": [{"name": "c0"}], "nodeName": node, "readinessGates": gates,
-                "volumes": volumes},
+                "volumes": volumes,
+                "initContainers": init.map(|names| names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>())},
             "status": {"phase": phase, "conditions": conditions, "containerStatuses": statuses},
         });
         if deleting {

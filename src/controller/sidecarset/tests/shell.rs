@@ -20,7 +20,8 @@ use crate::metrics::ControllerMetrics;
 
 const POD: &str = "/api/v1/namespaces/default/pods/web-0";
 
-fn mesh(image: &str) -> SidecarSet {
+/// `mesh`, whose pods all carry its sidecars as far as its safety net last saw.
+pub(super) fn mesh(image: &str) -> SidecarSet {
     let mut set: SidecarSet = serde_json::from_value(json!({
         "apiVersion": "apps.kruise.io/v1beta1",
         "kind": "SidecarSet",
@@ -32,6 +33,16 @@ fn mesh(image: &str) -> SidecarSet {
     }))
     .unwrap();
     default_and_hash(&mut set);
+    let nothing_missing = crate::rollout::missing::pods_missing_condition(
+        &[],
+        &Default::default(),
+        Some(2),
+        &Time(Timestamp::UNIX_EPOCH),
+    );
+    set.status = Some(crate::api::SidecarSetStatus {
+        conditions: nothing_missing,
+        ..Default::default()
+    });
     set
 }
 
@@ -69,7 +80,10 @@ fn injected_pod(injected: &SidecarSet) -> Pod {
 }
 
 /// The status the round computes for `set` over `pods`, once its revision is registered.
-fn settled_status(set: &SidecarSet, pods: &[Arc<PodSummary>]) -> crate::api::SidecarSetStatus {
+pub(super) fn settled_status(
+    set: &SidecarSet,
+    pods: &[Arc<PodSummary>],
+) -> crate::api::SidecarSetStatus {
     let mut status = rollout::plan_round(set, pods).status;
     status.latest_revision = Some(crate::inject::revision::revision_name(set, 0));
     status
@@ -77,7 +91,7 @@ fn settled_status(set: &SidecarSet, pods: &[Arc<PodSummary>]) -> crate::api::Sid
 
 /// The context over the shared stores as `run_term` fills them: the pruned pod if the cache holds
 /// it whole, its summary, the namespace; the watched history holds `set`'s revision.
-fn context(client: kube::Client, pod: &Pod, set: &SidecarSet) -> Arc<Context> {
+pub(super) fn context(client: kube::Client, pod: &Pod, set: &SidecarSet) -> Arc<Context> {
     let revisions = crate::source::history::shared();
     let revision = crate::rollout::history::candidate(set, "kruise-system", 1, 0);
     let watched: crate::k8s::lenient::Lenient<crate::source::history::WatchedRevision> =
@@ -112,6 +126,8 @@ fn context(client: kube::Client, pod: &Pod, set: &SidecarSet) -> Arc<Context> {
         own_writes: Default::default(),
         revisions,
         revision_namespace: "kruise-system".into(),
+        sidecarsets: store_of([Shared::from(set.clone())]).0,
+        told: Default::default(),
     })
 }
 
@@ -485,7 +501,9 @@ async fn the_history_is_truncated_and_a_rollback_renumbers() {
 #[tokio::test]
 async fn a_set_not_served_gets_the_condition_and_loses_it_once_served() {
     use crate::rollout::refusal::{Refusal, RefusalReason, Refusals};
-    let set = mesh("proxy:v1");
+    let mut set = mesh("proxy:v1");
+    // No other condition: the lists below are the refusal's alone.
+    set.status = None;
     let mut scenario = Scenario::new();
     scenario
         .expect(Method::PATCH, "/apis/apps.kruise.io/v1beta1/sidecarsets/mesh/status")
