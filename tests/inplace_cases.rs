@@ -555,8 +555,9 @@ fn ip21_next_batch_proceeds() {
 // ---------------------------------------------------------------------------------------------
 // Whole updates, step by step
 
-/// Plays kubelet: every container whose spec image differs from what it runs pulls it (new
-/// imageID) and, if `ready`, becomes ready.
+/// Plays kubelet: every container whose spec image differs from what it runs pulls it and is
+/// restarted with it (new imageID, container ID and restart count) and, if `ready`, becomes
+/// ready.
 fn kubelet_runs_spec(pod: &mut Pod, ready: bool) {
     let spec: Vec<(String, String)> = pod
         .spec
@@ -572,6 +573,8 @@ fn kubelet_runs_spec(pod: &mut Pod, ready: bool) {
             if cs.image != *image {
                 cs.image = image.clone();
                 cs.image_id = format!("{image}-ID");
+                cs.restart_count += 1;
+                cs.container_id = Some(format!("containerd://{}-{}", cs.name, cs.restart_count));
                 cs.ready = false;
             }
             if ready {
