@@ -8,18 +8,12 @@ use k8s_openapi::api::core::v1::{Pod, PodCondition, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::api::keys;
+use crate::k8s::pod::has_readiness_gate;
 
 /// Whether the pod lists `InPlaceUpdateReady` among its readiness gates. Pods without it are still
 /// updated in place; they just never get the condition.
 pub fn has_inplace_readiness_gate(pod: &Pod) -> bool {
-    pod.spec
-        .as_ref()
-        .and_then(|s| s.readiness_gates.as_ref())
-        .is_some_and(|gates| {
-            gates
-                .iter()
-                .any(|g| g.condition_type == keys::INPLACE_UPDATE_READY)
-        })
+    has_readiness_gate(pod, keys::INPLACE_UPDATE_READY)
 }
 
 /// The pod condition of the given type, if any.

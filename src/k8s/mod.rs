@@ -8,6 +8,7 @@ pub mod history;
 pub mod intstr;
 pub mod lenient;
 pub mod names;
+pub mod pod;
 pub mod quantity;
 pub mod retry;
 pub mod selector;

@@ -7,6 +7,7 @@ use k8s_openapi::api::core::v1::{Pod, PodCondition, PodReadinessGate};
 use serde::{Deserialize, Serialize};
 
 use crate::api::keys;
+use crate::k8s::pod::has_readiness_gate;
 
 /// The user agent of the lifecycle hooks' messages.
 pub const LIFECYCLE_AGENT: &str = "Lifecycle";
@@ -149,14 +150,7 @@ pub fn add_gate(pod: &mut Pod) -> bool {
 
 /// `spec.readinessGates` lists `KruisePodReady`.
 pub fn has_gate(pod: &Pod) -> bool {
-    pod.spec
-        .as_ref()
-        .and_then(|s| s.readiness_gates.as_ref())
-        .is_some_and(|gates| {
-            gates
-                .iter()
-                .any(|g| g.condition_type == keys::KRUISE_POD_READY)
-        })
+    has_readiness_gate(pod, keys::KRUISE_POD_READY)
 }
 
 /// The `KruisePodReady` condition of `pod`.

@@ -12,6 +12,7 @@ use super::codec::{HashEntries, SidecarState, parse_upgrade_specs, recorded_upgr
 use super::fields::annotation;
 use super::kruise_ready::ReadinessMarks;
 use crate::api::keys;
+use crate::k8s::pod::has_readiness_gate;
 use crate::k8s::selector::Labels;
 
 /// The annotations the planner reads as text.
@@ -322,12 +323,7 @@ impl PodView for Pod {
     }
 
     fn has_inplace_gate(&self) -> bool {
-        let gates = self.spec.as_ref().and_then(|s| s.readiness_gates.as_ref());
-        gates.is_some_and(|gates| {
-            gates
-                .iter()
-                .any(|g| g.condition_type == keys::INPLACE_UPDATE_READY)
-        })
+        has_readiness_gate(self, keys::INPLACE_UPDATE_READY)
     }
 
     fn created(&self) -> Option<&Timestamp> {
