@@ -147,10 +147,14 @@ image_id() { echo "docker-pullable://${1%:*}@sha256:$(printf %s "$1" | sha256sum
 kubelet_status() {
   local pod=$1 ready_list=$2 spec statuses all_ready=True
   spec=$(kubectl get pod -n "$NS" "$pod" -o json)
-  statuses=$(jq -c --arg ready ",$ready_list," '
-    [.spec.containers[] | .name as $n | {name, image,
+  # A container whose image changed since the last report was restarted: its restart count goes
+  # up and it gets a new container ID (in-place completion waits for that).
+  statuses=$(jq -c --arg ready ",$ready_list," '(.status.containerStatuses // []) as $old
+    | [.spec.containers[] | .name as $n | .image as $i | ([$old[] | select(.name == $n)][0]) as $o
+      | (if $o == null then 0 elif $o.image == $i then ($o.restartCount // 0) else ($o.restartCount // 0) + 1 end) as $restarts
+      | {name, image,
       ready: ($ready == ",*," or ($ready | contains("," + $n + ","))),
-      restartCount: 0}
+      restartCount: $restarts, containerID: ("containerd://" + $n + "-" + ($restarts | tostring))}
      | .started = .ready
      | .state = (if .ready then {running: {startedAt: "2024-01-01T00:00:00Z"}}
                  else {waiting: {reason: "CreateContainerConfigError"}} end)]' <<<"$spec")

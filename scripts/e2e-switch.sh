@@ -66,9 +66,13 @@ pods_state() {
 revisions() { kubectl get controllerrevisions -n "$NS" -o json | jq -c '[.items[].metadata.name] | sort'; }
 # What injection put into a pod: the sidecar containers, volumes and hash annotations (less the
 # time of injection).
+# The revision a pod got (controllerRevision) is the SidecarSet's status.latestRevision at its
+# admission: the stand-in ran no SidecarSet controller, so the siblings have none, while after the
+# switch this project's controller has written it or not yet. It is compared apart
+# (new_pod_injected_as_siblings).
 injected() {
   jq -S '{sidecars: [.spec.containers[] | select(.name != "main")], volumes: [.spec.volumes[]? | select(.name | startswith("kube-api-access") | not)],
-    hash: (.metadata.annotations["kruise.io/sidecarset-hash"] // "{}" | fromjson | map_values(del(.updateTimestamp))),
+    hash: (.metadata.annotations["kruise.io/sidecarset-hash"] // "{}" | fromjson | map_values(del(.updateTimestamp, .controllerRevision))),
     hashWithoutImage: (.metadata.annotations["kruise.io/sidecarset-hash-without-image"] // "{}" | fromjson | map_values(del(.updateTimestamp)))}'
 }
 # ready KIND NAME N: the workload reports N replicas, all updated and ready, at its current generation.
@@ -331,7 +335,14 @@ new_pod_injected_as_siblings() {
   [ "$newest" != null ] || { echo "     no new pod"; return 1; }
   injected <<<"$newest" > "$tmp/injected.new"
   diff "$tmp/injected.before" "$tmp/injected.new" | head -20
-  cmp -s "$tmp/injected.before" "$tmp/injected.new"
+  cmp -s "$tmp/injected.before" "$tmp/injected.new" || return 1
+  # Each revision the new pod names is its SidecarSet's latest, as OpenKruise stamps it.
+  local set revision latest
+  while read -r set revision; do
+    latest=$(kubectl get sidecarset "$set" -o jsonpath='{.status.latestRevision}')
+    [ "$revision" = "$latest" ] || { echo "     $set: the pod names revision $revision, the set's latest is $latest"; return 1; }
+  done < <(jq -r '.metadata.annotations["kruise.io/sidecarset-hash"] | fromjson | to_entries[]
+    | select(.value.controllerRevision != null) | "\(.key) \(.value.controllerRevision)"' <<<"$newest")
 }
 check "the new pod injected exactly as OpenKruise injected its siblings (sidecars, volumes, hash annotations)" new_pod_injected_as_siblings
 
