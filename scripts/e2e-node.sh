@@ -151,6 +151,9 @@ FRESH=1 scripts/kube-node/start.sh > "$work/start.log" 2>&1 || { tail -30 "$work
 grep -E '^\[' "$work/start.log" | tail -3 | sed 's/^/   /'
 export KUBECONFIG=$KUBE_NODE/kubeconfig
 API=https://127.0.0.1:$APISERVER_PORT
+# shellcheck source=scripts/lib/node-phase-inplace.sh
+. scripts/lib/node-phase-inplace.sh
+inplace_untag # names phase j gave the v1 image in an earlier run (scripts/lib/node-phase-inplace.sh)
 
 # Waits until the namespace's default ServiceAccount has its token: ServiceAccount admission refuses pods before.
 new_namespace() { # name [label=value]
@@ -370,8 +373,6 @@ phase_b() {
 
 # shellcheck source=scripts/lib/node-phase-hot-upgrade.sh
 . scripts/lib/node-phase-hot-upgrade.sh
-# shellcheck source=scripts/lib/node-phase-inplace.sh
-. scripts/lib/node-phase-inplace.sh
 
 # ---------------------------------------------------------------------------------------------------------------
 # c. CloneSet in-place update: the v1.1 release-note example (a sidecar of priority 10 reading an annotation into its

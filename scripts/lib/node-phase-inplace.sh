@@ -19,6 +19,11 @@ INPLACE_SHORT=kube-node-app:v1
 
 inplace_ctr() { ctr --address "$KUBE_NODE/run/containerd.sock" -n k8s.io "$@"; }
 
+# The extra names go again at the end of the phase and when the node starts: the node's containerd
+# keeps its images between runs, and with them the runtime reports a v1 container by another of its
+# names, which other phases read as a container not yet on its spec image.
+inplace_untag() { inplace_ctr images rm $INPLACE_SAME $INPLACE_QUALIFIED >/dev/null 2>&1 || true; }
+
 # The extra names of the v1 image, in the node's containerd: tags, as a registry would list them.
 inplace_images() {
   inplace_ctr images tag --force $V1 $INPLACE_SAME >/dev/null &&
@@ -147,4 +152,6 @@ phase_j() {
     inplace_same_image short 1 $INPLACE_QUALIFIED $INPLACE_SHORT
   check "j. markPodNotReady: the pod leaves the Service's Endpoints before its image is patched and comes back after" \
     mark_pod_not_ready
+  kubectl delete namespace $INPLACE_NS --wait=false >/dev/null 2>&1 || true
+  inplace_untag
 }
