@@ -1,10 +1,8 @@
 //! Events, recorded in one place. An event is a courtesy to whoever looks at the object: failing
 //! to record one is logged and never fails the round that asked for it.
 //!
-//! An event about a cluster-scoped object (a SidecarSet) goes through the core `v1` Events API,
-//! into `default`, as OpenKruise's recorder writes it: apiservers before 1.22 (1.20 among them)
-//! refuse such an event from `events.k8s.io/v1` ("involvedObject.namespace: does not match
-//! event.namespace"), while the core API takes it on every version. Events about namespaced
+//! An event about a cluster-scoped object (a SidecarSet) goes through the core `v1` Events API
+//! ([`crate::k8s::event`] says why), as OpenKruise's recorder writes it. Events about namespaced
 //! objects use `events.k8s.io/v1` through kube's recorder (its series of repeats included).
 //!
 //! An event that must be told once per object and cause, whichever replica or term tells it
@@ -14,15 +12,14 @@
 //! same object for a repeat of the first, whatever its note says.
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Event as CoreEvent, EventSource, ObjectReference};
+use k8s_openapi::api::core::v1::{Event as CoreEvent, ObjectReference};
 use k8s_openapi::api::events::v1::Event as K8sEvent;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::api::{Api, PostParams};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{Event, Recorder, Reporter};
 use sha2::{Digest, Sha256};
 
-/// Where cluster-scoped objects' events live.
-const CLUSTER_EVENT_NAMESPACE: &str = "default";
+use crate::k8s::event::{CLUSTER_EVENT_NAMESPACE, cluster_scoped_event, type_name};
 
 /// A component's events on one replica.
 #[derive(Clone)]
@@ -88,48 +85,15 @@ impl EventRecorder {
         let api: Api<CoreEvent> = Api::namespaced(self.client.clone(), CLUSTER_EVENT_NAMESPACE);
         api.create(
             &PostParams::default(),
-            &core_event(&self.reporter, reference, event, Timestamp::now()),
+            &cluster_scoped_event(
+                &self.reporter.controller,
+                reference,
+                event,
+                Timestamp::now(),
+            ),
         )
         .await
         .map(drop)
-    }
-}
-
-/// The core `v1` form of `event` about `reference`, recorded at `now`, in the legacy fields
-/// (source, timestamps, count) that every apiserver validates alike.
-fn core_event(
-    reporter: &Reporter,
-    reference: &ObjectReference,
-    event: &Event,
-    now: Timestamp,
-) -> CoreEvent {
-    let name = reference.name.as_deref().unwrap_or(&reporter.controller);
-    CoreEvent {
-        metadata: ObjectMeta {
-            name: Some(format!("{name}.{:x}", now.as_nanosecond())),
-            namespace: Some(CLUSTER_EVENT_NAMESPACE.to_string()),
-            ..ObjectMeta::default()
-        },
-        involved_object: reference.clone(),
-        related: event.secondary.clone(),
-        reason: Some(event.reason.clone()),
-        message: event.note.clone(),
-        type_: Some(type_name(event.type_)),
-        source: Some(EventSource {
-            component: Some(reporter.controller.clone()),
-            host: None,
-        }),
-        first_timestamp: Some(Time(now)),
-        last_timestamp: Some(Time(now)),
-        count: Some(1),
-        ..CoreEvent::default()
-    }
-}
-
-fn type_name(type_: EventType) -> String {
-    match type_ {
-        EventType::Normal => "Normal".to_string(),
-        EventType::Warning => "Warning".to_string(),
     }
 }
 

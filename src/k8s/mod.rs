@@ -2,12 +2,14 @@
 //! Nothing here knows about injection, rollouts, validation or I/O; it imports only the wire
 //! types and keys of [`crate::api`]. [`retry`] is the one conflict-retry loop every shell uses.
 
+pub mod event;
 pub mod go_text;
 pub mod gojson;
 pub mod history;
 pub mod intstr;
 pub mod lenient;
 pub mod names;
+pub mod owner;
 pub mod pod;
 pub mod quantity;
 pub mod retry;

@@ -10,12 +10,12 @@ use crate::inplace::completion::{
 };
 use crate::inplace::conditions::pod_condition;
 use crate::inplace::env_hash::expected_hash;
+use crate::k8s::owner;
 
 /// A pod is the agent's business when a Kruise workload controls it or a SidecarSet injected it.
 pub fn is_of_interest(pod: &Pod) -> bool {
-    let kruise_owned = pod.metadata.owner_references.iter().flatten().any(|owner| {
-        owner.controller == Some(true) && owner.api_version.split('/').next() == Some(keys::GROUP)
-    });
+    let kruise_owned =
+        owner::controller_of(&pod.metadata).is_some_and(|o| owner::in_group(o, keys::GROUP));
     kruise_owned
         || pod
             .metadata

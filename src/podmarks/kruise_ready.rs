@@ -7,6 +7,7 @@ use k8s_openapi::api::core::v1::{Pod, PodCondition, PodReadinessGate};
 use serde::{Deserialize, Serialize};
 
 use crate::api::keys;
+use crate::k8s::owner;
 use crate::k8s::pod::has_readiness_gate;
 
 /// The user agent of the lifecycle hooks' messages.
@@ -120,15 +121,8 @@ const GATED_KINDS: [&str; 3] = ["CloneSet", "StatefulSet", "DaemonSet"];
 /// Whether a pod being created gets the `KruisePodReady` readiness gate: its controller is a
 /// CloneSet, Advanced StatefulSet or Advanced DaemonSet (any version of the group).
 pub fn wants_gate(pod: &Pod) -> bool {
-    pod.metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .find(|o| o.controller == Some(true))
-        .is_some_and(|o| {
-            o.api_version.split('/').next() == Some(keys::GROUP)
-                && GATED_KINDS.contains(&o.kind.as_str())
-        })
+    owner::controller_of(&pod.metadata)
+        .is_some_and(|o| owner::in_group(o, keys::GROUP) && GATED_KINDS.contains(&o.kind.as_str()))
 }
 
 /// Adds the `KruisePodReady` readiness gate to a pod being created that [`wants_gate`], unless

@@ -12,6 +12,7 @@ use super::codec::{HashEntries, SidecarState, parse_upgrade_specs, recorded_upgr
 use super::fields::annotation;
 use super::kruise_ready::ReadinessMarks;
 use crate::api::keys;
+use crate::k8s::owner;
 use crate::k8s::pod::has_readiness_gate;
 use crate::k8s::selector::Labels;
 
@@ -202,11 +203,7 @@ impl PodView for Pod {
     }
 
     fn controller_uid(&self) -> Option<&str> {
-        let owners = self.metadata.owner_references.as_ref()?;
-        owners
-            .iter()
-            .find(|o| o.controller == Some(true))
-            .map(|o| o.uid.as_str())
+        owner::controller_of(&self.metadata).map(|o| o.uid.as_str())
     }
 
     fn deletion_cost(&self) -> i32 {

@@ -25,6 +25,7 @@ use crate::inject::revision::{RevisionContent, requested, restore};
 use crate::k8s::gojson;
 use crate::k8s::history::injection_revision_not_found;
 use crate::k8s::lenient::Lenient;
+use crate::k8s::owner;
 use crate::rollout::history::{HeldRevision, data_digest, own_history};
 use crate::validate::sidecarset::RevisionHistory;
 
@@ -106,12 +107,7 @@ impl WatchedRevision {
             number,
             created: metadata.creation_timestamp.as_ref().map(|t| t.0),
             custom_version: label(keys::SIDECARSET_CUSTOM_VERSION),
-            controller: metadata
-                .owner_references
-                .iter()
-                .flatten()
-                .find(|o| o.controller == Some(true))
-                .map(|o| o.uid.as_str().into()),
+            controller: owner::controller_of(&metadata).map(|o| o.uid.as_str().into()),
             digest: data_digest(&canonical),
         };
         let content = Arc::new(RevisionContent {

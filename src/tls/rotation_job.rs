@@ -26,10 +26,10 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
-use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference, Secret};
+use k8s_openapi::api::core::v1::{Event, ObjectReference, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
+use kube::runtime::events::EventType;
 use kube::{Api, Client};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -42,6 +42,7 @@ use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::CertsArgs;
+use crate::k8s::event::{CLUSTER_EVENT_NAMESPACE, cluster_scoped_event};
 use crate::k8s::retry::{Attempt, again_on_conflict, retry_on_conflict};
 use crate::metrics::Metrics;
 use crate::tls::bundle_targets::{
@@ -86,10 +87,6 @@ pub enum Published {
 const COMPONENT: &str = "kruise-webhook-certs";
 /// Reason of the event on a configuration whose unserved entries were removed.
 pub const REASON_UNSERVED_REMOVED: &str = "UnservedWebhooksRemoved";
-/// Where events about cluster-scoped objects go: `core/v1` events without `eventTime` about a
-/// cluster-scoped object are accepted in `default` by every apiserver version (`events.k8s.io`
-/// ones only in `kube-system` before 1.22).
-const EVENT_NAMESPACE: &str = "default";
 
 /// One run of the job. `served` is every path this server answers (`admission::SERVED_PATHS`):
 /// entries of the configurations pointing elsewhere are removed.
@@ -297,7 +294,7 @@ where
         listed.join(", ")
     );
     tracing::warn!(removed = %listed.join(", "), "{what}: {message}");
-    let events: Api<Event> = Api::namespaced(client.clone(), EVENT_NAMESPACE);
+    let events: Api<Event> = Api::namespaced(client.clone(), CLUSTER_EVENT_NAMESPACE);
     if let Err(error) = events
         .create(&PostParams::default(), &removal_event(written, message))
         .await
@@ -306,38 +303,25 @@ where
     }
 }
 
-/// A `core/v1` Warning event about a cluster-scoped object, in the shape client-go's recorder
-/// gives one (name `<object>.<nanoseconds>`, no `eventTime`).
+/// A Warning event about the cluster-scoped configuration `object`, saying what was removed.
 fn removal_event<K: kube::Resource<DynamicType = ()>>(object: &K, message: String) -> Event {
-    let now = jiff::Timestamp::now();
     let meta = object.meta();
-    let name = meta.name.clone().unwrap_or_default();
-    Event {
-        metadata: ObjectMeta {
-            name: Some(format!("{name}.{:x}", now.as_nanosecond())),
-            namespace: Some(EVENT_NAMESPACE.to_owned()),
-            ..ObjectMeta::default()
-        },
-        involved_object: ObjectReference {
-            api_version: Some(K::api_version(&()).into_owned()),
-            kind: Some(K::kind(&()).into_owned()),
-            name: Some(name),
-            uid: meta.uid.clone(),
-            resource_version: meta.resource_version.clone(),
-            ..ObjectReference::default()
-        },
-        reason: Some(REASON_UNSERVED_REMOVED.to_owned()),
-        message: Some(message),
-        type_: Some("Warning".to_owned()),
-        source: Some(EventSource {
-            component: Some(COMPONENT.to_owned()),
-            host: None,
-        }),
-        first_timestamp: Some(Time(now)),
-        last_timestamp: Some(Time(now)),
-        count: Some(1),
-        ..Event::default()
-    }
+    let reference = ObjectReference {
+        api_version: Some(K::api_version(&()).into_owned()),
+        kind: Some(K::kind(&()).into_owned()),
+        name: meta.name.clone(),
+        uid: meta.uid.clone(),
+        resource_version: meta.resource_version.clone(),
+        ..ObjectReference::default()
+    };
+    let event = kube::runtime::events::Event {
+        type_: EventType::Warning,
+        reason: REASON_UNSERVED_REMOVED.to_owned(),
+        note: Some(message),
+        action: REASON_UNSERVED_REMOVED.to_owned(),
+        secondary: None,
+    };
+    cluster_scoped_event(COMPONENT, &reference, &event, jiff::Timestamp::now())
 }
 
 /// Sets the bundle in a CRD's conversion webhook, when it has one; a CRD that does not exist is

@@ -28,6 +28,7 @@ use crate::api::cloneset::{
     CloneSet, CloneSetScaleStrategy, CloneSetUpdateStrategy, IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY,
     RECREATE,
 };
+use crate::k8s::owner;
 
 /// `progressDeadlineSeconds` meaning "no deadline".
 const NO_PROGRESS_DEADLINE: i32 = i32::MAX;
@@ -43,13 +44,7 @@ pub struct PodFacts {
 
 impl PodFacts {
     pub fn of(pod: &Pod) -> PodFacts {
-        let controller_uid = pod
-            .metadata
-            .owner_references
-            .iter()
-            .flatten()
-            .find(|owner| owner.controller == Some(true))
-            .map(|owner| owner.uid.clone());
+        let controller_uid = owner::controller_of(&pod.metadata).map(|o| o.uid.clone());
         PodFacts {
             controller_uid,
             terminating: pod.metadata.deletion_timestamp.is_some(),

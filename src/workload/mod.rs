@@ -185,7 +185,7 @@ pub enum WorkloadKind {
 impl WorkloadKind {
     /// The kind `owner` names, when it is one of this API group's workloads (any version).
     pub fn of(owner: &OwnerReference) -> Option<WorkloadKind> {
-        if owner.api_version.split('/').next() != Some(crate::api::keys::GROUP) {
+        if !crate::k8s::owner::in_group(owner, crate::api::keys::GROUP) {
             return None;
         }
         match owner.kind.as_str() {

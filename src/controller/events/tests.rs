@@ -1,4 +1,5 @@
 use super::*;
+use kube::runtime::events::EventType;
 
 #[test]
 fn an_event_told_once_is_named_by_its_object_and_cause() {

@@ -14,6 +14,7 @@ use super::round::Round;
 use super::seam::Seam;
 use super::{adopts, controlling, names_kind};
 use crate::controller::pod_write;
+use crate::k8s::owner;
 use crate::podmarks::PodView;
 use crate::workload::claim::{self, Change};
 use crate::workload::{ListedPod, Workload};
@@ -35,13 +36,7 @@ pub fn workloads_to_sync<K: Resource<DynamicType = ()>>(pod: &Pod) -> Vec<Object
     let Some(namespace) = pod.metadata.namespace.as_deref() else {
         return Vec::new();
     };
-    if pod
-        .metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .any(|o| o.controller == Some(true))
-    {
+    if owner::controller_of(&pod.metadata).is_some() {
         return Vec::new();
     }
     pod.metadata

@@ -9,6 +9,7 @@ use serde_json::json;
 use super::error::{WorkloadError, api_error, status_code};
 use super::round::Round;
 use super::seam::Seam;
+use crate::k8s::owner;
 use crate::workload::{Workload, revision, status};
 
 /// How many names a new revision may try before the round gives up.
@@ -36,12 +37,7 @@ impl<S: Seam> Round<'_, S> {
             .items
             .into_iter()
             .filter(|r| {
-                r.metadata
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .find(|o| o.controller == Some(true))
-                    .is_none_or(|o| Some(o.uid.as_str()) == uid)
+                owner::controller_of(&r.metadata).is_none_or(|o| Some(o.uid.as_str()) == uid)
             })
             .collect();
         revision::sort_history(&mut history);

@@ -33,6 +33,7 @@ pub mod send;
 use std::sync::{Arc, Mutex};
 
 use crate::controller::events::EventRecorder;
+use crate::k8s::owner;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::Resource;
@@ -137,16 +138,12 @@ pub fn controller_for<K: Kind + Resource<DynamicType = ()>>(context: &Context) -
 
 /// Whether `owner` names a workload of kind `K` (its API group, any version).
 pub fn names_kind<K: Resource<DynamicType = ()>>(owner: &OwnerReference) -> bool {
-    owner.kind == K::kind(&()) && owner.api_version.split('/').next() == Some(&*K::group(&()))
+    owner.kind == K::kind(&()) && owner::in_group(owner, &K::group(&()))
 }
 
 /// The workload of kind `K` that controls an object (a pod, a PVC), if any.
 pub fn controlling<K: Resource<DynamicType = ()>>(meta: &ObjectMeta) -> Option<ObjectRef<K>> {
-    let owner = meta
-        .owner_references
-        .iter()
-        .flatten()
-        .find(|o| o.controller == Some(true))?;
+    let owner = owner::controller_of(meta)?;
     let namespace = meta.namespace.as_deref()?;
     names_kind::<K>(owner).then(|| ObjectRef::new(&owner.name).within(namespace))
 }
