@@ -129,11 +129,8 @@ pub fn catalogue_of_files(
 
 /// The SidecarSet a load error is about, if it got as far as its name.
 fn refused_name(error: &LoadError) -> Option<&str> {
-    error
-        .object
-        .as_deref()?
-        .strip_prefix("SidecarSet \"")?
-        .strip_suffix('"')
+    let object = error.object.as_ref()?;
+    (object.kind == "SidecarSet").then_some(object.name.as_str())
 }
 
 #[cfg(test)]

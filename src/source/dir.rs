@@ -51,9 +51,22 @@ pub struct LoadError {
     pub file: String,
     /// 1-based position of the YAML document in the file.
     pub document: usize,
-    /// `SidecarSet "name"` when the document got that far.
-    pub object: Option<String>,
+    /// The object, when the document got as far as its kind and name.
+    pub object: Option<ObjectName>,
     pub message: String,
+}
+
+/// An object of a file by its kind and name: `SidecarSet "proxy"`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectName {
+    pub kind: String,
+    pub name: String,
+}
+
+impl fmt::Display for ObjectName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {:?}", self.kind, self.name)
+    }
 }
 
 impl fmt::Display for LoadError {
@@ -104,7 +117,7 @@ pub fn load(files: &[(String, String)]) -> Loaded {
     for (file, content) in files {
         for (index, document) in documents(file, content).into_iter().enumerate() {
             let document_number = index + 1;
-            let error = |object: Option<String>, message: String| LoadError {
+            let error = |object: Option<ObjectName>, message: String| LoadError {
                 file: file.clone(),
                 document: document_number,
                 object,
@@ -146,7 +159,10 @@ pub fn load(files: &[(String, String)]) -> Loaded {
         .extend(refused.into_iter().map(|refused| LoadError {
             document: refused.origin.document,
             file: refused.origin.file,
-            object: Some(format!("SidecarSet {:?}", refused.name)),
+            object: Some(ObjectName {
+                kind: "SidecarSet".into(),
+                name: refused.name,
+            }),
             message: refused.message,
         }));
     loaded
@@ -180,7 +196,7 @@ enum Object {
     Namespace(Box<Namespace>),
 }
 
-fn classify(value: serde_json::Value) -> Result<Object, (Option<String>, String)> {
+fn classify(value: serde_json::Value) -> Result<Object, (Option<ObjectName>, String)> {
     let text = |key: &str| {
         value
             .get(key)
@@ -192,7 +208,10 @@ fn classify(value: serde_json::Value) -> Result<Object, (Option<String>, String)
     let name = value
         .pointer("/metadata/name")
         .and_then(|v| v.as_str())
-        .map(|n| format!("{kind} {n:?}"));
+        .map(|name| ObjectName {
+            kind: kind.clone(),
+            name: name.to_string(),
+        });
     match (api_version.as_str(), kind.as_str()) {
         ("apps.kruise.io/v1beta1", "SidecarSet") => decode(value)
             .map(|set| Object::SidecarSet(Box::new(set)))
