@@ -218,7 +218,7 @@ fn serve_flags() -> Vec<clap::Arg> {
         .collect()
 }
 
-/// What the README says: every `serve` flag but `--kubeconfig` reads an environment variable.
+/// What docs/configuration.md says: every `serve` flag but `--kubeconfig` reads an environment variable.
 #[test]
 fn every_serve_flag_but_kubeconfig_reads_an_environment_variable() {
     let without: Vec<String> = serve_flags()
@@ -229,22 +229,18 @@ fn every_serve_flag_but_kubeconfig_reads_an_environment_variable() {
     assert_eq!(without, ["kubeconfig"]);
 }
 
-/// The README's configuration table names every `serve` flag.
+/// The configuration page's table (docs/configuration.md) names every `serve` flag.
 #[test]
-fn the_readme_lists_every_serve_flag() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let table = readme
-        .split("## Configuration")
-        .nth(1)
-        .and_then(|section| section.split("\n## ").next())
-        .expect("a Configuration section");
+fn the_configuration_page_lists_every_serve_flag() {
+    let page = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/configuration.md"
+    ))
+    .unwrap();
+    let table = page.split("\n## ").next().unwrap();
     for arg in serve_flags() {
         let flag = format!("`--{}`", arg.get_long().unwrap());
-        assert!(
-            table.contains(&flag),
-            "README's Configuration misses {flag}"
-        );
+        assert!(table.contains(&flag), "docs/configuration.md misses {flag}");
     }
 }
 
