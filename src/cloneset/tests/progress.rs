@@ -115,8 +115,13 @@ fn next_round_after(world: &World, plan: &Plan, now: i64) -> Option<i64> {
 /// A new CloneSet with a deadline, driven as a controller is: a round only when an event or a
 /// requeue starts one, the kubelet working every second. Returns the second at which every pod
 /// was available and the one at which the status first said `CloneSetAvailable`.
-fn created_then_available(min_ready_seconds: i32) -> (i64, i64) {
-    let mut set = cloneset(6, template("nginx:v1"), json!({}));
+fn created_then_available(min_ready_seconds: i32, kruise_pod_ready: bool) -> (i64, i64) {
+    let mut template = template("nginx:v1");
+    if kruise_pod_ready {
+        // What the pod webhook adds to every new pod of a CloneSet.
+        template["spec"]["readinessGates"] = json!([{"conditionType": keys::KRUISE_POD_READY}]);
+    }
+    let mut set = cloneset(6, template, json!({}));
     set.spec.progress_deadline_seconds = Some(600);
     set.spec.min_ready_seconds = Some(min_ready_seconds);
     let mut world = World::new(set);
@@ -138,6 +143,16 @@ fn created_then_available(min_ready_seconds: i32) -> (i64, i64) {
             next_round = next_round_after(&world, &plan, world.now);
             if reason(&world).as_deref() == Some(AVAILABLE) {
                 let all = pods_available.expect("CloneSetAvailable before every pod is available");
+                let gated = world.pods.iter().all(|p| {
+                    p.status
+                        .as_ref()
+                        .and_then(|s| s.conditions.as_ref())
+                        .is_some_and(|c| {
+                            c.iter()
+                                .any(|c| c.type_ == keys::KRUISE_POD_READY && c.status == "True")
+                        })
+                });
+                assert_eq!(gated, kruise_pod_ready, "KruisePodReady True on every pod");
                 return (all, world.now);
             }
         }
@@ -157,14 +172,18 @@ fn created_then_available(min_ready_seconds: i32) -> (i64, i64) {
 
 /// Issue 48: a CloneSet created with a deadline says `CloneSetAvailable` as soon as its pods
 /// are, with and without `minReadySeconds` — the round that sees it is started by the pods'
-/// events or by the requeue at `minReadySeconds`, not by the in-flight look 15 s later.
+/// events or by the requeue at `minReadySeconds`, not by the in-flight look 15 s later; with the
+/// `KruisePodReady` gate the pod webhook adds, too.
 #[test]
 fn a_new_cloneset_turns_available_when_its_pods_do() {
-    for min_ready_seconds in [0, 3, 10] {
-        let (pods, condition) = created_then_available(min_ready_seconds);
-        assert!(
-            condition - pods <= 1,
-            "minReadySeconds {min_ready_seconds}: pods available at {pods} s, CloneSetAvailable at {condition} s"
-        );
+    for kruise_pod_ready in [false, true] {
+        for min_ready_seconds in [0, 3, 10] {
+            let (pods, condition) = created_then_available(min_ready_seconds, kruise_pod_ready);
+            assert!(
+                condition - pods <= 1,
+                "minReadySeconds {min_ready_seconds}, KruisePodReady gate {kruise_pod_ready}: \
+                 pods available at {pods} s, CloneSetAvailable at {condition} s"
+            );
+        }
     }
 }
