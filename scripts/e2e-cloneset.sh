@@ -52,7 +52,7 @@ e2e_begin e2e-cloneset 18443 18379 18380 "${E2E_CLONESET_LOGS:-}"
 # start_controller IDENTITY: a controller process for the namespace (its log: $tmp/ctl-N.log).
 start_controller() {
   ctl_runs=$((ctl_runs + 1))
-  RUST_LOG=${E2E_CLONESET_RUST_LOG:-info} KUBECONFIG=$CTL_KUBECONFIG "$BIN" controller --namespace "$NS" --identity "$1" --no-sidecarsets --no-barriers \
+  KRUISE_WEBHOOK_LOG=${E2E_CLONESET_RUST_LOG:-info} KUBECONFIG=$CTL_KUBECONFIG "$BIN" controller --namespace "$NS" --identity "$1" --no-sidecarsets --no-barriers \
     > "$tmp/ctl-$ctl_runs.log" 2>&1 &
   ctl_pid=$!
 }
@@ -528,7 +528,13 @@ fresh_available() { # NAME: prints what it sees
   seen=$(cloneset "$1" | jq -r '([.status.conditions[]? | select(.type == "Progressing") | "\(.status) \(.reason)"][0] // "")
     + " " + ([.status.updatedAvailableReplicas, .status.availableReplicas] | tostring)')
   echo "     $1: $seen"
-  [ "$seen" = 'True CloneSetAvailable [6,6]' ]
+  [ "$seen" = 'True CloneSetAvailable [6,6]' ] && return
+  # Shown when the wait times out: what the status and each pod said.
+  cloneset "$1" | jq -c '.status'
+  kubectl get pods -n "$NS" -l "app=$1" -o json | jq -c '.items[] | [.metadata.name, .metadata.resourceVersion,
+    .metadata.labels["lifecycle.apps.kruise.io/state"], .spec.nodeName, .status.phase,
+    [.status.conditions[]? | "\(.type)=\(.status)@\(.lastTransitionTime)"]]'
+  return 1
 }
 until_kubelet 60 "fresh: created with progressDeadlineSeconds 600, 6 pods running: Progressing True CloneSetAvailable" \
   bash -c "$(declare -f cloneset fresh_available); NS=$NS; fresh_available fresh"

@@ -92,3 +92,98 @@ fn updated_available_replicas_respect_min_ready_seconds() {
     assert!(seen_ready_not_available);
     assert_eq!(world.status().updated_available_replicas, 2);
 }
+
+/// What starts a reconcile in a cluster, after a round at `now`: a pod it created, deleted or
+/// wrote, or its own status write (their watch events, a second later here); or the requeue it
+/// asked for, as the shell turns a finished round into one (at most the in-flight look of 15 s,
+/// which also comes while pods are not all updated and ready).
+fn next_round_after(world: &World, plan: &Plan, now: i64) -> Option<i64> {
+    if !plan.actions.is_empty() || plan.write_status {
+        return Some(now + 1);
+    }
+    let status = world.status();
+    let unfinished = status.updated_ready_replicas != status.replicas
+        || Some(status.replicas) != world.set.spec.replicas;
+    let requeue = match plan.requeue_after {
+        Some(after) => Some(after.min(std::time::Duration::from_secs(15))),
+        None => unfinished.then_some(std::time::Duration::from_secs(15)),
+    };
+    // Rounds run on whole seconds here: a requeue runs at the first second not before it.
+    requeue.map(|after| now + i64::try_from(after.as_millis().div_ceil(1000)).unwrap())
+}
+
+/// A new CloneSet with a deadline, driven as a controller is: a round only when an event or a
+/// requeue starts one, the kubelet working every second. Returns the second at which every pod
+/// was available and the one at which the status first said `CloneSetAvailable`.
+fn created_then_available(min_ready_seconds: i32, kruise_pod_ready: bool) -> (i64, i64) {
+    let mut template = template("nginx:v1");
+    if kruise_pod_ready {
+        // What the pod webhook adds to every new pod of a CloneSet.
+        template["spec"]["readinessGates"] = json!([{"conditionType": keys::KRUISE_POD_READY}]);
+    }
+    let mut set = cloneset(6, template, json!({}));
+    set.spec.progress_deadline_seconds = Some(600);
+    set.spec.min_ready_seconds = Some(min_ready_seconds);
+    let mut world = World::new(set);
+    let mut next_round = Some(0);
+    let mut pods_available = None;
+    let mut pods_change = world.version;
+    for _ in 0..120 {
+        if pods_available.is_none() && world.pods.len() == 6 {
+            let all = world.pods.iter().all(|p| {
+                pod::is_available(p, min_ready_seconds, at(world.now))
+                    && CloneSet::REVISIONS
+                        .pod_at(p, world.status().update_revision.as_ref().unwrap())
+            });
+            pods_available = all.then_some(world.now);
+        }
+        if next_round.is_some_and(|t| t <= world.now) {
+            let plan = world.plan();
+            world.apply(&plan);
+            next_round = next_round_after(&world, &plan, world.now);
+            if reason(&world).as_deref() == Some(AVAILABLE) {
+                let all = pods_available.expect("CloneSetAvailable before every pod is available");
+                let gated = world.pods.iter().all(|p| {
+                    p.status
+                        .as_ref()
+                        .and_then(|s| s.conditions.as_ref())
+                        .is_some_and(|c| {
+                            c.iter()
+                                .any(|c| c.type_ == keys::KRUISE_POD_READY && c.status == "True")
+                        })
+                });
+                assert_eq!(gated, kruise_pod_ready, "KruisePodReady True on every pod");
+                return (all, world.now);
+            }
+        }
+        world.now += 1;
+        world.kubelet();
+        // A pod the kubelet changed is an event.
+        if world.version != pods_change {
+            pods_change = world.version;
+            next_round = Some(next_round.map_or(world.now, |t| t.min(world.now)));
+        }
+    }
+    panic!(
+        "never CloneSetAvailable: {:?}, pods available at {pods_available:?}, next round {next_round:?}",
+        progress::condition(world.status())
+    );
+}
+
+/// Issue 48: a CloneSet created with a deadline says `CloneSetAvailable` as soon as its pods
+/// are, with and without `minReadySeconds` — the round that sees it is started by the pods'
+/// events or by the requeue at `minReadySeconds`, not by the in-flight look 15 s later; with the
+/// `KruisePodReady` gate the pod webhook adds, too.
+#[test]
+fn a_new_cloneset_turns_available_when_its_pods_do() {
+    for kruise_pod_ready in [false, true] {
+        for min_ready_seconds in [0, 3, 10] {
+            let (pods, condition) = created_then_available(min_ready_seconds, kruise_pod_ready);
+            assert!(
+                condition - pods <= 1,
+                "minReadySeconds {min_ready_seconds}, KruisePodReady gate {kruise_pod_ready}: \
+                 pods available at {pods} s, CloneSetAvailable at {condition} s"
+            );
+        }
+    }
+}
