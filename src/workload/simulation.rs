@@ -182,6 +182,11 @@ pub trait Simulated {
     fn apply(&mut self, plan: &Self::Plan) -> Result<(), SimulationError>;
     /// Whether the plan writes nothing (the world has converged).
     fn writes_nothing(plan: &Self::Plan) -> bool;
+    /// How long a plan that writes nothing asks the controller to wait before it looks again
+    /// (a grace period, `minReadySeconds`): [`settle`] lets that time pass instead of stopping.
+    fn requeue_after(_plan: &Self::Plan) -> Option<std::time::Duration> {
+        None
+    }
     fn cluster(&mut self) -> &mut Cluster;
 }
 
@@ -195,8 +200,8 @@ pub fn round<S: Simulated>(world: &mut S) -> Result<S::Plan, SimulationError> {
     Ok(plan)
 }
 
-/// Rounds until a reconcile writes nothing: the number of rounds before that one, `None` when
-/// `max_rounds` rounds all wrote something.
+/// Rounds until a reconcile writes nothing and waits for nothing: the number of rounds before
+/// that one, `None` when `max_rounds` rounds all wrote or waited.
 pub fn settle<S: Simulated>(
     world: &mut S,
     max_rounds: usize,
@@ -204,10 +209,20 @@ pub fn settle<S: Simulated>(
     for n in 0..max_rounds {
         let plan = round(world)?;
         if S::writes_nothing(&plan) {
-            return Ok(Some(n));
+            match S::requeue_after(&plan) {
+                None => return Ok(Some(n)),
+                Some(wait) => wait_for(world.cluster(), wait),
+            }
         }
     }
     Ok(None)
+}
+
+/// Lets `wait` pass on the cluster's clock (at least the second [`round`] already let pass).
+pub fn wait_for(cluster: &mut Cluster, wait: std::time::Duration) {
+    let seconds = i64::try_from(wait.as_secs()).unwrap_or(i64::MAX);
+    cluster.now = cluster.now.saturating_add(seconds.saturating_sub(1).max(0));
+    cluster.kubelet();
 }
 
 fn name_of(pod: &Pod) -> String {
