@@ -50,18 +50,12 @@ fn report(args: &PlanArgs) -> Result<Report, String> {
     let source = source_name(&args.target);
     let changed = input::object(&read_input(&args.target)?, &source)?;
     let current = match &args.current {
-        Some(path) => {
-            let current = input::object(&read_input(path)?, &source_name(path))?;
-            if current.kind() != changed.kind() {
-                return Err(format!(
-                    "--current {}: a {}, but the changed object is a {}",
-                    path.display(),
-                    current.kind(),
-                    changed.kind()
-                ));
-            }
-            Some(current)
-        }
+        Some(path) => Some(input::object_named(
+            &read_input(path)?,
+            &format!("--current {}", source_name(path)),
+            changed.kind(),
+            changed.name(),
+        )?),
         None => None,
     };
     let (pods, revisions) = match &args.pods {

@@ -24,6 +24,14 @@ impl Planned {
             Planned::SidecarSet(_) => "SidecarSet",
         }
     }
+
+    pub fn name(&self) -> &str {
+        let name = match self {
+            Planned::CloneSet(set) => set.metadata.name.as_deref(),
+            Planned::SidecarSet(set) => set.metadata.name.as_deref(),
+        };
+        name.unwrap_or("")
+    }
 }
 
 const EXPECTED: &str = "expected a CloneSet (apps.kruise.io/v1alpha1 or v1beta1) or a SidecarSet (apps.kruise.io/v1beta1 or v1alpha1)";
@@ -56,6 +64,19 @@ pub fn object(text: &str, source: &str) -> Result<Planned, String> {
         ));
     }
     planned(documents.remove(0), source)
+}
+
+/// The object of `text` of `kind` named `name`: `text` may hold others too (a file of several
+/// workloads).
+pub fn object_named(text: &str, source: &str, kind: &str, name: &str) -> Result<Planned, String> {
+    let same = |d: &Value| {
+        kind_of(d) == kind && d.pointer("/metadata/name").and_then(Value::as_str) == Some(name)
+    };
+    let mut documents = documents(text, source)?;
+    match documents.iter().position(same) {
+        Some(index) => planned(documents.swap_remove(index), source),
+        None => Err(format!("{source}: holds no {kind} named {name:?}")),
+    }
 }
 
 /// The object `value` holds, with the defaults the apiserver's webhooks give it.
