@@ -75,6 +75,15 @@ impl CloneSetWorld {
         })
     }
 
+    /// The CloneSet as `changed` has it, at the next generation; its status stays.
+    pub fn change_to(&mut self, changed: &CloneSet) {
+        let generation = self.set.metadata.generation.unwrap_or(1);
+        self.set.spec = changed.spec.clone();
+        self.set.metadata.generation = Some(generation + 1);
+        self.set.metadata.labels = changed.metadata.labels.clone();
+        self.set.metadata.annotations = changed.metadata.annotations.clone();
+    }
+
     /// The name of the revision the pods are updated to.
     pub fn update_revision(&mut self) -> Result<String, SimulationError> {
         self.sync_revision()
@@ -388,11 +397,7 @@ pub fn plan(
     } else {
         "no current object given: the CloneSet starts with no pods".to_string()
     };
-    let generation = world.set.metadata.generation.unwrap_or(1);
-    world.set.spec = changed.spec.clone();
-    world.set.metadata.generation = Some(generation + 1);
-    world.set.metadata.labels = changed.metadata.labels.clone();
-    world.set.metadata.annotations = changed.metadata.annotations.clone();
+    world.change_to(&changed);
     let (rounds, verdict) = run(&mut world, max_rounds, never_ready).map_err(failed)?;
     Ok(Report {
         kind: "CloneSet".into(),
@@ -403,3 +408,6 @@ pub fn plan(
         verdict,
     })
 }
+
+#[cfg(test)]
+mod tests;
