@@ -114,25 +114,7 @@ impl World {
             .as_ref()
             .and_then(|s| s.collision_count)
             .unwrap_or(0);
-        match revision::update_revision(&self.set, &self.history, collision).unwrap() {
-            revision::UpdateRevision::Latest { name } => name,
-            revision::UpdateRevision::Renumber { name, revision } => {
-                let r = self
-                    .history
-                    .iter_mut()
-                    .find(|r| r.metadata.name.as_deref() == Some(&name))
-                    .unwrap();
-                r.revision = revision;
-                revision::sort_history(&mut self.history);
-                name
-            }
-            revision::UpdateRevision::Create(r) => {
-                let name = r.metadata.name.clone().unwrap();
-                self.history.push(*r);
-                revision::sort_history(&mut self.history);
-                name
-            }
-        }
+        revision::keep_update_revision(&self.set, &mut self.history, collision).unwrap()
     }
 
     /// The round with every pod whole. Every round of every scenario also plans as the shell

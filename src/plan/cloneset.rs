@@ -51,28 +51,8 @@ impl CloneSetWorld {
             .as_ref()
             .and_then(|s| s.collision_count)
             .unwrap_or(0);
-        let chosen = revision::update_revision(&self.set, &self.history, collision)
-            .map_err(|e| SimulationError::Planner(e.to_string()))?;
-        Ok(match chosen {
-            revision::UpdateRevision::Latest { name } => name,
-            revision::UpdateRevision::Renumber { name, revision } => {
-                if let Some(r) = self
-                    .history
-                    .iter_mut()
-                    .find(|r| r.metadata.name.as_deref() == Some(&name))
-                {
-                    r.revision = revision;
-                }
-                revision::sort_history(&mut self.history);
-                name
-            }
-            revision::UpdateRevision::Create(r) => {
-                let name = r.metadata.name.clone().unwrap_or_default();
-                self.history.push(*r);
-                revision::sort_history(&mut self.history);
-                name
-            }
-        })
+        revision::keep_update_revision(&self.set, &mut self.history, collision)
+            .map_err(|e| SimulationError::Planner(e.to_string()))
     }
 
     /// The CloneSet as `changed` has it, at the next generation; its status stays.
