@@ -13,7 +13,9 @@ use tokio_util::sync::CancellationToken;
 use crate::admin::{Probes, Readiness, admin_router, probe_router};
 use crate::admission::deletion::ClusterReads;
 use crate::admission::{AdmissionState, router};
-use crate::cli::{CrdsArgs, ExplainArgs, InjectArgs, NodeAgentArgs, ServeArgs, SourceKind};
+use crate::cli::{
+    CrdsArgs, ExplainArgs, InjectArgs, NodeAgentArgs, PlanArgs, ServeArgs, SourceKind,
+};
 use crate::metrics::Metrics;
 use crate::nodeagent::health::AgentHealth;
 use crate::rollout::refusal::{RefusalReason, Refusals};
@@ -668,6 +670,13 @@ pub fn explain(args: &ExplainArgs) -> Result<(), String> {
     let text = crate::explain::run(args)?;
     write_stdout(&text)?;
     Ok(())
+}
+
+/// `kruise-webhook plan`: prints the rollout's plan ([`crate::plan`]); whether it completes.
+pub fn plan(args: &PlanArgs) -> Result<bool, String> {
+    let outcome = crate::plan::run(args)?;
+    write_stdout(&outcome.text)?;
+    Ok(outcome.completes)
 }
 
 /// Writes `text` to standard output; `false` when the reader has closed it (`| head -1`): it has

@@ -49,6 +49,11 @@ pub enum Command {
     /// SidecarSet whether it injects and why not, what it adds and from which revision, the
     /// container launch order, and which of the project's webhooks the namespace passes through.
     Explain(ExplainArgs),
+    /// Plan a CloneSet's or SidecarSet's rollout before applying it: the same planners run round
+    /// by round over a simulated cluster; prints which pods each round updates, recreates,
+    /// creates or deletes, what blocks, and whether it finishes (exit 0: it completes, 2: it
+    /// would not, 1: bad input).
+    Plan(PlanArgs),
     /// Write the CustomResourceDefinitions generated from the Rust types.
     Crds(CrdsArgs),
     /// Create or renew the CA and serving certificate in their Secret and publish the CA bundle in
@@ -511,8 +516,36 @@ pub struct ExplainArgs {
     pub output: OutputFormat,
 }
 
+#[derive(Args, Debug)]
+pub struct PlanArgs {
+    /// The changed CloneSet or SidecarSet (YAML or JSON), `-` for standard input.
+    pub target: PathBuf,
+    /// The object as it is now; without it a CloneSet starts with no pods.
+    #[arg(long)]
+    pub current: Option<PathBuf>,
+    /// The object's pods (and a CloneSet's ControllerRevisions): a file or a directory of
+    /// YAML/JSON files. Without them the current object's pods are made, all Ready at its
+    /// revision.
+    #[arg(long)]
+    pub pods: Option<PathBuf>,
+    /// A SidecarSet without --pods: how many pods the current SidecarSet has injected (default:
+    /// its status.matchedPods).
+    #[arg(long)]
+    pub matched_pods: Option<usize>,
+    /// A pod the simulated kubelet never makes ready (repeatable): what if it does not come up.
+    #[arg(long = "never-ready", value_name = "POD")]
+    pub never_ready: Vec<String>,
+    /// Reconciles to simulate before calling the rollout stuck.
+    #[arg(long, default_value_t = 500)]
+    pub max_rounds: usize,
+    /// Output: text for people, or JSON for scripts.
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Human)]
+    pub output: OutputFormat,
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputFormat {
+    #[value(alias = "text")]
     Human,
     Json,
 }

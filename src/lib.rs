@@ -24,6 +24,7 @@ pub mod metrics;
 pub mod migrate;
 pub mod nodeagent;
 pub mod open_files;
+pub mod plan;
 pub mod podmarks;
 pub mod rollout;
 pub mod server;

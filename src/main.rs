@@ -32,6 +32,12 @@ fn main() -> ExitCode {
         },
         Command::Inject(args) => kruise_webhook::app::inject_offline(&args),
         Command::Explain(args) => kruise_webhook::app::explain(&args),
+        // 0: the rollout completes; 2: it would not (the output says why); 1: bad input.
+        Command::Plan(args) => match kruise_webhook::app::plan(&args) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::from(2),
+            Err(message) => Err(message),
+        },
         Command::Crds(args) => kruise_webhook::app::crds(&args),
         Command::Certs(args) => tokio::runtime::Builder::new_current_thread()
             .enable_all()

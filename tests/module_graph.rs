@@ -41,7 +41,14 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("request and node handlers", &["admission", "nodeagent"]),
     (
         "shells",
-        &["controller", "server", "admin", "migrate", "explain"],
+        &[
+            "controller",
+            "server",
+            "admin",
+            "migrate",
+            "explain",
+            "plan",
+        ],
     ),
     ("the process", &["app"]),
 ];

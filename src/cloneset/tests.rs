@@ -16,7 +16,7 @@ use crate::workload::lifecycle::{
     LIFECYCLE_STATE, NORMAL, PREPARING_DELETE, PREPARING_NORMAL, PREPARING_UPDATE, UPDATED,
     UPDATING,
 };
-use crate::workload::tests::simulation::{self, Cluster, Simulated};
+use crate::workload::simulation::{self, Cluster, Simulated};
 use crate::workload::{Workload, listed, readiness, sort};
 
 mod lifecycle;
@@ -79,20 +79,18 @@ impl std::ops::DerefMut for World {
 
 impl Simulated for World {
     type Plan = Plan;
-    fn plan(&mut self) -> Plan {
-        World::plan(self)
+    fn plan(&mut self) -> Result<Plan, simulation::SimulationError> {
+        Ok(World::plan(self))
     }
-    fn apply(&mut self, plan: &Plan) {
-        World::apply(self, plan)
+    fn apply(&mut self, plan: &Plan) -> Result<(), simulation::SimulationError> {
+        World::apply(self, plan);
+        Ok(())
     }
     fn writes_nothing(plan: &Plan) -> bool {
         plan.actions.is_empty() && !plan.write_status
     }
     fn cluster(&mut self) -> &mut Cluster {
         &mut self.cluster
-    }
-    fn describe(&self) -> String {
-        format!("{:#?}", self.summary())
     }
 }
 
@@ -116,25 +114,7 @@ impl World {
             .as_ref()
             .and_then(|s| s.collision_count)
             .unwrap_or(0);
-        match revision::update_revision(&self.set, &self.history, collision).unwrap() {
-            revision::UpdateRevision::Latest { name } => name,
-            revision::UpdateRevision::Renumber { name, revision } => {
-                let r = self
-                    .history
-                    .iter_mut()
-                    .find(|r| r.metadata.name.as_deref() == Some(&name))
-                    .unwrap();
-                r.revision = revision;
-                revision::sort_history(&mut self.history);
-                name
-            }
-            revision::UpdateRevision::Create(r) => {
-                let name = r.metadata.name.clone().unwrap();
-                self.history.push(*r);
-                revision::sort_history(&mut self.history);
-                name
-            }
-        }
+        revision::keep_update_revision(&self.set, &mut self.history, collision).unwrap()
     }
 
     /// The round with every pod whole. Every round of every scenario also plans as the shell
@@ -198,7 +178,7 @@ impl World {
     /// Applies a plan as the apiserver would ([`Cluster::apply_actions`]), then its status,
     /// `podsToDelete` and history truncation.
     fn apply(&mut self, plan: &Plan) {
-        self.cluster.apply_actions(&plan.actions);
+        self.cluster.apply_actions(&plan.actions).unwrap();
         if plan.write_status {
             self.set.status = Some(plan.status.clone());
         }
@@ -218,12 +198,19 @@ impl World {
 
     /// One reconcile, then one second of kubelet ([`simulation::round`]).
     fn round(&mut self) -> Plan {
-        simulation::round(self)
+        simulation::round(self).unwrap()
     }
 
     /// Rounds until a reconcile writes nothing; the number of rounds it took.
     fn settle(&mut self, max_rounds: usize) -> usize {
         simulation::settle(self, max_rounds)
+            .unwrap()
+            .unwrap_or_else(|| {
+                panic!(
+                    "no convergence after {max_rounds} rounds: {:#?}",
+                    self.summary()
+                )
+            })
     }
 
     fn summary(&self) -> Vec<(String, String, String)> {

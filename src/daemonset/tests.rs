@@ -12,7 +12,7 @@ use crate::podmarks::PodView;
 use crate::workload::Purpose;
 use crate::workload::lifecycle::{LIFECYCLE_STATE, PREPARING_DELETE};
 use crate::workload::revision::{UpdateRevision, sort_history, update_revision};
-use crate::workload::tests::simulation;
+use crate::workload::simulation;
 use fixtures::*;
 
 mod property;

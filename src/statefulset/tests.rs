@@ -15,7 +15,7 @@ use crate::api::keys;
 use crate::podmarks::PodView;
 use crate::workload::pod::{label, lifecycle};
 use crate::workload::revision;
-use crate::workload::tests::simulation::Cluster;
+use crate::workload::simulation::Cluster;
 
 mod cases;
 mod property;

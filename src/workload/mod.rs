@@ -30,6 +30,7 @@ pub mod pod_after;
 pub mod pvc;
 pub mod readiness;
 pub mod revision;
+pub mod simulation;
 pub mod sort;
 pub mod status;
 

@@ -270,5 +270,33 @@ pub fn update_revision<W: Workload>(
     }
 }
 
+/// What a shell does with [`update_revision`]'s answer where the history is kept in memory (the
+/// simulated cluster): the revision renumbered or added, `history` sorted again; its name.
+pub fn keep_update_revision<W: Workload>(
+    set: &W,
+    history: &mut Vec<ControllerRevision>,
+    collision_count: i32,
+) -> Result<String, RevisionError> {
+    Ok(match update_revision(set, history, collision_count)? {
+        UpdateRevision::Latest { name } => name,
+        UpdateRevision::Renumber { name, revision } => {
+            if let Some(r) = history
+                .iter_mut()
+                .find(|r| r.metadata.name.as_deref() == Some(&name))
+            {
+                r.revision = revision;
+            }
+            sort_history(history);
+            name
+        }
+        UpdateRevision::Create(r) => {
+            let name = r.metadata.name.clone().unwrap_or_default();
+            history.push(*r);
+            sort_history(history);
+            name
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests;

@@ -117,5 +117,3 @@ fn requeues_keep_the_earliest_wish() {
     push_requeue(&mut requeue, Some(Duration::from_secs(2)));
     assert_eq!(requeue, Some(Duration::from_secs(2)));
 }
-
-pub(crate) mod simulation;

@@ -1,0 +1,129 @@
+//! `kruise-webhook plan`: what a change to a CloneSet or SidecarSet will do before it is applied.
+//! The object's current state and pods (given, or made by the same planner from the current
+//! object) go into the simulated cluster ([`crate::workload::simulation`]); the kind's planner
+//! runs round by round over it, unchanged, and the rounds that change pods are reported with the
+//! end: finished, or blocked and why.
+//!
+//! - [`input`]: the objects read (files, standard input);
+//! - [`cloneset`], [`sidecarset`]: each kind's world and what blocks it;
+//! - [`report`]: what is reported; [`render`]: its text.
+
+pub mod cloneset;
+pub mod input;
+pub mod render;
+pub mod report;
+pub mod sidecarset;
+
+use std::path::Path;
+
+use crate::cli::{OutputFormat, PlanArgs, read_input};
+use input::Planned;
+use report::Report;
+
+/// The printed plan and whether the rollout completes.
+pub struct Outcome {
+    pub text: String,
+    pub completes: bool,
+}
+
+/// Runs `plan` as the command line asks.
+pub fn run(args: &PlanArgs) -> Result<Outcome, String> {
+    let report = report(args)?;
+    let text = match args.output {
+        OutputFormat::Human => render::text(&report),
+        OutputFormat::Json => {
+            let mut text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+            text.push('\n');
+            text
+        }
+    };
+    Ok(Outcome {
+        text,
+        completes: report.verdict.completes(),
+    })
+}
+
+fn report(args: &PlanArgs) -> Result<Report, String> {
+    if args.max_rounds == 0 {
+        return Err("--max-rounds: must be at least 1".into());
+    }
+    let source = source_name(&args.target);
+    let changed = input::object(&read_input(&args.target)?, &source)?;
+    let current = match &args.current {
+        Some(path) => Some(input::object_named(
+            &read_input(path)?,
+            &format!("--current {}", source_name(path)),
+            changed.kind(),
+            changed.name(),
+        )?),
+        None => None,
+    };
+    let (pods, revisions) = match &args.pods {
+        Some(path) => read_pods(path)?,
+        None => (Vec::new(), Vec::new()),
+    };
+    match (changed, current) {
+        (Planned::CloneSet(changed), current) => {
+            if args.matched_pods.is_some() {
+                return Err("--matched-pods: only for a SidecarSet; a CloneSet's pods come from its replicas".into());
+            }
+            let current = current.and_then(|c| match c {
+                Planned::CloneSet(c) => Some(*c),
+                Planned::SidecarSet(_) => None,
+            });
+            cloneset::plan(
+                *changed,
+                current,
+                pods,
+                revisions,
+                &args.never_ready,
+                args.max_rounds,
+            )
+        }
+        (Planned::SidecarSet(changed), current) => {
+            let current = current.and_then(|c| match c {
+                Planned::SidecarSet(c) => Some(*c),
+                Planned::CloneSet(_) => None,
+            });
+            sidecarset::plan(
+                *changed,
+                current,
+                pods,
+                args.matched_pods,
+                &args.never_ready,
+                args.max_rounds,
+            )
+        }
+    }
+}
+
+fn source_name(path: &Path) -> String {
+    if path == Path::new("-") {
+        "standard input".into()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// The pods and revisions of a file, or of every YAML/JSON file of a directory.
+fn read_pods(
+    path: &Path,
+) -> Result<
+    (
+        Vec<k8s_openapi::api::core::v1::Pod>,
+        Vec<k8s_openapi::api::apps::v1::ControllerRevision>,
+    ),
+    String,
+> {
+    let files = if path.is_dir() {
+        crate::source::dir::read_directory(path)
+            .map_err(|e| format!("--pods {}: {e}", path.display()))?
+    } else {
+        vec![(source_name(path), read_input(path)?)]
+    };
+    let mut documents = Vec::new();
+    for (name, text) in &files {
+        documents.extend(input::documents(text, name)?);
+    }
+    input::pods_and_revisions(documents, &format!("--pods {}", path.display()))
+}
