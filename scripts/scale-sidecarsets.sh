@@ -127,21 +127,7 @@ started=$(now)
   ${SERVE_ARGS:-} > "$work/serve.log" 2>&1 &
 pid=$!
 apiserver_pid=$(cat "$KUBE_LOCAL/run/kube-apiserver.pid")
-(
-  while kill -0 "$pid" 2>/dev/null; do
-    fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
-    rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
-    api_rss=$(awk '/VmRSS/ {print $2}' "/proc/$apiserver_pid/status" 2>/dev/null || echo 0)
-    renew=$(api "$API/apis/coordination.k8s.io/v1/namespaces/$NS/leases/kruise-webhook-controller" 2>/dev/null \
-      | jq -r '.spec.renewTime // ""' 2>/dev/null || true)
-    renew_s=$([ -n "$renew" ] && date -d "$renew" +%s.%N 2>/dev/null || echo "")
-    # CPU seconds so far (user + system) of the webhook and of the apiserver.
-    cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14 + $15) / hz}' "/proc/$pid/stat" 2>/dev/null || echo 0)
-    api_cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14 + $15) / hz}' "/proc/$apiserver_pid/stat" 2>/dev/null || echo 0)
-    echo "$(now) $fds $rss $api_rss ${renew_s:--} $cpu $api_cpu"
-    sleep 1
-  done
-) > "$work/samples" &
+scale_sampler "$pid" "$apiserver_pid" "$NS" > "$work/samples" &
 sampler=$!
 ready=
 for _ in $(seq 1 6000); do

@@ -113,3 +113,24 @@ mutate_pod_latency() {
     q = 0.99; i = int(NR * q); if (i < 1) i = 1; p99 = NR ? a[i] : "-"
     print NR, p50, p99 }' "$4/admission.ms"
 }
+
+# scale_sampler PID APISERVER_PID NS: every second while PID lives, one line "TIME FDS RSS_KIB APISERVER_RSS_KIB
+# RENEW_TIME CPU_S APISERVER_CPU_S": PID's open files and VmRSS, the apiserver's VmRSS, the renewTime (epoch
+# seconds, "-" when none) of the Lease NS/kruise-webhook-controller, and the CPU seconds (user + system) of both.
+scale_sampler() {
+  local fds rss api_rss renew renew_s cpu api_cpu hz
+  hz=$(getconf CLK_TCK)
+  while kill -0 "$1" 2>/dev/null; do
+    fds=$(ls "/proc/$1/fd" 2>/dev/null | wc -l)
+    rss=$(awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0)
+    api_rss=$(awk '/VmRSS/ {print $2}' "/proc/$2/status" 2>/dev/null || echo 0)
+    renew=$(curl -fsS --cacert "$P/ca.crt" --cert "$P/admin.crt" --key "$P/admin.key" \
+        "$API/apis/coordination.k8s.io/v1/namespaces/$3/leases/kruise-webhook-controller" 2>/dev/null \
+      | jq -r '.spec.renewTime // ""' 2>/dev/null || true)
+    renew_s=$([ -n "$renew" ] && date -d "$renew" +%s.%N 2>/dev/null || echo "")
+    cpu=$(awk -v hz="$hz" '{printf "%.1f", ($14 + $15) / hz}' "/proc/$1/stat" 2>/dev/null || echo 0)
+    api_cpu=$(awk -v hz="$hz" '{printf "%.1f", ($14 + $15) / hz}' "/proc/$2/stat" 2>/dev/null || echo 0)
+    echo "$(date +%s.%N) $fds $rss $api_rss ${renew_s:--} $cpu $api_cpu"
+    sleep 1
+  done
+}
