@@ -28,15 +28,23 @@ struct Args {
 }
 
 fn args() -> Result<Args, String> {
-    let mut parsed = Args { namespace: "default".into(), nodes: 1, concurrency: 64 };
+    let mut parsed = Args {
+        namespace: "default".into(),
+        nodes: 1,
+        concurrency: 64,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let value = it.next().ok_or(format!("{flag} needs a value"))?;
         match flag.as_str() {
             "--namespace" => parsed.namespace = value,
-            "--nodes" => parsed.nodes = value.parse().map_err(|e| format!("--nodes {value}: {e}"))?,
+            "--nodes" => {
+                parsed.nodes = value.parse().map_err(|e| format!("--nodes {value}: {e}"))?
+            }
             "--concurrency" => {
-                parsed.concurrency = value.parse().map_err(|e| format!("--concurrency {value}: {e}"))?
+                parsed.concurrency = value
+                    .parse()
+                    .map_err(|e| format!("--concurrency {value}: {e}"))?
             }
             other => return Err(format!("unknown flag {other}")),
         }
@@ -52,11 +60,16 @@ fn args() -> Result<Args, String> {
 enum Action {
     Remove,
     /// Bind to the node (when not bound yet), then write the status.
-    Report { bind_to: Option<String>, status: Value },
+    Report {
+        bind_to: Option<String>,
+        status: Value,
+    },
 }
 
 fn now() -> String {
-    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
 }
 
 /// The node a DaemonSet pod's required affinity names by `metadata.name`.
@@ -72,7 +85,9 @@ fn affinity_node(pod: &Value) -> Option<String> {
 
 fn spread_node(name: &str, nodes: u64) -> String {
     // FNV-1a: a stable spread of pod names over the nodes.
-    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    });
     format!("node-{}", hash % nodes)
 }
 
@@ -81,15 +96,22 @@ fn decide(pod: &Value, nodes: u64, now: &str) -> Option<Action> {
         return Some(Action::Remove);
     }
     let name = pod["metadata"]["name"].as_str()?;
-    let bound = pod["spec"]["nodeName"].as_str().is_some_and(|n| !n.is_empty());
+    let bound = pod["spec"]["nodeName"]
+        .as_str()
+        .is_some_and(|n| !n.is_empty());
     let empty = Vec::new();
-    let old = pod["status"]["containerStatuses"].as_array().unwrap_or(&empty);
+    let old = pod["status"]["containerStatuses"]
+        .as_array()
+        .unwrap_or(&empty);
     let statuses: Vec<Value> = pod["spec"]["containers"]
         .as_array()
         .unwrap_or(&empty)
         .iter()
         .map(|c| {
-            let (name, image) = (c["name"].as_str().unwrap_or(""), c["image"].as_str().unwrap_or(""));
+            let (name, image) = (
+                c["name"].as_str().unwrap_or(""),
+                c["image"].as_str().unwrap_or(""),
+            );
             let before = old.iter().find(|o| o["name"] == name);
             let restarts = match before {
                 None => 0,
@@ -103,27 +125,49 @@ fn decide(pod: &Value, nodes: u64, now: &str) -> Option<Action> {
         })
         .collect();
     let conditions = pod["status"]["conditions"].as_array().unwrap_or(&empty);
-    let condition_true = |kind: &str| conditions.iter().any(|c| c["type"] == kind && c["status"] == "True");
+    let condition_true = |kind: &str| {
+        conditions
+            .iter()
+            .any(|c| c["type"] == kind && c["status"] == "True")
+    };
     let ready = pod["spec"]["readinessGates"]
         .as_array()
         .unwrap_or(&empty)
         .iter()
         .all(|g| g["conditionType"].as_str().is_some_and(condition_true));
     let ready = if ready { "True" } else { "False" };
-    let wanted = [("PodScheduled", "True"), ("Initialized", "True"), ("ContainersReady", "True"), ("Ready", ready)];
+    let wanted = [
+        ("PodScheduled", "True"),
+        ("Initialized", "True"),
+        ("ContainersReady", "True"),
+        ("Ready", ready),
+    ];
     let brief = |list: &[Value]| {
         let mut b: Vec<_> = list
             .iter()
-            .map(|s| (s["name"].clone(), s["image"].clone(), s["ready"].clone(), s["restartCount"].clone()))
+            .map(|s| {
+                (
+                    s["name"].clone(),
+                    s["image"].clone(),
+                    s["ready"].clone(),
+                    s["restartCount"].clone(),
+                )
+            })
             .map(|t| format!("{t:?}"))
             .collect();
         b.sort();
         b
     };
-    let conditions_current = wanted
-        .iter()
-        .all(|(kind, status)| conditions.iter().any(|c| c["type"] == *kind && c["status"] == *status));
-    if bound && pod["status"]["phase"] == "Running" && brief(old) == brief(&statuses) && conditions_current {
+    let conditions_current = wanted.iter().all(|(kind, status)| {
+        conditions
+            .iter()
+            .any(|c| c["type"] == *kind && c["status"] == *status)
+    });
+    if bound
+        && pod["status"]["phase"] == "Running"
+        && brief(old) == brief(&statuses)
+        && conditions_current
+    {
         return None;
     }
     let conditions: Vec<Value> = wanted
@@ -147,19 +191,31 @@ fn decide(pod: &Value, nodes: u64, now: &str) -> Option<Action> {
 
 async fn act(pods: &Api<Pod>, name: &str, action: Action) -> Result<(), kube::Error> {
     match action {
-        Action::Remove => {
-            pods.delete(name, &DeleteParams { grace_period_seconds: Some(0), ..DeleteParams::default() })
-                .await
-                .map(drop)
-        }
+        Action::Remove => pods
+            .delete(
+                name,
+                &DeleteParams {
+                    grace_period_seconds: Some(0),
+                    ..DeleteParams::default()
+                },
+            )
+            .await
+            .map(drop),
         Action::Report { bind_to, status } => {
             if let Some(node) = bind_to {
                 let binding = json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
                                      "target": {"kind": "Node", "name": node}});
-                pods.create_subresource::<Value, Value>("binding", name, &PostParams::default(), &binding)
-                    .await?;
+                pods.create_subresource::<Value, Value>(
+                    "binding",
+                    name,
+                    &PostParams::default(),
+                    &binding,
+                )
+                .await?;
             }
-            pods.patch_status(name, &PatchParams::default(), &Patch::Strategic(status)).await.map(drop)
+            pods.patch_status(name, &PatchParams::default(), &Patch::Strategic(status))
+                .await
+                .map(drop)
         }
     }
 }
@@ -180,7 +236,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             _ => continue,
         };
         let value = serde_json::to_value(&pod)?;
-        let Some(action) = decide(&value, args.nodes, &now()) else { continue };
+        let Some(action) = decide(&value, args.nodes, &now()) else {
+            continue;
+        };
         let name = pod.metadata.name.clone().unwrap_or_default();
         {
             let mut flights = in_flight.lock().expect("in-flight map");
@@ -211,7 +269,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 };
                 if stale {
                     action = match pods.get_opt(&name).await {
-                        Ok(Some(pod)) => serde_json::to_value(&pod).ok().and_then(|v| decide(&v, nodes, &now())),
+                        Ok(Some(pod)) => serde_json::to_value(&pod)
+                            .ok()
+                            .and_then(|v| decide(&v, nodes, &now())),
                         _ => None,
                     };
                     if action.is_none() {
