@@ -29,6 +29,8 @@
 #      (target/release/kruise-webhook), KUBELET (target/release/examples/standin-kubelet), KEEP=1 keeps the logs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/scale.sh
+. scripts/lib/scale.sh
 NODES=${NODES:-2000} PODS=${PODS:-20000} DAEMONSETS=${DAEMONSETS:-2} REPLICAS=${REPLICAS:-100}
 SIDECARSETS=${SIDECARSETS:-50000} MATCHING=${MATCHING:-300} IDLE_SECS=${IDLE_SECS:-300}
 CONVERGE_SECS=${CONVERGE_SECS:-1800} REQUESTS=${REQUESTS:-2000} LOAD_PODS=${LOAD_PODS:-500}
@@ -53,26 +55,18 @@ pid="" kubelet_pid="" sampler=""
 cleanup() {
   for p in $sampler $kubelet_pid $pid; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  scripts/kube-local/stop.sh >/dev/null 2>&1 || true
-  if [ "${KEEP:-0}" = 1 ]; then echo "work directory: $work"; else rm -rf "$work"; fi
+  scale_apiserver_stop "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-FRESH=1 WITH_KCM=0 scripts/kube-local/start.sh >/dev/null
-export KUBECONFIG=$KUBE_LOCAL/kubeconfig
-P=$KUBE_LOCAL/pki
-API=https://127.0.0.1:$APISERVER_PORT
-# shellcheck source=scripts/lib/scale.sh
-. scripts/lib/scale.sh
+scale_apiserver_start
 api() { curl -fsS --cacert "$P/ca.crt" --cert "$P/admin.crt" --key "$P/admin.key" "$@"; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN {printf "%.1f", b - a}'; }
 cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$1/stat"; }
 requests_total() { api "$API/metrics" | awk '/^apiserver_request_total[{ ]/ {s += $NF} END {printf "%d", s}'; }
 
-kubectl kustomize deploy/crds/ | kubectl apply -f - >/dev/null
-kubectl wait --for=condition=Established --timeout=60s crd --all >/dev/null
 kubectl create namespace "$NS" >/dev/null
 kubectl create namespace "$BENCH" >/dev/null
 kubectl label namespace "$BENCH" scale.kruise.io/bench=yes >/dev/null

@@ -15,6 +15,8 @@
 # KEEP=1 keeps the logs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/scale.sh
+. scripts/lib/scale.sh
 N=${N:-5000}
 SETTLE_SECS=${SETTLE_SECS:-30}
 binary=${BINARY:-target/release/kruise-webhook}
@@ -27,20 +29,12 @@ export APISERVER_PORT=${APISERVER_PORT:-36443} ETCD_PORT=${ETCD_PORT:-32379} ETC
 pid=""
 cleanup() {
   [ -z "$pid" ] || { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
-  scripts/kube-local/stop.sh >/dev/null 2>&1 || true
-  if [ "${KEEP:-0}" = 1 ]; then echo "work directory: $work"; else rm -rf "$work"; fi
+  scale_apiserver_stop "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-FRESH=1 WITH_KCM=0 scripts/kube-local/start.sh >/dev/null
-export KUBECONFIG=$KUBE_LOCAL/kubeconfig
-P=$KUBE_LOCAL/pki
-API=https://127.0.0.1:$APISERVER_PORT
-# shellcheck source=scripts/lib/scale.sh
-. scripts/lib/scale.sh
-kubectl kustomize deploy/crds/ | kubectl apply -f - >/dev/null
-kubectl wait --for=condition=Established --timeout=60s crd --all >/dev/null
+scale_apiserver_start
 kubectl apply -f deploy/namespace.yaml >/dev/null
 kubectl create namespace bench >/dev/null
 kubectl apply -f - >/dev/null <<'EOF'

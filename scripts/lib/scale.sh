@@ -1,5 +1,21 @@
 # Pieces shared by the scale scripts (scale-sidecarsets.sh, scale-daemonset-nodes.sh, scale-cluster.sh), which
-# source it after setting API (the apiserver's URL) and P (its pki directory with ca.crt, admin.crt, admin.key).
+# source it; the functions read API (the apiserver's URL) and P (its pki directory with ca.crt, admin.crt, admin.key).
+
+# scale_apiserver_start: a fresh kube-apiserver in KUBE_LOCAL (on the environment's ports, no controller-manager);
+# sets KUBECONFIG, P and API, and applies the CRDs.
+scale_apiserver_start() {
+  FRESH=1 WITH_KCM=0 scripts/kube-local/start.sh >/dev/null
+  export KUBECONFIG=$KUBE_LOCAL/kubeconfig
+  P=$KUBE_LOCAL/pki
+  API=https://127.0.0.1:$APISERVER_PORT
+  kubectl kustomize deploy/crds/ | kubectl apply -f - >/dev/null
+  kubectl wait --for=condition=Established --timeout=60s crd --all >/dev/null
+}
+# scale_apiserver_stop WORK: the apiserver stopped; WORK removed unless KEEP=1.
+scale_apiserver_stop() {
+  scripts/kube-local/stop.sh >/dev/null 2>&1 || true
+  if [ "${KEEP:-0}" = 1 ]; then echo "work directory: $1"; else rm -rf "$1"; fi
+}
 
 # scale_nodes N DIR: N Nodes shaped like a kubelet's (node-0 … node-N-1; node-0 carries the label
 # bench.kruise.io/daemon=yes), created straight through the apiserver by parallel HTTP/2 curl; the bodies and
