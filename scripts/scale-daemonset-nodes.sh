@@ -15,6 +15,8 @@
 # KEEP=1 keeps the logs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/scale.sh
+. scripts/lib/scale.sh
 N=${N:-5000}
 SETTLE_SECS=${SETTLE_SECS:-30}
 binary=${BINARY:-target/release/kruise-webhook}
@@ -27,18 +29,12 @@ export APISERVER_PORT=${APISERVER_PORT:-36443} ETCD_PORT=${ETCD_PORT:-32379} ETC
 pid=""
 cleanup() {
   [ -z "$pid" ] || { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
-  scripts/kube-local/stop.sh >/dev/null 2>&1 || true
-  if [ "${KEEP:-0}" = 1 ]; then echo "work directory: $work"; else rm -rf "$work"; fi
+  scale_apiserver_stop "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-FRESH=1 WITH_KCM=0 scripts/kube-local/start.sh >/dev/null
-export KUBECONFIG=$KUBE_LOCAL/kubeconfig
-P=$KUBE_LOCAL/pki
-API=https://127.0.0.1:$APISERVER_PORT
-kubectl kustomize deploy/crds/ | kubectl apply -f - >/dev/null
-kubectl wait --for=condition=Established --timeout=60s crd --all >/dev/null
+scale_apiserver_start
 kubectl apply -f deploy/namespace.yaml >/dev/null
 kubectl create namespace bench >/dev/null
 kubectl apply -f - >/dev/null <<'EOF'
@@ -77,67 +73,9 @@ measure() { # label desired
 }
 measure "no Nodes" 0
 
-# N Nodes, one of them (node-0) selected by the DaemonSet. A Node's status may be set on create.
-python3 - "$N" "$work/nodes" "$API" "$P" <<'EOF'
-import json, os, sys
-n, out, api, pki = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-os.makedirs(out)
-beat = "2026-11-27T12:00:00Z"
-def digest(i, j):
-    return ("%064x" % (i * 1000003 + j * 7919))[-64:]
-images = lambda i: [{"names": [f"registry.example.com/team-{j}/service-{j}@sha256:{digest(i % 7, j)}",
-                               f"registry.example.com/team-{j}/service-{j}:v1.{j}.{i % 3}"],
-                     "sizeBytes": 10_000_000 + j * 1_234_567} for j in range(20)]
-condition = lambda t, s, reason, message: {"type": t, "status": s, "lastHeartbeatTime": beat,
-    "lastTransitionTime": "2026-11-20T08:00:00Z", "reason": reason, "message": message}
-with open(os.path.join(out, "curl.conf"), "w") as conf:
-    for i in range(n):
-        name = f"node-{i}"
-        labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-                  "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
-                  "node.kubernetes.io/instance-type": "m5.2xlarge",
-                  "topology.kubernetes.io/zone": f"zone-{i % 3}", "topology.kubernetes.io/region": "region-1"}
-        if i == 0:
-            labels["bench.kruise.io/daemon"] = "yes"
-        resources = {"cpu": "8", "memory": "32481628Ki", "pods": "110", "ephemeral-storage": "101430960Ki",
-                     "hugepages-1Gi": "0", "hugepages-2Mi": "0"}
-        node = {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": labels, "annotations": {
-                "node.alpha.kubernetes.io/ttl": "0",
-                "volumes.kubernetes.io/controller-managed-attach-detach": "true",
-                "csi.volume.kubernetes.io/nodeid": json.dumps({"ebs.csi.aws.com": f"i-{i:017x}"}),
-                "kubeadm.alpha.kubernetes.io/cri-socket": "unix:///run/containerd/containerd.sock"}},
-            "spec": {"podCIDR": f"10.{i // 256 % 256}.{i % 256}.0/24", "podCIDRs": [f"10.{i // 256 % 256}.{i % 256}.0/24"],
-                     "providerID": f"aws:///zone-{i % 3}/i-{i:017x}"},
-            "status": {"capacity": resources, "allocatable": dict(resources, cpu="7910m", memory="31330652Ki"),
-                "conditions": [
-                    condition("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
-                    condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-                    condition("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
-                    condition("NetworkUnavailable", "False", "RouteCreated", "RouteController created a route"),
-                    condition("Ready", "True", "KubeletReady", "kubelet is posting ready status. AppArmor enabled")],
-                "addresses": [{"type": "InternalIP", "address": f"172.20.{i // 256 % 256}.{i % 256}"},
-                              {"type": "Hostname", "address": name},
-                              {"type": "InternalDNS", "address": f"ip-172-20-{i // 256 % 256}-{i % 256}.internal"}],
-                "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
-                "nodeInfo": {"machineID": f"{i:032x}", "systemUUID": f"ec2{i:029x}", "bootID": f"{i * 31:032x}",
-                    "kernelVersion": "5.10.0-28-cloud-amd64", "osImage": "Debian GNU/Linux 11 (bullseye)",
-                    "containerRuntimeVersion": "containerd://1.6.20", "kubeletVersion": "v1.20.2",
-                    "kubeProxyVersion": "v1.20.2", "operatingSystem": "linux", "architecture": "amd64"},
-                "images": images(i)}}
-        body = os.path.join(out, f"{i}.json")
-        with open(body, "w") as f:
-            json.dump(node, f)
-        if i:
-            conf.write("next\n")
-        conf.write(f'url = "{api}/api/v1/nodes"\ncacert = "{pki}/ca.crt"\ncert = "{pki}/admin.crt"\n'
-                   f'key = "{pki}/admin.key"\nheader = "Content-Type: application/json"\noutput = "/dev/null"\n'
-                   f'write-out = "%{{http_code}}\\n"\ndata-binary = "@{body}"\n')
-EOF
+# N Nodes, one of them (node-0) selected by the DaemonSet.
 t0=$SECONDS
-# the status codes alone on stdout: curl's parallel progress meter goes to stderr, even with -s
-curl -sS --parallel --parallel-max 16 --http2 -K "$work/nodes/curl.conf" > "$work/nodes/codes" 2> "$work/nodes/curl.err" || true
-created=$(grep -c '^201$' "$work/nodes/codes" || true)
+created=$(scale_nodes "$N" "$work/nodes")
 size=$(curl -fsS --cacert "$P/ca.crt" --cert "$P/admin.crt" --key "$P/admin.key" "$API/api/v1/nodes/node-1" | wc -c)
 echo "created $created of $N Nodes in $((SECONDS - t0)) s; one as stored: $size bytes of JSON (managedFields included)"
 [ "$created" = "$N" ] || { sort "$work/nodes/codes" | uniq -c | head -5; tail -c 300 "$work/nodes/curl.err"; exit 1; }

@@ -47,6 +47,8 @@ cleanup() {
   [ "${KEEP:-0}" = 1 ] && echo "work directory: $work" || rm -rf "$work"
 }
 trap cleanup EXIT
+# shellcheck source=scripts/lib/scale.sh
+. scripts/lib/scale.sh
 api() { curl -fsS --cacert "$P/ca.crt" --cert "$P/admin.crt" --key "$P/admin.key" "$@"; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN {printf "%.1f", b - a}'; }
@@ -60,19 +62,7 @@ kubectl create namespace bench >/dev/null
 # over HTTP/2. Each set selects its own app label, all inject a container of the same name (the
 # conflict check's worst case for a name index: every set shares it).
 started=$(now)
-for part in $(seq 0 $((PARALLEL - 1))); do
-  awk -v n="$N" -v parts="$PARALLEL" -v part="$part" -v api="$API" -v p="$P" 'BEGIN {
-    for (i = part; i < n; i += parts) {
-      printf "url = \"%s/apis/apps.kruise.io/v1beta1/sidecarsets\"\n", api
-      printf "cacert = \"%s/ca.crt\"\ncert = \"%s/admin.crt\"\nkey = \"%s/admin.key\"\n", p, p, p
-      printf "header = \"Content-Type: application/json\"\noutput = \"/dev/null\"\nwrite-out = \"%%{http_code}\\n\"\n"
-      printf "data-binary = \"{\\\"apiVersion\\\":\\\"apps.kruise.io/v1beta1\\\",\\\"kind\\\":\\\"SidecarSet\\\",\\\"metadata\\\":{\\\"name\\\":\\\"scale-%d\\\"},\\\"spec\\\":{\\\"selector\\\":{\\\"matchLabels\\\":{\\\"app\\\":\\\"scale-%d\\\"}},\\\"containers\\\":[{\\\"name\\\":\\\"sidecar\\\",\\\"image\\\":\\\"busybox:1.36\\\"}]}}\"\n", i, i
-      if (i + parts < n) print "next"
-    }
-  }' > "$work/create-$part.conf"
-  curl -sS --parallel --parallel-max 16 --http2 -K "$work/create-$part.conf" > "$work/create-$part.codes" 2>&1 &
-done
-wait
+scale_sidecarsets "$N" "$PARALLEL" "$work"
 # SHARED sets selecting one pod, each with its own container (no conflict among them), and that
 # pod, created straight through the apiserver (no webhook registered, no node) as if all of them
 # had injected it, but with no hash of theirs (the sets carry hashes as the SidecarSet webhook
@@ -137,21 +127,7 @@ started=$(now)
   ${SERVE_ARGS:-} > "$work/serve.log" 2>&1 &
 pid=$!
 apiserver_pid=$(cat "$KUBE_LOCAL/run/kube-apiserver.pid")
-(
-  while kill -0 "$pid" 2>/dev/null; do
-    fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
-    rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
-    api_rss=$(awk '/VmRSS/ {print $2}' "/proc/$apiserver_pid/status" 2>/dev/null || echo 0)
-    renew=$(api "$API/apis/coordination.k8s.io/v1/namespaces/$NS/leases/kruise-webhook-controller" 2>/dev/null \
-      | jq -r '.spec.renewTime // ""' 2>/dev/null || true)
-    renew_s=$([ -n "$renew" ] && date -d "$renew" +%s.%N 2>/dev/null || echo "")
-    # CPU seconds so far (user + system) of the webhook and of the apiserver.
-    cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14 + $15) / hz}' "/proc/$pid/stat" 2>/dev/null || echo 0)
-    api_cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14 + $15) / hz}' "/proc/$apiserver_pid/stat" 2>/dev/null || echo 0)
-    echo "$(now) $fds $rss $api_rss ${renew_s:--} $cpu $api_cpu"
-    sleep 1
-  done
-) > "$work/samples" &
+scale_sampler "$pid" "$apiserver_pid" "$NS" > "$work/samples" &
 sampler=$!
 ready=
 for _ in $(seq 1 6000); do
@@ -162,21 +138,8 @@ done
 echo "ready after ${ready:-never} s"
 
 # --- admission: a pod no SidecarSet matches, REQUESTS reviews on one keep-alive connection.
-review=$(jq -c '.request.object.metadata.labels = {"app": "nothing-matches"}' tests/fixtures/pod-web-log-agent.json)
-{
-  for i in $(seq 1 "$REQUESTS"); do
-    printf 'url = "https://127.0.0.1:%s/mutate-pod"\noutput = "/dev/null"\n' "$webhook_port"
-    printf 'cacert = "%s/certs/ca.crt"\n' "$work"
-    printf 'max-time = 10\nwrite-out = "%%{http_code} %%{time_pretransfer} %%{time_total}\\n"\n'
-    printf 'header = "Content-Type: application/json"\ndata-binary = "@%s/review.json"\n' "$work"
-    [ "$i" -lt "$REQUESTS" ] && echo next
-  done
-} > "$work/admission.conf"
-printf '%s' "$review" > "$work/review.json"
-curl -sS -K "$work/admission.conf" 2>/dev/null \
-  | awk '$1 == 200 {printf "%.3f\n", ($3 - $2) * 1000}' | sort -n > "$work/admission.ms" || true
-percentile() { awk -v q="$1" '{a[NR] = $1} END {if (NR) {i = int(NR * q); if (i < 1) i = 1; print a[i]} else print "-"}' "$work/admission.ms"; }
-echo "/mutate-pod, a pod no set matches ($(wc -l < "$work/admission.ms") of $REQUESTS answered 200): p50 $(percentile 0.5) ms, p99 $(percentile 0.99) ms"
+read -r answered p50 p99 < <(mutate_pod_latency "$REQUESTS" "$webhook_port" "$work/certs/ca.crt" "$work")
+echo "/mutate-pod, a pod no set matches ($answered of $REQUESTS answered 200): p50 $p50 ms, p99 $p99 ms"
 
 # --- status convergence: every SidecarSet's status observed at its generation, as the watch
 # started before `serve` saw it.
