@@ -25,6 +25,7 @@ pub mod migrate;
 pub mod nodeagent;
 pub mod open_files;
 pub mod podmarks;
+pub mod priority;
 pub mod rollout;
 pub mod server;
 pub mod signal;
