@@ -13,6 +13,8 @@
 #   keep-alive connection, curl's time_total - time_pretransfer);
 # - one pod that SHARED (100) further SidecarSets select, each injecting its own container: the
 #   entries of its SidecarSetUpgradable condition (one per set; lost = SHARED - entries);
+# - once every status is current (and the shared pod's entries are in): the CPU seconds of the
+#   webhook and the apiserver over IDLE_SECS with nothing changing, then /mutate-pod again;
 # - SIGTERM: seconds until the process exits (with its default --shutdown-delay);
 # - a restart: time to ready again, and the SidecarSet reconciles and controller requests of its
 #   first RESTART_SECS (statuses already current: no writes);
@@ -21,11 +23,11 @@
 #   flock /tmp/kruise-e2e.lock scripts/scale-sidecarsets.sh
 # Env: N (50000), SHARED (100), BINARY (target/release/kruise-webhook; build it first), CONVERGE_SECS (300; 0
 #      skips the wait, e.g. with SERVE_ARGS=--no-controller),
-#      RESTART_SECS (30; 0 skips the restart), REQUESTS (2000), PARALLEL (4 curl processes creating the SidecarSets), SERVE_ARGS (extra
+#      RESTART_SECS (30; 0 skips the restart), IDLE_SECS (60; 0 skips the idle figures), REQUESTS (2000), PARALLEL (4 curl processes creating the SidecarSets), SERVE_ARGS (extra
 #      flags for serve), KEEP=1 leaves the work directory (logs, samples) in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-N=${N:-50000} SHARED=${SHARED:-100} CONVERGE_SECS=${CONVERGE_SECS:-300} RESTART_SECS=${RESTART_SECS:-30} REQUESTS=${REQUESTS:-2000} PARALLEL=${PARALLEL:-4}
+N=${N:-50000} SHARED=${SHARED:-100} CONVERGE_SECS=${CONVERGE_SECS:-300} RESTART_SECS=${RESTART_SECS:-30} IDLE_SECS=${IDLE_SECS:-60} REQUESTS=${REQUESTS:-2000} PARALLEL=${PARALLEL:-4}
 export KUBE_LOCAL=${KUBE_LOCAL:-$HOME/.cache/kruise-webhook/kube-local}
 export APISERVER_PORT=${APISERVER_PORT:-16443} ETCD_PORT=${ETCD_PORT:-12379} ETCD_PEER_PORT=${ETCD_PEER_PORT:-12380}
 webhook_port=${E2E_WEBHOOK_PORT:-19443} admin_port=${E2E_ADMIN_PORT:-19090}
@@ -138,8 +140,12 @@ done
 echo "ready after ${ready:-never} s"
 
 # --- admission: a pod no SidecarSet matches, REQUESTS reviews on one keep-alive connection.
-read -r answered p50 p99 < <(mutate_pod_latency "$REQUESTS" "$webhook_port" "$work/certs/ca.crt" "$work")
-echo "/mutate-pod, a pod no set matches ($answered of $REQUESTS answered 200): p50 $p50 ms, p99 $p99 ms"
+admission() { # LABEL: REQUESTS reviews, their p50 and p99
+  local answered p50 p99
+  read -r answered p50 p99 < <(mutate_pod_latency "$REQUESTS" "$webhook_port" "$work/certs/ca.crt" "$work")
+  echo "/mutate-pod, a pod no set matches$1 ($answered of $REQUESTS answered 200): p50 $p50 ms, p99 $p99 ms"
+}
+admission ""
 
 # --- status convergence: every SidecarSet's status observed at its generation, as the watch
 # started before `serve` saw it.
@@ -182,6 +188,19 @@ if [ "$SHARED" -gt 0 ]; then
     sleep 2
   done
   echo "shared pod: $entries of $SHARED condition entries ($((SHARED - entries)) lost or not yet written, $(since "$started") s from start)"
+fi
+
+# --- idle: nothing changes any more (if the statuses converged); what the webhook and the
+# apiserver spend meanwhile, and admission with the controllers idle.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+if [ "$IDLE_SECS" -gt 0 ] && kill -0 "$pid" 2>/dev/null; then
+  hz=$(getconf CLK_TCK) webhook_idle=$(cpu_ticks "$pid") apiserver_idle=$(cpu_ticks "$apiserver_pid")
+  sleep "$IDLE_SECS"
+  awk -v w="$(( $(cpu_ticks "$pid") - webhook_idle ))" -v a="$(( $(cpu_ticks "$apiserver_pid") - apiserver_idle ))" \
+      -v hz="$hz" -v s="$IDLE_SECS" -v c="${converged_at:-}" 'BEGIN {
+    printf "idle %d s (%s): webhook %.2f CPU s (%.1f m), apiserver %.2f CPU s (%.1f m)\n", s,
+      (c == "" ? "statuses NOT converged" : "after convergence"), w / hz, w / hz / s * 1000, a / hz, a / hz / s * 1000 }'
+  admission " (controllers idle)"
 fi
 
 # --- SIGTERM

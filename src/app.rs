@@ -10,6 +10,8 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+mod runtimes;
+
 use crate::admin::{Probes, Readiness, admin_router, probe_router};
 use crate::admission::deletion::ClusterReads;
 use crate::admission::{AdmissionState, router};
@@ -204,13 +206,13 @@ fn certificate_files(args: &ServeArgs) -> Result<CertPaths, String> {
 
 /// The SidecarSets the pod webhook injects: watched in the cluster, a directory that is polled,
 /// or the embedded examples. A cluster source also starts the controllers (unless
-/// `--no-controller`), with clients of their own on the same cluster configuration; their task
-/// is returned so shutdown can wait for it.
+/// `--no-controller`), with clients of their own on the same cluster configuration, on a runtime
+/// of their own ([`Controllers`]); returned so shutdown can wait for them.
 fn sidecarset_source(
     args: &ServeArgs,
     source: StartSource,
     process: &Process,
-) -> (SharedCatalogue, Option<JoinHandle<()>>) {
+) -> (SharedCatalogue, Option<Controllers>) {
     match source {
         StartSource::Cluster(config, client) => {
             // The revision history, in the manager's namespace: resolved by the catalogue,
@@ -246,13 +248,13 @@ fn sidecarset_source(
             let tap: watch::SidecarSetTap = Box::new(move |event| writer.apply(event));
             let catalogue = cluster_catalogue(client, Some(tap), history, Some(refusals), process);
             // A child token: a failing controller stops itself, never the webhooks.
-            let controllers = spawn_controller(
+            let controllers = spawn_controllers(
                 *config,
                 controller_config,
                 process.readiness.clone(),
                 process.terminating.child_token(),
             );
-            (catalogue, Some(controllers))
+            (catalogue, controllers)
         }
         StartSource::Dir { directory, files } => (
             directory_catalogue(directory, files, args.reload_interval, process),
@@ -349,7 +351,7 @@ fn directory_catalogue(
 struct Servers {
     https: JoinHandle<std::io::Result<()>>,
     admin: JoinHandle<std::io::Result<()>>,
-    /// Where `https` runs (see [`admission_runtime`]); shut down once it has drained.
+    /// Where `https` runs (see [`runtimes::admission`]); shut down once it has drained.
     admission: tokio::runtime::Runtime,
 }
 
@@ -380,7 +382,7 @@ async fn start_servers(
         ..ServeOptions::new(args.max_connections)
     };
     warn_if_open_files_below(options.max_connections + ADMIN_MAX_CONNECTIONS);
-    let admission = admission_runtime().map_err(|e| format!("admission runtime: {e}"))?;
+    let admission = runtimes::admission().map_err(|e| format!("admission runtime: {e}"))?;
     let deletion_reads = match cluster {
         Some(config) => {
             // Its connections are then served by the admission runtime, not the controllers'.
@@ -419,20 +421,6 @@ async fn start_servers(
     })
 }
 
-/// Worker threads of the admission runtime.
-const ADMISSION_THREADS: usize = 2;
-
-/// The runtime the webhook port runs on, apart from the one of the controllers and watches: an
-/// admission request never waits in a queue behind a reconcile, a list page being decoded or a
-/// burst of watch events; only the operating system shares the cores between them.
-fn admission_runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(ADMISSION_THREADS)
-        .thread_name("admission")
-        .enable_all()
-        .build()
-}
-
 /// Warns when the open-files limit (already raised to the hard limit) cannot hold the connection
 /// caps of both ports plus the process's own files and watches.
 fn warn_if_open_files_below(connections: usize) {
@@ -454,7 +442,7 @@ async fn shut_down(
     args: &ServeArgs,
     process: &Process,
     servers: Servers,
-    controllers: Option<JoinHandle<()>>,
+    controllers: Option<Controllers>,
 ) -> Result<(), String> {
     tracing::info!(
         shutdown_delay = ?args.shutdown_delay,
@@ -470,10 +458,11 @@ async fn shut_down(
     let admin_outcome = server_outcome(servers.admin.await);
     // The controllers finish their current writes and release the Lease before the process
     // exits; returning from here would cut them off.
-    if let Some(controllers) = controllers
-        && let Err(error) = controllers.await
-    {
-        tracing::error!(%error, "controller task failed");
+    if let Some(controllers) = controllers {
+        if let Err(error) = controllers.task.await {
+            tracing::error!(%error, "controller task failed");
+        }
+        controllers.runtime.shutdown_background();
     }
     https_outcome.and(admin_outcome)
 }
@@ -526,19 +515,47 @@ async fn spawn_external_bundle_check(
 /// The leader-elected controllers, beside the webhooks: every replica serves admission, the
 /// Lease holder also drives rollouts and barriers. A controller failure is logged and fails
 /// `/livez`: the webhooks keep serving until the kubelet restarts the process, which runs the
-/// controllers again.
-fn spawn_controller(
+/// controllers again. `None` (and `/livez` failing) when they cannot start at all.
+fn spawn_controllers(
     kube_config: kube::Config,
     config: crate::controller::ControllerConfig,
     readiness: Arc<Readiness>,
     shutdown: CancellationToken,
-) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        if let Err(error) = crate::controller::run(kube_config, config, shutdown).await {
+) -> Option<Controllers> {
+    let stopped = |error: String| {
+        tracing::error!(%error, "controllers stopped");
+        readiness.set_controllers_stopped(error);
+    };
+    let runtime = match runtimes::controllers() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            stopped(format!("controller runtime: {error}"));
+            return None;
+        }
+    };
+    // The election's thread starts from this one, at the process's priority, not the
+    // controllers' lower one.
+    let started = match crate::controller::start(kube_config, config) {
+        Ok(started) => started,
+        Err(error) => {
+            stopped(error.to_string());
+            return None;
+        }
+    };
+    let task = runtime.spawn(async move {
+        if let Err(error) = started.run(shutdown).await {
             tracing::error!(%error, "controllers stopped");
             readiness.set_controllers_stopped(error.to_string());
         }
-    })
+    });
+    Some(Controllers { task, runtime })
+}
+
+/// The controllers' task and the runtime it runs on.
+struct Controllers {
+    task: JoinHandle<()>,
+    /// See [`runtimes::controllers`]; shut down once the task has ended.
+    runtime: tokio::runtime::Runtime,
 }
 
 /// The controllers' configuration for `serve`: the Lease in the service namespace, the flags'

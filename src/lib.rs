@@ -26,6 +26,7 @@ pub mod nodeagent;
 pub mod open_files;
 pub mod plan;
 pub mod podmarks;
+pub mod priority;
 pub mod rollout;
 pub mod server;
 pub mod signal;

@@ -27,6 +27,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "cli",
             "signal",
             "open_files",
+            "priority",
         ],
     ),
     (

@@ -108,6 +108,23 @@ pub async fn run(
     config: ControllerConfig,
     shutdown: CancellationToken,
 ) -> Result<(), ControllerError> {
+    start(kube_config, config)?.run(shutdown).await
+}
+
+/// The election started, the controllers not yet: [`Started::run`] runs them.
+pub struct Started {
+    kube_config: kube::Config,
+    config: ControllerConfig,
+    election: leader::ElectionThread,
+}
+
+/// Starts the leader election on its own thread. The thread starts with the calling thread's
+/// priority: `serve` calls this from a thread of normal priority and then runs the controllers on
+/// threads of a lower one, so a renewal never waits behind them.
+pub fn start(
+    kube_config: kube::Config,
+    config: ControllerConfig,
+) -> Result<Started, ControllerError> {
     let kube_config = with_user_agent(kube_config, &config.lease.identity);
     let lease_client_config = kube_config.clone();
     let election = leader::spawn(
@@ -116,71 +133,87 @@ pub async fn run(
         config.lease_health.clone(),
         config.metrics.controllers.clone(),
     )?;
-    let mut config = config;
-    if config.sidecarsets && config.sidecarset_feed.is_none() {
-        let client = kube::Client::try_from(kube_config.clone())?;
-        let reporter = sidecarset_reporter(&client, &config);
-        let namespace = config.lease.namespace.clone();
-        let feed = sidecarset::spawn_own_feed(client, reporter, &namespace, shutdown.clone());
-        config.sidecarset_feed = Some(feed);
-    }
-    let mut leading = election.leading.clone();
-    let metrics = config.metrics.controllers.clone();
-    let budget = ApiBudget::new(&config.limits, metrics.clone());
-    let mut outcome = Ok(());
-    loop {
-        tokio::select! {
-            () = shutdown.cancelled() => break,
-            changed = leading.wait_for(|l| *l) => if changed.is_err() { break },
+    Ok(Started {
+        kube_config,
+        config,
+        election,
+    })
+}
+
+impl Started {
+    /// The controllers while this replica leads, until `shutdown`; then the Lease is released.
+    pub async fn run(self, shutdown: CancellationToken) -> Result<(), ControllerError> {
+        let Started {
+            kube_config,
+            config,
+            election,
+        } = self;
+        let mut config = config;
+        if config.sidecarsets && config.sidecarset_feed.is_none() {
+            let client = kube::Client::try_from(kube_config.clone())?;
+            let reporter = sidecarset_reporter(&client, &config);
+            let namespace = config.lease.namespace.clone();
+            let feed = sidecarset::spawn_own_feed(client, reporter, &namespace, shutdown.clone());
+            config.sidecarset_feed = Some(feed);
         }
-        tracing::info!(
-            identity = config.lease.identity,
-            "leading: starting controllers"
-        );
-        metrics.set_leading(true);
-        // Ends with the term: the client refuses every request from then on.
-        let end = shutdown.child_token();
-        let client = match budget.client(kube_config.clone(), end.clone()) {
-            Ok(client) => client,
-            Err(error) => {
-                outcome = Err(error.into());
-                break;
+        let mut leading = election.leading.clone();
+        let metrics = config.metrics.controllers.clone();
+        let budget = ApiBudget::new(&config.limits, metrics.clone());
+        let mut outcome = Ok(());
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => break,
+                changed = leading.wait_for(|l| *l) => if changed.is_err() { break },
             }
-        };
-        let term = Term::new(
-            client,
-            config.limits,
-            config.lease.identity.clone(),
-            metrics.clone(),
-            end.clone(),
-        );
-        let controllers = tokio::spawn(run_term(term, config.clone()));
-        tokio::select! {
-            () = shutdown.cancelled() => {}
-            _ = leading.wait_for(|l| !*l) => {
-                if !shutdown.is_cancelled() {
-                    tracing::warn!(identity = config.lease.identity, "lost the lease: stopping controllers");
+            tracing::info!(
+                identity = config.lease.identity,
+                "leading: starting controllers"
+            );
+            metrics.set_leading(true);
+            // Ends with the term: the client refuses every request from then on.
+            let end = shutdown.child_token();
+            let client = match budget.client(kube_config.clone(), end.clone()) {
+                Ok(client) => client,
+                Err(error) => {
+                    outcome = Err(error.into());
+                    break;
+                }
+            };
+            let term = Term::new(
+                client,
+                config.limits,
+                config.lease.identity.clone(),
+                metrics.clone(),
+                end.clone(),
+            );
+            let controllers = tokio::spawn(run_term(term, config.clone()));
+            tokio::select! {
+                () = shutdown.cancelled() => {}
+                _ = leading.wait_for(|l| !*l) => {
+                    if !shutdown.is_cancelled() {
+                        tracing::warn!(identity = config.lease.identity, "lost the lease: stopping controllers");
+                    }
                 }
             }
-        }
-        end.cancel();
-        // Within the stop grace of the term's end (runtime::STOP_GRACE).
-        match controllers.await {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => {
-                outcome = Err(error);
-                shutdown.cancel();
+            end.cancel();
+            // Within the stop grace of the term's end (runtime::STOP_GRACE).
+            match controllers.await {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => {
+                    outcome = Err(error);
+                    shutdown.cancel();
+                }
+                Err(error) => tracing::error!(%error, "controllers panicked"),
             }
-            Err(error) => tracing::error!(%error, "controllers panicked"),
+            metrics.set_leading(false);
+            if shutdown.is_cancelled() {
+                break;
+            }
         }
-        metrics.set_leading(false);
-        if shutdown.is_cancelled() {
-            break;
-        }
+        // The controllers are stopped; the election releases the lease on its way out.
+        election.stop().await;
+        outcome
     }
-    // The controllers are stopped; the election releases the lease on its way out.
-    election.stop().await;
-    outcome
 }
 
 /// `kube_config` whose requests name this replica in their `User-Agent`
