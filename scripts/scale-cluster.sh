@@ -120,22 +120,29 @@ stop_serve() {
   pid=""
 }
 
-# Every workload's and every matching SidecarSet's status current: prints how many are not (0 when all are).
+# Every workload's and every matching SidecarSet's status current: prints "<kind> <name>" of each
+# that is not, then "listed" once per kind whose list answered.
+not_current_list() {
+  kubectl get clonesets.v1alpha1.apps.kruise.io -n "$BENCH" -o json | jq -r '(.items[] | select(
+    .status.observedGeneration != .metadata.generation or .status.updatedReplicas != .spec.replicas
+    or .status.readyReplicas != .spec.replicas or .status.updatedReadyReplicas != .spec.replicas)
+    | "CloneSet \(.metadata.name)"), "listed"'
+  kubectl get statefulsets.v1beta1.apps.kruise.io -n "$BENCH" -o json | jq -r '(.items[] | select(
+    .status.observedGeneration != .metadata.generation or .status.updatedReplicas != .spec.replicas
+    or .status.readyReplicas != .spec.replicas or .status.currentRevision != .status.updateRevision)
+    | "StatefulSet \(.metadata.name)"), "listed"'
+  kubectl get daemonsets.v1beta1.apps.kruise.io -n "$BENCH" -o json | jq -r --argjson n "$NODES" '(.items[] | select(
+    .status.observedGeneration != .metadata.generation or .status.desiredNumberScheduled != $n
+    or .status.updatedNumberScheduled != $n or .status.numberReady != $n)
+    | "DaemonSet \(.metadata.name)"), "listed"'
+  kubectl get sidecarsets.v1beta1.apps.kruise.io -l scale.kruise.io/matching=yes -o json | jq -r '(.items[] | select(
+    .status.observedGeneration != .metadata.generation or (.status.matchedPods // 0) == 0
+    or .status.updatedPods != .status.matchedPods or .status.updatedReadyPods != .status.matchedPods)
+    | "SidecarSet \(.metadata.name)"), "listed"'
+}
+# How many are not current (0 when all are; "?" when a list failed).
 not_current() {
-  {
-    kubectl get clonesets.v1alpha1.apps.kruise.io -n "$BENCH" -o json | jq '[.items[] | select(
-      .status.observedGeneration != .metadata.generation or .status.updatedReplicas != .spec.replicas
-      or .status.readyReplicas != .spec.replicas or .status.updatedReadyReplicas != .spec.replicas)] | length'
-    kubectl get statefulsets.v1beta1.apps.kruise.io -n "$BENCH" -o json | jq '[.items[] | select(
-      .status.observedGeneration != .metadata.generation or .status.updatedReplicas != .spec.replicas
-      or .status.readyReplicas != .spec.replicas or .status.currentRevision != .status.updateRevision)] | length'
-    kubectl get daemonsets.v1beta1.apps.kruise.io -n "$BENCH" -o json | jq --argjson n "$NODES" '[.items[] | select(
-      .status.observedGeneration != .metadata.generation or .status.desiredNumberScheduled != $n
-      or .status.updatedNumberScheduled != $n or .status.numberReady != $n)] | length'
-    kubectl get sidecarsets.v1beta1.apps.kruise.io -l scale.kruise.io/matching=yes -o json | jq '[.items[] | select(
-      .status.observedGeneration != .metadata.generation or (.status.matchedPods // 0) == 0
-      or .status.updatedPods != .status.matchedPods or .status.updatedReadyPods != .status.matchedPods)] | length'
-  } | awk '{s += $1; n++} END {print (n == 4 ? s : "?")}' # a list that failed answers "?"
+  not_current_list 2>/dev/null | awk '$0 == "listed" {n++; next} {s++} END {print (n == 4 ? s + 0 : "?")}'
 }
 until_current() { # prints the seconds it took, or "never (N left)"
   local t0 left deadline=$((SECONDS + CONVERGE_SECS))
@@ -143,7 +150,10 @@ until_current() { # prints the seconds it took, or "never (N left)"
   while :; do
     left=$(not_current 2>/dev/null || echo "?")
     [ "$left" = 0 ] && { since "$t0"; return; }
-    [ $SECONDS -lt $deadline ] || { echo "never ($left left after $CONVERGE_SECS s)"; return; }
+    if [ $SECONDS -ge $deadline ]; then
+      echo "never ($left left after $CONVERGE_SECS s: $(not_current_list 2>/dev/null | grep -v '^listed$' | head -5 | paste -sd, -))"
+      return
+    fi
     kill -0 "$pid" 2>/dev/null || { echo "never (serve exited)"; return; }
     sleep 2
   done
