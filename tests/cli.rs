@@ -6,6 +6,8 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+mod support;
+
 fn kruise_webhook() -> Command {
     Command::new(env!("CARGO_BIN_EXE_kruise-webhook"))
 }
@@ -132,28 +134,7 @@ fn serve_checks_flags_and_inputs_before_writing_anything() {
 /// Runs `kruise-webhook explain` with `args`, `stdin` on standard input; its exit status,
 /// standard output and standard error.
 fn explain(args: &[&str], stdin: &str) -> (ExitStatus, String, String) {
-    use std::io::Write as _;
-    let mut child = kruise_webhook()
-        .arg("explain")
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start kruise-webhook");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().expect("wait");
-    (
-        output.status,
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    support::run_with_stdin("explain", args, stdin)
 }
 
 const SHOP_POD: &str = "apiVersion: v1

@@ -2,10 +2,11 @@
 //! "5 % of six pods" SidecarSet round by round, what blocks, the exit codes (0 completes, 2 would
 //! not, 1 bad input), and errors that name what is wrong.
 
-use std::io::Write;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
 
 use serde_json::Value;
+
+mod support;
 
 const CART_NEW: &str = "tests/fixtures/plan/cart-nginx-1.26.yaml";
 const WORKLOADS: &str = "deploy/examples/workloads/workloads.yaml";
@@ -16,27 +17,7 @@ const PROXY_PAUSED: &str = "tests/fixtures/plan/proxy-paused.yaml";
 /// Runs `kruise-webhook plan` with `args`, `stdin` on standard input: its exit status, standard
 /// output and standard error.
 fn plan(args: &[&str], stdin: &str) -> (ExitStatus, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kruise-webhook"))
-        .arg("plan")
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn kruise-webhook");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status,
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    support::run_with_stdin("plan", args, stdin)
 }
 
 fn json(out: &str) -> Value {
