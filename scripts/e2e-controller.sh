@@ -473,10 +473,10 @@ kubelet_status web-0 ""
 for pod in "${PODS[@]:1}"; do kubelet_status "$pod" "*"; done
 
 # --- leader election --------------------------------------------------------------------------
-RUST_LOG=info KUBECONFIG=$SA_KUBECONFIG "$BIN" controller --namespace "$NS" --identity ctl-a > "$tmp/a.log" 2>&1 &
+KRUISE_WEBHOOK_LOG=info KUBECONFIG=$SA_KUBECONFIG "$BIN" controller --namespace "$NS" --identity ctl-a > "$tmp/a.log" 2>&1 &
 pid_a=$!
 wait_for 30 "controller a takes the Lease" sh -c "[ \"\$(kubectl get lease -n $NS kruise-webhook-controller -o jsonpath='{.spec.holderIdentity}')\" = ctl-a ]"
-RUST_LOG=info KUBECONFIG=$SA_KUBECONFIG "$BIN" controller --namespace "$NS" --identity ctl-b > "$tmp/b.log" 2>&1 &
+KRUISE_WEBHOOK_LOG=info KUBECONFIG=$SA_KUBECONFIG "$BIN" controller --namespace "$NS" --identity ctl-b > "$tmp/b.log" 2>&1 &
 pid_b=$!
 
 # --- barrier ----------------------------------------------------------------------------------
@@ -526,7 +526,7 @@ while [ $SECONDS -lt $deadline ]; do
     sleep 0.5
     read -r _ _ gap_specs _ killed_pod <<<"$(observe "$hash_v2" v2)"
     [ "$killed_pod" = - ] || killed_batches=$(batches_of "${killed_pod%%,*}")
-    RUST_LOG=info KUBECONFIG=$SA_KUBECONFIG "$BIN" controller --namespace "$NS" --identity ctl-c > "$tmp/c.log" 2>&1 &
+    KRUISE_WEBHOOK_LOG=info KUBECONFIG=$SA_KUBECONFIG "$BIN" controller --namespace "$NS" --identity ctl-c > "$tmp/c.log" 2>&1 &
     pid_c=$!
   elif [ "$killed" != 0 ] && [ -z "$takeover_ms" ]; then
     # Until c holds the Lease nobody may write a pod (the kubelet only writes status). The holder

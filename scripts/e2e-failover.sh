@@ -52,7 +52,7 @@ rep_n=0
 start_replica() {
   rep_n=$((rep_n + 1))
   local port=$((17500 + rep_n)) admin=$((17600 + rep_n))
-  POD_NAME=$1 RUST_LOG=${E2E_FAILOVER_RUST_LOG:-info} "$BIN" serve --kubeconfig "$CTL_KUBECONFIG" \
+  POD_NAME=$1 KRUISE_WEBHOOK_LOG=${E2E_FAILOVER_RUST_LOG:-info} "$BIN" serve --kubeconfig "$CTL_KUBECONFIG" \
     --listen "127.0.0.1:$port" --admin-listen "127.0.0.1:$admin" --cert-dir "$tmp/certs-$1" \
     --service-namespace "$NS" > "$tmp/ctl-$1.log" 2>&1 &
   rep_pid[$1]=$!

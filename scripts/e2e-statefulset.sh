@@ -60,7 +60,7 @@ helpers="$(declare -f sts status_of live_pods names_of settled owners owners_are
 # --- setup ------------------------------------------------------------------------------------
 apply_crds deploy/crds/statefulsets.apps.kruise.io.yaml
 e2e_namespace
-RUST_LOG=${E2E_STATEFULSET_RUST_LOG:-info} KUBECONFIG=$CTL_KUBECONFIG "$BIN" controller --namespace "$NS" --identity e2e-statefulset \
+KRUISE_WEBHOOK_LOG=${E2E_STATEFULSET_RUST_LOG:-info} KUBECONFIG=$CTL_KUBECONFIG "$BIN" controller --namespace "$NS" --identity e2e-statefulset \
   --no-sidecarsets --no-barriers --no-clonesets > "$tmp/ctl.log" 2>&1 &
 ctl_pid=$!
 
