@@ -108,12 +108,7 @@ impl World {
 
     /// What the shell does before planning: make the update revision exist.
     fn sync_revision(&mut self) -> String {
-        let collision = self
-            .set
-            .status
-            .as_ref()
-            .and_then(|s| s.collision_count)
-            .unwrap_or(0);
+        let collision = self.set.collision_count();
         revision::keep_update_revision(&self.set, &mut self.history, collision).unwrap()
     }
 

@@ -45,12 +45,7 @@ impl CloneSetWorld {
 
     /// What the shell does before planning: make the update revision exist; its name.
     pub fn sync_revision(&mut self) -> Result<String, SimulationError> {
-        let collision = self
-            .set
-            .status
-            .as_ref()
-            .and_then(|s| s.collision_count)
-            .unwrap_or(0);
+        let collision = self.set.collision_count();
         revision::keep_update_revision(&self.set, &mut self.history, collision)
             .map_err(|e| SimulationError::Planner(e.to_string()))
     }
