@@ -291,7 +291,7 @@ hwm=$(awk '/^VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status")
 stop_serve
 
 # --- the table
-row() { printf '%-44s %-22s %s\n' "$@"; }
+row() { printf '%-44s %-34s %s\n' "$@"; }
 echo
 echo "layout: $NODES Nodes, $pods pods ($clonesets CloneSets, $statefulsets StatefulSets of $REPLICAS; $DAEMONSETS DaemonSets), $SIDECARSETS SidecarSets ($MATCHING matching)"
 row figure measured target
