@@ -15,7 +15,8 @@
 # everything at once, is measured:
 # - time to /readyz 200; peak RSS (VmHWM) and RSS settled after convergence (VmRSS); peak open files;
 # - the Lease: the largest gap between renewals seen (sampled every second);
-# - CPU (utime + stime) over IDLE_SECS of idle after convergence, and /mutate-pod p50/p99 while idle;
+# - every SidecarSet's status current (observedGeneration, followed by one list and a watch), and then CPU
+#   (utime + stime) over IDLE_SECS of idle after that convergence, and /mutate-pod p50/p99 while idle;
 # - a rollout storm: every workload's image changed at once plus one SidecarSet (matching every CloneSet pod)
 #   changed: seconds until every status is current, the apiserver's requests meanwhile (apiserver_request_total),
 #   and /mutate-pod p50/p99 (REQUESTS reviews of a pod no SidecarSet matches, scale_sidecarsets.sh's method)
@@ -54,6 +55,7 @@ NS=kruise-system BENCH=bench
 pid="" kubelet_pid="" sampler=""
 cleanup() {
   for p in $sampler $kubelet_pid $pid; do kill "$p" 2>/dev/null || true; done
+  scale_status_watch_stop
   wait 2>/dev/null || true
   scale_apiserver_stop "$work"
 }
@@ -210,7 +212,12 @@ claims=$(kubectl get pvc -n "$BENCH" --no-headers 2>/dev/null | wc -l)
 echo "layout current after $layout s ($pods pods, $claims claims; $(since "$t0") s with the first serve's start)"
 stop_serve
 
-# --- the measured serve, over everything at once; samples of fds, RSS, the Lease and CPU every second.
+# --- the measured serve, over everything at once; samples of fds, RSS, the Lease and CPU every second. Every
+# SidecarSet's status followed from before it starts (scale_status_watch): the first serve may have stopped
+# before it wrote those of the sets no pod matches, and the idle window starts only once all are current.
+api "$API/apis/apps.kruise.io/v1beta1/sidecarsets?resourceVersion=0" > "$work/sidecarsets.json"
+scale_status_watch "$work/sidecarsets.json" "$work"
+rm "$work/sidecarsets.json"
 t0=$(now)
 apiserver_pid=$(cat "$KUBE_LOCAL/run/kube-apiserver.pid")
 launch_serve "$work/serve.log"
@@ -220,9 +227,19 @@ wait_ready "$work/serve.log"
 ready=$(since "$t0")
 echo "ready after $ready s"
 settled=$(until_current)
-echo "statuses current after the restart: $settled s"
+echo "workload and matching SidecarSet statuses current after the restart: $settled s"
+read -r sets_current sets_total sets_at < <(scale_statuses_current "$work" "$CONVERGE_SECS" "$pid")
+scale_status_watch_stop
+if [ "$sets_at" != - ]; then
+  every_set="all $sets_total, $(awk -v a="$t0" -v b="$sets_at" 'BEGIN {printf "%.1f", b - a}') s after the start"
+  idle_after="after convergence"
+else
+  every_set="$sets_current of $sets_total after the wait of $CONVERGE_SECS s"
+  idle_after="statuses NOT converged: $sets_current of $sets_total SidecarSets current"
+fi
+echo "every SidecarSet's status current: $every_set"
 
-# --- idle
+# --- idle, once every status is current
 cpu0=$(cpu_seconds "$pid") requests0=$(requests_total)
 sleep "$IDLE_SECS"
 idle_m=$(awk -v a="$cpu0" -v b="$(cpu_seconds "$pid")" -v s="$IDLE_SECS" 'BEGIN {printf "%.1f", (b - a) / s * 1000}')
@@ -230,7 +247,7 @@ idle_requests=$(( $(requests_total) - requests0 ))
 rss_settled=$(awk '/^VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status")
 mkdir "$work/idle"
 read -r idle_answered idle_p50 idle_p99 < <(mutate_pod_latency "$REQUESTS" "$webhook_port" "$work/certs/ca.crt" "$work/idle")
-echo "idle $IDLE_SECS s: CPU $idle_m m, $idle_requests apiserver requests, RSS $rss_settled MiB;" \
+echo "idle $IDLE_SECS s ($idle_after): CPU $idle_m m, $idle_requests apiserver requests, RSS $rss_settled MiB;" \
   "/mutate-pod p50 $idle_p50 ms p99 $idle_p99 ms ($idle_answered of $REQUESTS)"
 
 # --- the storm: every workload's image and match-0's at once, pods created beside it, reviews timed.
@@ -274,7 +291,7 @@ hwm=$(awk '/^VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status")
 stop_serve
 
 # --- the table
-row() { printf '%-44s %-22s %s\n' "$@"; }
+row() { printf '%-44s %-34s %s\n' "$@"; }
 echo
 echo "layout: $NODES Nodes, $pods pods ($clonesets CloneSets, $statefulsets StatefulSets of $REPLICAS; $DAEMONSETS DaemonSets), $SIDECARSETS SidecarSets ($MATCHING matching)"
 row figure measured target
@@ -283,6 +300,7 @@ row "peak RSS (VmHWM)" "$hwm MiB" "≤ 1024 MiB"
 row "settled RSS (VmRSS after convergence)" "$rss_settled MiB" "≤ 1024 MiB"
 row "open files (peak)" "$fds" "≤ 1000"
 row "largest Lease renewal gap" "$gap s" "≤ 10 s"
+row "every SidecarSet's status current" "$every_set" "all current"
 row "idle CPU over $IDLE_SECS s" "$idle_m m" "≤ 10 m"
 row "/mutate-pod p50 / p99 idle" "$idle_p50 / $idle_p99 ms" "p99 ≤ 2 ms"
 row "/mutate-pod p50 / p99 in the storm" "$storm_p50 / $storm_p99 ms" "p99 ≤ 2 ms"

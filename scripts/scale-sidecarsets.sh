@@ -40,17 +40,17 @@ FRESH=1 WITH_KCM=0 scripts/kube-local/start.sh >/dev/null
 export KUBECONFIG=$KUBE_LOCAL/kubeconfig
 P=$KUBE_LOCAL/pki
 API=https://127.0.0.1:$APISERVER_PORT
-work=$(mktemp -d) pid= sampler= status_watch=
+# shellcheck source=scripts/lib/scale.sh
+. scripts/lib/scale.sh
+work=$(mktemp -d) pid= sampler=
 cleanup() {
   [ -n "$sampler" ] && kill "$sampler" 2>/dev/null
-  [ -n "$status_watch" ] && pkill -P "$status_watch" 2>/dev/null
+  scale_status_watch_stop
   [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
   scripts/kube-local/stop.sh >/dev/null 2>&1 || true
   [ "${KEEP:-0}" = 1 ] && echo "work directory: $work" || rm -rf "$work"
 }
 trap cleanup EXIT
-# shellcheck source=scripts/lib/scale.sh
-. scripts/lib/scale.sh
 api() { curl -fsS --cacert "$P/ca.crt" --cert "$P/admin.crt" --key "$P/admin.key" "$@"; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN {printf "%.1f", b - a}'; }
@@ -107,20 +107,9 @@ listed_in=$(now)
 api "$API/apis/apps.kruise.io/v1beta1/sidecarsets?resourceVersion=0" > "$work/listed.json"
 echo "the apiserver's list from its watch cache alone: $(wc -c < "$work/listed.json") bytes in $(since "$listed_in") s"
 
-# --- every status written from now on, as a watch from that list sees it: the names of the
-# SidecarSets whose status is current, one line per event (counted unique).
-current_at() {
-  jq -r "$1"'select(.status.observedGeneration == .metadata.generation) | .metadata.name'
-}
-current_at '.items[] | ' < "$work/listed.json" > "$work/current"
-watch_rv=$(jq -r '.metadata.resourceVersion' "$work/listed.json")
+# --- every status written from now on, as a watch from that list sees it (scale_status_watch).
+scale_status_watch "$work/listed.json" "$work"
 rm "$work/listed.json"
-(
-  api -N "$API/apis/apps.kruise.io/v1beta1/sidecarsets?watch=1&resourceVersion=$watch_rv&timeoutSeconds=3600" 2>/dev/null \
-    | jq --unbuffered -r 'select(.type == "MODIFIED") | .object
-        | select(.status.observedGeneration == .metadata.generation) | .metadata.name' >> "$work/current"
-) 2>/dev/null &
-status_watch=$!
 
 # --- the webhook with its controllers; samples of fds, RSS and the Lease every second.
 started=$(now)
@@ -149,27 +138,16 @@ admission ""
 
 # --- status convergence: every SidecarSet's status observed at its generation, as the watch
 # started before `serve` saw it.
-converged_at= current=unknown deadline=$(( $(date +%s) + CONVERGE_SECS ))
-while [ "$CONVERGE_SECS" -gt 0 ]; do
-  current=$(sort -u "$work/current" | wc -l)
-  [ "$current" -ge "$created" ] && { converged_at=$(since "$started"); break; }
-  [ "$(date +%s)" -ge "$deadline" ] && break
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 1
-done
-pkill -P "$status_watch" 2>/dev/null || true
-wait "$status_watch" 2>/dev/null || true
-status_watch=
-# One list confirms what the watch counted.
-if [ -n "$converged_at" ]; then
-  listed=$(api "$API/apis/apps.kruise.io/v1beta1/sidecarsets?resourceVersion=0" \
-    | current_at '.items[] | ' | wc -l)
-  [ "$listed" -ge "$created" ] || { echo "the watch counted $current current, a list $listed" >&2; converged_at=; current=$listed; }
+converged_at= current=unknown total=$(cat "$work/total")
+if [ "$CONVERGE_SECS" -gt 0 ]; then
+  read -r current total at < <(scale_statuses_current "$work" "$CONVERGE_SECS" "$pid")
+  [ "$at" != - ] && converged_at=$(awk -v a="$started" -v b="$at" 'BEGIN {printf "%.1f", b - a}')
 fi
+scale_status_watch_stop
 if [ -n "$converged_at" ]; then
-  echo "status current: all $created SidecarSets, $converged_at s from start"
+  echo "status current: all $total SidecarSets, $converged_at s from start"
 else
-  echo "status current: $current of $created SidecarSets when the wait of $CONVERGE_SECS s ended ($(since "$started") s from start)"
+  echo "status current: $current of $total SidecarSets when the wait of $CONVERGE_SECS s ended ($(since "$started") s from start)"
 fi
 
 # --- the shared pod: one condition entry per set that selects it.

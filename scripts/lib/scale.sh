@@ -150,3 +150,54 @@ scale_sampler() {
     sleep 1
   done
 }
+
+# Whether every SidecarSet's status is current (status.observedGeneration == metadata.generation), followed from
+# one list and a watch: listing 50,000 sets every few seconds instead costs the apiserver more CPU than the status
+# writes it would measure.
+# scale_status_watch LISTED DIR: from LISTED (a file holding the apiserver's list of every SidecarSet), the names
+# of the current ones in DIR/current and the number of sets in DIR/total; then, in the background, a watch from
+# that list's resourceVersion appends the name of each set whose status becomes current. SCALE_STATUS_WATCH holds
+# the watch's pid until scale_statuses_current ends it.
+scale_status_watch() {
+  local rv
+  jq '.items | length' "$1" > "$2/total"
+  jq -r '.items[] | select(.status.observedGeneration == .metadata.generation) | .metadata.name' "$1" > "$2/current"
+  rv=$(jq -r '.metadata.resourceVersion' "$1")
+  (
+    curl -fsS -N --cacert "$P/ca.crt" --cert "$P/admin.crt" --key "$P/admin.key" \
+        "$API/apis/apps.kruise.io/v1beta1/sidecarsets?watch=1&resourceVersion=$rv&timeoutSeconds=3600" 2>/dev/null \
+      | jq --unbuffered -r 'select(.type == "MODIFIED") | .object
+          | select(.status.observedGeneration == .metadata.generation) | .metadata.name' >> "$2/current"
+  ) 2>/dev/null &
+  SCALE_STATUS_WATCH=$!
+}
+# scale_status_watch_stop: the watch scale_status_watch started ended (nothing when none runs).
+scale_status_watch_stop() {
+  [ -n "${SCALE_STATUS_WATCH:-}" ] || return 0
+  pkill -P "$SCALE_STATUS_WATCH" 2>/dev/null || true
+  wait "$SCALE_STATUS_WATCH" 2>/dev/null || true
+  SCALE_STATUS_WATCH=
+}
+# scale_statuses_current DIR SECS PID: waits until the watch of scale_status_watch has seen every set of DIR/total
+# current, at most SECS and while PID lives; ends the watch, then one list confirms. Prints "CURRENT TOTAL AT":
+# the sets current (by the list when the watch saw all, else by the watch), the sets listed at the start, and the
+# time (epoch seconds) the watch saw the last one, "-" when it did not.
+scale_statuses_current() {
+  local total current at=- deadline=$(( $(date +%s) + $2 ))
+  total=$(cat "$1/total")
+  while :; do
+    current=$(sort -u "$1/current" | wc -l)
+    [ "$current" -ge "$total" ] && { at=$(date +%s.%N); break; }
+    [ "$(date +%s)" -ge "$deadline" ] && break
+    kill -0 "$3" 2>/dev/null || break
+    sleep 1
+  done
+  scale_status_watch_stop
+  if [ "$at" != - ]; then
+    current=$(curl -fsS --cacert "$P/ca.crt" --cert "$P/admin.crt" --key "$P/admin.key" \
+        "$API/apis/apps.kruise.io/v1beta1/sidecarsets?resourceVersion=0" \
+      | jq '[.items[] | select(.status.observedGeneration == .metadata.generation)] | length')
+    [ "$current" -ge "$total" ] || at=-
+  fi
+  echo "$current $total $at"
+}

@@ -14,7 +14,7 @@ use super::upgrade::PodUpgrade;
 use crate::api::{SidecarSet, SidecarSetStatus};
 use crate::podmarks::PodView;
 
-/// When to look again while a rollout is moving and no event arrives.
+/// When to look again after a round wrote to pods, in case the cache lags behind the writes.
 pub const IN_FLIGHT_REQUEUE: Duration = Duration::from_secs(5);
 /// When to look again before the shared stores have listed everything once (a store looks empty
 /// before its first full list, which would report zero matched pods).
@@ -37,15 +37,19 @@ pub struct RoundActions {
     pub reset_idle: Vec<usize>,
     /// Pods to upgrade now, in upgrade order.
     pub upgrade: Vec<usize>,
-    /// Something other than the engine keeps the rollout moving.
-    moving: bool,
+    /// This round writes to pods (upgrades or resets): the next one looks at their outcome.
+    acting: bool,
 }
 
 impl RoundActions {
     /// When to look again, `None` to wait for a change. `engine_going`: some driven pod's
     /// update is still in flight after this round's steps.
+    ///
+    /// A rollout that waits on its pods (not yet ready, held by the budget, in need of a
+    /// recreate) waits for a change: every change of a pod it selects reconciles it again. A
+    /// timer there would look at every such set forever while nothing changes.
     pub fn requeue_after(&self, engine_going: bool) -> Option<Duration> {
-        (self.moving || engine_going).then_some(IN_FLIGHT_REQUEUE)
+        (self.acting || engine_going).then_some(IN_FLIGHT_REQUEUE)
     }
 }
 
@@ -76,19 +80,15 @@ pub fn round_actions<P: PodView>(
         |i| facts.get(i).is_some_and(|f| f.ready),
         held,
     );
-    let status = &plan.status;
-    let moving = !upgrade.is_empty()
-        || !plan.reset_idle.is_empty()
-        || (plan.halted.is_none() && status.updated_pods < status.matched_pods)
-        || status.updated_ready_pods.unwrap_or(0) < status.updated_pods;
+    let acting = !upgrade.is_empty() || !plan.reset_idle.is_empty();
     RoundActions {
-        status: (set.status.as_ref() != Some(status)).then(|| plan.status.clone()),
+        status: (set.status.as_ref() != Some(&plan.status)).then(|| plan.status.clone()),
         revision,
         drive,
         not_upgradable: plan.not_upgradable,
         reset_idle: plan.reset_idle,
         upgrade,
-        moving,
+        acting,
     }
 }
 

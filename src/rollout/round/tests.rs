@@ -119,12 +119,16 @@ fn a_budget_hold_of_everything_upgrades_nothing() {
         plan(status(2, 1, Some(1)), vec![facts(true, true); 2], vec![1]),
     );
     assert!(actions.upgrade.is_empty());
-    // Still moving: not every pod is updated yet.
-    assert_eq!(actions.requeue_after(false), Some(IN_FLIGHT_REQUEUE));
+    // The engine moving the held pod on looks again; nothing else does.
+    assert_eq!(actions.requeue_after(true), Some(IN_FLIGHT_REQUEUE));
+    assert_eq!(actions.requeue_after(false), None);
 }
 
+/// Only a round that writes to pods (or an engine still driving one) looks again on a timer; a
+/// rollout that waits on its pods waits for a change of them, so an idle process with thousands
+/// of such sets does nothing.
 #[test]
-fn the_round_looks_again_while_anything_moves() {
+fn the_round_looks_again_only_after_writing_to_pods() {
     let settled = |status, halted| {
         let mut plan = plan(status, vec![facts(true, true)], vec![]);
         plan.halted = halted;
@@ -133,12 +137,18 @@ fn the_round_looks_again_while_anything_moves() {
     let done = settled(status(1, 1, Some(1)), Some(Halt::Complete));
     assert_eq!(done.requeue_after(false), None);
     assert_eq!(done.requeue_after(true), Some(IN_FLIGHT_REQUEUE));
-    // Updated but not yet ready again.
+    // Updated but not yet ready again: the pod's readiness changing reconciles the set.
     let not_ready = settled(status(1, 1, None), Some(Halt::Complete));
-    assert_eq!(not_ready.requeue_after(false), Some(IN_FLIGHT_REQUEUE));
-    // Pods left to update, and nothing halts the rollout.
+    assert_eq!(not_ready.requeue_after(false), None);
+    // Pods left to update, none of them upgradable now (budget, readiness): the same.
     let waiting = settled(status(1, 0, None), None);
-    assert_eq!(waiting.requeue_after(false), Some(IN_FLIGHT_REQUEUE));
+    assert_eq!(waiting.requeue_after(false), None);
+    // A pod left to update that needs a recreate: its recreate reconciles the set.
+    let mut recreate = plan(status(1, 0, None), vec![facts(true, true)], vec![]);
+    recreate.not_upgradable = vec![0];
+    let recreate = round_actions(&mesh(None, None), &[pod(None, false)], recreate);
+    assert_eq!(recreate.not_upgradable, vec![0]);
+    assert_eq!(recreate.requeue_after(false), None);
     // Pods left to update, but the rollout is paused.
     let paused = settled(status(1, 0, None), Some(Halt::Paused));
     assert_eq!(paused.requeue_after(false), None);
