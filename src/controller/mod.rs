@@ -323,6 +323,11 @@ async fn run_term(term: Term, config: ControllerConfig) -> Result<(), Controller
             .sidecarset_feed
             .as_ref()
             .map_or_else(|| kube::runtime::reflector::store().0, |feed| feed.store()),
+        canaries: config
+            .sidecarset_feed
+            .as_ref()
+            .map(|feed| feed.canaries())
+            .unwrap_or_default(),
         told: Default::default(),
     });
     let end = term.end().clone();

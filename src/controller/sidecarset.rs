@@ -119,6 +119,8 @@ pub struct Context {
     pub revision_namespace: String,
     /// Every SidecarSet, as the controller's feed holds them (the safety net looks up canaries).
     pub sidecarsets: Store<Shared<SidecarSet>>,
+    /// Which of them are canaries of which set ([`feed::CanaryIndex`]).
+    pub canaries: feed::CanaryIndex,
     /// The pods the safety net told about ([`safety_net`]).
     pub told: safety_net::Told,
 }

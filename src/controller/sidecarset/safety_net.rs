@@ -51,12 +51,13 @@ pub(super) async fn check(
     namespaces: &BTreeMap<String, Labels>,
 ) -> Result<(), SidecarSetError> {
     let name = set.name();
-    let all = context.sidecarsets.state();
-    let canaries: Vec<&SidecarSet> = all
+    let held: Vec<Arc<Shared<SidecarSet>>> = context
+        .canaries
+        .canaries_of(name)
         .iter()
-        .map(|s| -> &SidecarSet { s })
-        .filter(|s| s.canary_base() == Some(name) && s.name() != name)
+        .filter_map(|canary| context.sidecarsets.get(&ObjectRef::new(canary)))
         .collect();
+    let canaries: Vec<&SidecarSet> = held.iter().map(|s| -> &SidecarSet { s }).collect();
     let verdict = missing_sidecars(set, &canaries, summaries, |ns| namespaces.get(ns))?;
     context
         .metrics

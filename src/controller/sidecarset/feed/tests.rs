@@ -174,3 +174,53 @@ fn only_changes_beyond_the_status_count() {
     assert!(changed_beyond_status(Some(&before), &labelled));
     assert!(changed_beyond_status(None, &before));
 }
+
+/// A set that is the canary of `base` (`"true"` canary annotation), or names it without being one.
+fn canary_of(name: &str, version: &str, base: &str, canary: bool) -> WatchedSidecarSet {
+    serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1beta1",
+        "kind": "SidecarSet",
+        "metadata": {"name": name, "resourceVersion": version, "generation": 1, "annotations": {
+            crate::api::keys::SIDECARSET_CANARY: if canary { "true" } else { "false" },
+            crate::api::keys::SIDECARSET_BASE: base,
+        }},
+        "spec": {"containers": [{"name": "proxy", "image": "v1"}]}
+    }))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn the_canary_index_follows_the_store_through_changes_deletions_and_relists() {
+    let (feed, mut writer, _) = test_feed();
+    let canaries = feed.canaries();
+    list(
+        &mut writer,
+        vec![
+            object("base", "1", "v1", None),
+            canary_of("c1", "2", "base", true),
+            canary_of("not-one", "3", "base", false),
+            canary_of("self", "4", "self", true),
+        ],
+    );
+    assert_eq!(canaries.canaries_of("base"), ["c1"]);
+    // A set named as its own base is no canary of itself.
+    assert!(canaries.canaries_of("self").is_empty());
+
+    writer.apply(&Event::Apply(canary_of("c2", "5", "base", true)));
+    assert_eq!(canaries.canaries_of("base"), ["c1", "c2"]);
+    // c1 moves to another base; c2 stops being a canary.
+    writer.apply(&Event::Apply(canary_of("c1", "6", "other", true)));
+    writer.apply(&Event::Apply(canary_of("c2", "7", "base", false)));
+    assert!(canaries.canaries_of("base").is_empty());
+    assert_eq!(canaries.canaries_of("other"), ["c1"]);
+    writer.apply(&Event::Delete(canary_of("c1", "8", "other", true)));
+    assert!(canaries.canaries_of("other").is_empty());
+
+    // A relist replaces everything once it is complete, as the store does.
+    writer.apply(&Event::Init);
+    writer.apply(&Event::InitApply(canary_of("c3", "9", "base", true)));
+    assert!(canaries.canaries_of("base").is_empty());
+    writer.apply(&Event::InitDone);
+    assert_eq!(canaries.canaries_of("base"), ["c3"]);
+    assert!(canaries.canaries_of("self").is_empty());
+}

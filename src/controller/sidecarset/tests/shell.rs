@@ -127,6 +127,7 @@ pub(super) fn context(client: kube::Client, pod: &Pod, set: &SidecarSet) -> Arc<
         revisions,
         revision_namespace: "kruise-system".into(),
         sidecarsets: store_of([Shared::from(set.clone())]).0,
+        canaries: Default::default(),
         told: Default::default(),
     })
 }
