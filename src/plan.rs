@@ -1,18 +1,22 @@
-//! `kruise-webhook plan`: what a change to a CloneSet or SidecarSet will do before it is applied.
+//! `kruise-webhook plan`: what a change to a CloneSet, Advanced StatefulSet, Advanced DaemonSet or
+//! SidecarSet will do before it is applied.
 //! The object's current state and pods (given, or made by the same planner from the current
 //! object) go into the simulated cluster ([`crate::workload::simulation`]); the kind's planner
 //! runs round by round over it, unchanged, and the rounds that change pods are reported with the
 //! end: finished, or blocked and why.
 //!
 //! - [`input`]: the objects read (files, standard input);
-//! - [`cloneset`], [`sidecarset`]: each kind's world and what blocks it;
+//! - [`cloneset`], [`statefulset`], [`daemonset`], [`sidecarset`]: each kind's world and what
+//!   blocks it; [`rounds`]: the round loop and the words they share;
 //! - [`report`]: what is reported; [`render`]: its text.
 
 pub mod cloneset;
 pub mod input;
 pub mod render;
 pub mod report;
+pub mod rounds;
 pub mod sidecarset;
+pub mod statefulset;
 
 use std::path::Path;
 
@@ -64,12 +68,10 @@ fn report(args: &PlanArgs) -> Result<Report, String> {
     };
     match (changed, current) {
         (Planned::CloneSet(changed), current) => {
-            if args.matched_pods.is_some() {
-                return Err("--matched-pods: only for a SidecarSet; a CloneSet's pods come from its replicas".into());
-            }
+            only_for_sidecarset(args, "a CloneSet's pods come from its replicas")?;
             let current = current.and_then(|c| match c {
                 Planned::CloneSet(c) => Some(*c),
-                Planned::SidecarSet(_) => None,
+                _ => None,
             });
             cloneset::plan(
                 *changed,
@@ -83,7 +85,7 @@ fn report(args: &PlanArgs) -> Result<Report, String> {
         (Planned::SidecarSet(changed), current) => {
             let current = current.and_then(|c| match c {
                 Planned::SidecarSet(c) => Some(*c),
-                Planned::CloneSet(_) => None,
+                _ => None,
             });
             sidecarset::plan(
                 *changed,
@@ -94,6 +96,30 @@ fn report(args: &PlanArgs) -> Result<Report, String> {
                 args.max_rounds,
             )
         }
+        (Planned::StatefulSet(changed), current) => {
+            only_for_sidecarset(args, "a StatefulSet's pods come from its replicas")?;
+            let current = current.and_then(|c| match c {
+                Planned::StatefulSet(c) => Some(*c),
+                _ => None,
+            });
+            statefulset::plan(
+                *changed,
+                current,
+                pods,
+                revisions,
+                &args.never_ready,
+                args.max_rounds,
+            )
+        }
+        (Planned::DaemonSet(_), _) => Err("a DaemonSet plan is not built yet".into()),
+    }
+}
+
+/// `--matched-pods` belongs to a SidecarSet: any other kind refuses it, saying why.
+fn only_for_sidecarset(args: &PlanArgs, why: &str) -> Result<(), String> {
+    match args.matched_pods {
+        Some(_) => Err(format!("--matched-pods: only for a SidecarSet; {why}")),
+        None => Ok(()),
     }
 }
 

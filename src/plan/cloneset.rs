@@ -9,9 +9,9 @@ use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;
 
 use super::report::{Report, Round, Verdict};
+use super::rounds;
 use crate::api::cloneset::CloneSet;
-use crate::cloneset::{Action, ListedPod, Plan, Purpose, Snapshot};
-use crate::workload::lifecycle::{PREPARING_DELETE, PREPARING_UPDATE};
+use crate::cloneset::{ListedPod, Plan, Snapshot};
 use crate::workload::simulation::{self, Cluster, Simulated, SimulationError};
 use crate::workload::{Workload, pod, readiness, revision};
 
@@ -143,28 +143,7 @@ impl Simulated for CloneSetWorld {
 
 /// What one CloneSet round did to pods.
 pub fn round_of(plan: &Plan, number: usize) -> Round {
-    let mut round = Round {
-        round: number,
-        ..Round::default()
-    };
-    for action in &plan.actions {
-        match action {
-            Action::CreatePod { pod: p, .. } => round.created.push(pod::name(p.as_ref()).into()),
-            Action::DeletePod { name } => round.deleted.push(name.clone()),
-            Action::WritePod {
-                before, purpose, ..
-            } => match purpose {
-                Purpose::InPlace { .. } => round.updated_in_place.push(pod::name(before).into()),
-                Purpose::Recreate { .. } => round.recreated.push(pod::name(before).into()),
-                Purpose::Refresh | Purpose::Lifecycle | Purpose::ScaleLifecycle => {}
-            },
-            Action::UpdatePod { .. }
-            | Action::CreatePvc { .. }
-            | Action::UpdatePvcOwners { .. }
-            | Action::Event(_) => {}
-        }
-    }
-    round
+    rounds::round_of(&plan.actions, number)
 }
 
 /// Runs `world` (already switched to the changed spec) round by round.
@@ -173,29 +152,12 @@ pub fn run(
     max_rounds: usize,
     never_ready: &[String],
 ) -> Result<(Vec<Round>, Verdict), SimulationError> {
-    world.cluster.stuck = never_ready.to_vec();
-    let mut rounds = Vec::new();
-    let mut settled = None;
-    for number in 1..=max_rounds {
-        let plan = simulation::round(world)?;
-        if CloneSetWorld::writes_nothing(&plan) {
-            match plan.requeue_after {
-                // The controller looks again after the time it asked for.
-                Some(wait) => simulation::wait_for(&mut world.cluster, wait),
-                None => {
-                    settled = Some(number - 1);
-                    break;
-                }
-            }
-            continue;
-        }
-        let mut round = round_of(&plan, number);
+    let (rounds, settled) = rounds::run(world, max_rounds, never_ready, |world, plan, number| {
+        let mut round = round_of(plan, number);
         let update = world.update_revision()?;
         (round.updated, round.total) = world.at_revision(&update);
-        if round.changed_pods() {
-            rounds.push(round);
-        }
-    }
+        Ok(round)
+    })?;
     let verdict = verdict(world, settled, max_rounds, never_ready)?;
     Ok((rounds, verdict))
 }
@@ -221,27 +183,18 @@ fn verdict(
             CloneSet::REVISIONS.pod_at(p.as_ref(), &update)
                 && pod::is_available(p.as_ref(), min_ready, now)
         });
-    let Some(rounds) = settled else {
-        let mut reasons = vec![format!(
-            "not settled after {max_rounds} rounds (--max-rounds): the controller still writes"
-        )];
-        reasons.extend(blockers(world, &update, never_ready));
-        return Ok(Verdict::Blocked {
-            rounds: max_rounds,
-            reasons,
-        });
-    };
-    if done {
-        return Ok(Verdict::Completes { rounds });
-    }
-    let mut reasons = blockers(world, &update, never_ready);
-    if reasons.is_empty() {
-        let (at, total) = world.at_revision(&update);
-        reasons.push(format!(
-            "the controller stops with {at} of {total} pods at revision {update} ({replicas} replicas wanted)"
-        ));
-    }
-    Ok(Verdict::Blocked { rounds, reasons })
+    let (at, total) = world.at_revision(&update);
+    Ok(rounds::verdict(
+        settled,
+        max_rounds,
+        done,
+        blockers(world, &update, never_ready),
+        || {
+            format!(
+                "the controller stops with {at} of {total} pods at revision {update} ({replicas} replicas wanted)"
+            )
+        },
+    ))
 }
 
 /// Why a settled CloneSet is short of its update revision: what its spec holds back and which
@@ -260,10 +213,7 @@ fn blockers(world: &CloneSetWorld, update: &str, never_ready: &[String]) -> Vec<
     if let Some(partition) = &strategy.partition
         && at < total
     {
-        let value = match partition {
-            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(n) => n.to_string(),
-            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(s) => s.clone(),
-        };
+        let value = rounds::int_or_string(partition);
         reasons.push(format!(
             "updateStrategy.partition {value} keeps {} of {total} pods at the current revision",
             total - at
@@ -278,34 +228,17 @@ fn blockers(world: &CloneSetWorld, update: &str, never_ready: &[String]) -> Vec<
         .filter(|p| pod::is_active(p.as_ref()))
     {
         let name = pod::name(p.as_ref());
-        match pod::lifecycle(p.as_ref()) {
-            PREPARING_UPDATE => reasons.push(format!(
-                "pod {name} waits in PreparingUpdate: the lifecycle.inPlaceUpdate hook is not released (its label or finalizer is still set)"
-            )),
-            PREPARING_DELETE => reasons.push(format!(
-                "pod {name} waits in PreparingDelete: the lifecycle.preDelete hook is not released (its label or finalizer is still set)"
-            )),
-            _ => {}
-        }
+        reasons.extend(rounds::hook_wait(p));
         if !pod::is_available(p.as_ref(), min_ready, now) {
-            let why = if never_ready.iter().any(|n| n == name) {
-                " (--never-ready)"
-            } else {
-                ""
-            };
             let budget = strategy
                 .max_unavailable
                 .as_ref()
-                .map_or("default 20%".to_string(), |m| match m {
-                    k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(n) => {
-                        n.to_string()
-                    }
-                    k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(s) => {
-                        s.clone()
-                    }
-                });
-            reasons.push(format!(
-                "pod {name} is not ready{why}: it counts against updateStrategy.maxUnavailable ({budget})"
+                .map_or("default 20%".to_string(), rounds::int_or_string);
+            reasons.push(rounds::not_ready(
+                name,
+                never_ready,
+                "updateStrategy.maxUnavailable",
+                &budget,
             ));
         }
     }

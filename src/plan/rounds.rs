@@ -1,0 +1,143 @@
+//! What every workload kind's plan shares: the loop that runs a world round by round and keeps
+//! the rounds that changed pods, what a round's pod actions were, the verdict, and the words of
+//! the blockers the kinds have in common (a hook not released, a pod not ready).
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::report::{Round, Verdict};
+use crate::workload::lifecycle::{PREPARING_DELETE, PREPARING_UPDATE};
+use crate::workload::simulation::{self, Simulated, SimulationError};
+use crate::workload::{Action, Purpose, pod};
+
+/// What one round's actions did to pods.
+pub fn round_of(actions: &[Action], number: usize) -> Round {
+    let mut round = Round {
+        round: number,
+        ..Round::default()
+    };
+    for action in actions {
+        match action {
+            Action::CreatePod { pod: p, .. } => round.created.push(pod::name(p.as_ref()).into()),
+            Action::DeletePod { name } => round.deleted.push(name.clone()),
+            Action::WritePod {
+                before, purpose, ..
+            } => match purpose {
+                Purpose::InPlace { .. } => round.updated_in_place.push(pod::name(before).into()),
+                Purpose::Recreate { .. } => round.recreated.push(pod::name(before).into()),
+                Purpose::Refresh | Purpose::Lifecycle | Purpose::ScaleLifecycle => {}
+            },
+            Action::UpdatePod { .. }
+            | Action::CreatePvc { .. }
+            | Action::UpdatePvcOwners { .. }
+            | Action::Event(_) => {}
+        }
+    }
+    round
+}
+
+/// Runs `world` (already switched to the changed spec) round by round, `never_ready` pods left
+/// alone by the kubelet: the rounds that changed pods (`describe` words each, with the world as
+/// the round left it) and the number of rounds before the one that wrote nothing, `None` when
+/// all `max_rounds` wrote or waited.
+pub fn run<S: Simulated>(
+    world: &mut S,
+    max_rounds: usize,
+    never_ready: &[String],
+    mut describe: impl FnMut(&mut S, &S::Plan, usize) -> Result<Round, SimulationError>,
+) -> Result<(Vec<Round>, Option<usize>), SimulationError> {
+    world.cluster().stuck = never_ready.to_vec();
+    let mut rounds = Vec::new();
+    for number in 1..=max_rounds {
+        let plan = simulation::round(world)?;
+        if S::writes_nothing(&plan) {
+            match S::requeue_after(&plan) {
+                // The controller looks again after the time it asked for.
+                Some(wait) => simulation::wait_for(world.cluster(), wait),
+                None => return Ok((rounds, Some(number - 1))),
+            }
+            continue;
+        }
+        let round = describe(world, &plan, number)?;
+        if round.changed_pods() {
+            rounds.push(round);
+        }
+    }
+    Ok((rounds, None))
+}
+
+/// The end of a run: complete when it settled `done`; otherwise blocked for `blockers`, or for
+/// `short` (where the controller stopped) when nothing names a cause.
+pub fn verdict(
+    settled: Option<usize>,
+    max_rounds: usize,
+    done: bool,
+    blockers: Vec<String>,
+    short: impl FnOnce() -> String,
+) -> Verdict {
+    let Some(rounds) = settled else {
+        let mut reasons = vec![format!(
+            "not settled after {max_rounds} rounds (--max-rounds): the controller still writes"
+        )];
+        reasons.extend(blockers);
+        return Verdict::Blocked {
+            rounds: max_rounds,
+            reasons,
+        };
+    };
+    if done {
+        return Verdict::Completes { rounds };
+    }
+    let mut reasons = blockers;
+    if reasons.is_empty() {
+        reasons.push(short());
+    }
+    Verdict::Blocked { rounds, reasons }
+}
+
+/// A pod held by a lifecycle hook, in words.
+pub fn hook_wait(p: &Pod) -> Option<String> {
+    let name = pod::name(p);
+    match pod::lifecycle(p) {
+        PREPARING_UPDATE => Some(format!(
+            "pod {name} waits in PreparingUpdate: the lifecycle.inPlaceUpdate hook is not released (its label or finalizer is still set)"
+        )),
+        PREPARING_DELETE => Some(format!(
+            "pod {name} waits in PreparingDelete: the lifecycle.preDelete hook is not released (its label or finalizer is still set)"
+        )),
+        _ => None,
+    }
+}
+
+/// A pod that is not ready, in words: what holds it (`--never-ready`) and the budget it uses
+/// (`field` at `budget`).
+pub fn not_ready(name: &str, never_ready: &[String], field: &str, budget: &str) -> String {
+    let why = if never_ready.iter().any(|n| n == name) {
+        " (--never-ready)"
+    } else {
+        ""
+    };
+    format!("pod {name} is not ready{why}: it counts against {field} ({budget})")
+}
+
+/// An int-or-percent field as written.
+pub fn int_or_string(value: &IntOrString) -> String {
+    match value {
+        IntOrString::Int(n) => n.to_string(),
+        IntOrString::String(s) => s.clone(),
+    }
+}
+
+/// The warnings of a round's events, as the controller words them.
+pub fn warnings(actions: &[Action]) -> Vec<String> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Event(e) if e.warning => Some(format!(
+                "the controller reports {}: {}",
+                e.reason, e.message
+            )),
+            _ => None,
+        })
+        .collect()
+}
