@@ -175,6 +175,22 @@ pub fn pods_and_revisions(
     Ok((pods, revisions))
 }
 
+/// The Nodes among `documents`; anything else is refused by name.
+pub fn nodes(
+    documents: Vec<Value>,
+    source: &str,
+) -> Result<Vec<k8s_openapi::api::core::v1::Node>, String> {
+    let mut nodes = Vec::new();
+    for (index, document) in documents.into_iter().enumerate() {
+        let at = format!("{source} (object {})", index + 1);
+        match kind_of(&document) {
+            "Node" => nodes.push(decode(document, &at)?),
+            other => return Err(format!("{at}: kind {other:?}: expected Nodes")),
+        }
+    }
+    Ok(nodes)
+}
+
 fn decode<T: serde::de::DeserializeOwned>(value: Value, at: &str) -> Result<T, String> {
     crate::source::dir::decode(value).map_err(|e| format!("{at}: {e}"))
 }

@@ -141,3 +141,23 @@ pub fn warnings(actions: &[Action]) -> Vec<String> {
         })
         .collect()
 }
+
+/// Moves each deleted pod whose place (`place`: its name, its node) a later round fills again to
+/// `recreated`.
+pub fn mark_recreated(rounds: &mut [Round], place: impl Fn(&str) -> &str) {
+    for index in 0..rounds.len() {
+        let (this, later) = rounds.split_at_mut(index + 1);
+        let round = &mut this[index];
+        let filled = |name: &String| {
+            later.iter().any(|r| {
+                r.created
+                    .iter()
+                    .chain(&r.surged)
+                    .any(|made| place(made) == place(name))
+            })
+        };
+        let (again, gone): (Vec<String>, Vec<String>) = round.deleted.drain(..).partition(filled);
+        round.deleted = gone;
+        round.recreated.extend(again);
+    }
+}

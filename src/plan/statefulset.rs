@@ -201,23 +201,9 @@ pub fn run(
             (round.updated, round.total) = world.at_revision(&update);
             Ok(round)
         })?;
-    mark_recreated(&mut rounds);
+    rounds::mark_recreated(&mut rounds, |name| name);
     let verdict = verdict(world, settled, max_rounds, never_ready)?;
     Ok((rounds, verdict))
-}
-
-/// Moves each deleted pod that a later round creates again to `recreated`.
-fn mark_recreated(rounds: &mut [Round]) {
-    for index in 0..rounds.len() {
-        let (this, later) = rounds.split_at_mut(index + 1);
-        let round = &mut this[index];
-        let (again, gone): (Vec<String>, Vec<String>) = round
-            .deleted
-            .drain(..)
-            .partition(|name| later.iter().any(|r| r.created.contains(name)));
-        round.deleted = gone;
-        round.recreated.extend(again);
-    }
 }
 
 fn verdict(
