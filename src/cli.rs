@@ -49,7 +49,7 @@ pub enum Command {
     /// SidecarSet whether it injects and why not, what it adds and from which revision, the
     /// container launch order, and which of the project's webhooks the namespace passes through.
     Explain(ExplainArgs),
-    /// Plan a CloneSet's or SidecarSet's rollout before applying it: the same planners run round
+    /// Plan a workload's or SidecarSet's rollout before applying it: the same planners run round
     /// by round over a simulated cluster; prints which pods each round updates, recreates,
     /// creates or deletes, what blocks, and whether it finishes (exit 0: it completes, 2: it
     /// would not, 1: bad input).
