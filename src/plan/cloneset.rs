@@ -12,7 +12,7 @@ use super::report::{Report, Round, Verdict};
 use super::rounds;
 use crate::api::cloneset::CloneSet;
 use crate::cloneset::{ListedPod, Plan, Snapshot};
-use crate::workload::simulation::{self, Cluster, Simulated, SimulationError};
+use crate::workload::simulation::{Cluster, Simulated, SimulationError};
 use crate::workload::{Workload, pod, readiness, revision};
 
 /// Where the simulated clock starts (seconds since the epoch): any fixed time will do.
@@ -113,23 +113,15 @@ impl Simulated for CloneSetWorld {
 
     fn apply(&mut self, plan: &Plan) -> Result<(), SimulationError> {
         self.cluster.apply_actions(&plan.actions)?;
-        if plan.write_status {
-            self.set.status = Some(plan.status.clone());
-        }
+        rounds::keep(plan, &mut self.set.status, &mut self.history);
         if let Some(kept) = &plan.extra.pods_to_delete {
             self.set.spec.scale_strategy.pods_to_delete = Some(kept.clone());
         }
-        self.history.retain(|r| {
-            r.metadata
-                .name
-                .as_ref()
-                .is_none_or(|name| !plan.revisions_to_delete.contains(name))
-        });
         Ok(())
     }
 
     fn writes_nothing(plan: &Plan) -> bool {
-        plan.actions.is_empty() && !plan.write_status
+        rounds::writes_nothing(plan)
     }
 
     fn requeue_after(plan: &Plan) -> Option<std::time::Duration> {
@@ -172,17 +164,13 @@ fn verdict(
     let replicas = usize::try_from(world.set.spec.replicas.unwrap_or(1)).unwrap_or(0);
     let now = world.now();
     let min_ready = world.set.spec.min_ready_seconds.unwrap_or(0);
-    let active: Vec<&Arc<Pod>> = world
-        .cluster
-        .pods
-        .iter()
-        .filter(|p| pod::is_active(p.as_ref()))
-        .collect();
-    let done = active.len() == replicas
-        && active.iter().all(|p| {
-            CloneSet::REVISIONS.pod_at(p.as_ref(), &update)
-                && pod::is_available(p.as_ref(), min_ready, now)
-        });
+    let done = rounds::all_updated(
+        world.cluster.pods.iter(),
+        replicas,
+        |p| CloneSet::REVISIONS.pod_at(p, &update),
+        min_ready,
+        now,
+    );
     let (at, total) = world.at_revision(&update);
     Ok(rounds::verdict(
         settled,
@@ -285,31 +273,17 @@ pub fn plan(
     }
     let mut world = CloneSetWorld::new(base, history);
     let start_revision = world.sync_revision().map_err(failed)?;
-    let start = if !pods.is_empty() {
-        let count = pods.len();
-        world.cluster.pods = pods
-            .into_iter()
-            .map(|mut p| {
-                p.metadata.resource_version = Some(world.cluster.next_version());
-                Arc::new(p)
-            })
-            .collect();
-        let (at, _) = world.at_revision(&start_revision);
-        format!("{count} pods given, {at} at the current revision {start_revision}")
-    } else if had_current {
-        // The current object's pods, made by the same planner and all Ready.
-        simulation::settle(&mut world, max_rounds)
-            .map_err(failed)?
-            .ok_or_else(|| {
-                format!("the current CloneSet {object} does not settle in {max_rounds} rounds")
-            })?;
-        let (at, total) = world.at_revision(&start_revision);
-        format!(
-            "no pods given: {total} pods of the current CloneSet, {at} Ready at its revision {start_revision}"
-        )
-    } else {
-        "no current object given: the CloneSet starts with no pods".to_string()
-    };
+    let start = rounds::start(
+        &mut world,
+        pods,
+        had_current,
+        ("CloneSet", &object),
+        max_rounds,
+        |world| {
+            let (at, total) = world.at_revision(&start_revision);
+            Ok((at, total, start_revision.clone()))
+        },
+    )?;
     world.change_to(&changed);
     let (rounds, verdict) = run(&mut world, max_rounds, never_ready).map_err(failed)?;
     Ok(Report {

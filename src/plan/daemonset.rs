@@ -21,7 +21,7 @@ use crate::daemonset::tolerations::{add_default_tolerations, tolerates};
 use crate::daemonset::{
     DaemonPod, FailedPodBackoff, NodeSummary, Plan, Snapshot, in_place, numbers,
 };
-use crate::workload::simulation::{self, Cluster, Simulated, SimulationError};
+use crate::workload::simulation::{Cluster, Simulated, SimulationError};
 use crate::workload::{Action, ListedPod, Workload, pod, readiness, revision};
 
 /// Where the simulated clock starts (seconds since the epoch): any fixed time will do.
@@ -223,32 +223,19 @@ impl Simulated for DaemonSetWorld {
         self.bind();
         self.remember_nodes();
         self.named = actions;
-        if plan.write_status {
-            self.set.status = Some(plan.status.clone());
-        }
+        rounds::keep(plan, &mut self.set.status, &mut self.history);
         let now = self.now();
         for key in &plan.extra.backoff {
             self.backoff.advance(key, now);
         }
-        self.history.retain(|r| {
-            r.metadata
-                .name
-                .as_ref()
-                .is_none_or(|name| !plan.revisions_to_delete.contains(name))
-        });
         if !Self::writes_nothing(plan) {
-            self.warnings = rounds::warnings(&plan.actions);
-            self.warnings.extend(
-                plan.error
-                    .iter()
-                    .map(|e| format!("the controller reports an error: {e}")),
-            );
+            self.warnings = rounds::reported(plan);
         }
         Ok(())
     }
 
     fn writes_nothing(plan: &Plan) -> bool {
-        plan.actions.is_empty() && !plan.write_status
+        rounds::writes_nothing(plan)
     }
 
     fn requeue_after(plan: &Plan) -> Option<std::time::Duration> {
@@ -463,33 +450,20 @@ pub fn plan(
     );
     world.set.status = None;
     let start_hash = world.update_hash().map_err(failed)?;
-    let start = if !pods.is_empty() {
-        let count = pods.len();
-        world.cluster.pods = pods
-            .into_iter()
-            .map(|mut p| {
-                p.metadata.resource_version = Some(world.cluster.next_version());
-                Arc::new(p)
-            })
-            .collect();
-        let (at, _) = world.at_revision(&start_hash);
-        format!("{nodes_given}; {count} pods given, {at} at the current revision {start_hash}")
-    } else if had_current {
-        // The current object's pods, made by the same planner and all Ready.
-        simulation::settle(&mut world, max_rounds)
-            .map_err(failed)?
-            .ok_or_else(|| {
-                format!("the current DaemonSet {object} does not settle in {max_rounds} rounds")
-            })?;
-        let (at, total) = world.at_revision(&start_hash);
-        format!(
-            "{nodes_given}; no pods given: {total} pods of the current DaemonSet, {at} Ready at its revision {start_hash}"
-        )
-    } else {
-        // Without a current object the changed one starts with no pods: nothing to run yet.
-        world.cluster.pods.clear();
-        format!("{nodes_given}; no current object given: the DaemonSet starts with no pods")
-    };
+    let start = rounds::start(
+        &mut world,
+        pods,
+        had_current,
+        ("DaemonSet", &object),
+        max_rounds,
+        |world| {
+            world.bind();
+            world.remember_nodes();
+            let (at, total) = world.at_revision(&start_hash);
+            Ok((at, total, start_hash.clone()))
+        },
+    )?;
+    let start = format!("{nodes_given}; {start}");
     world.warnings.clear();
     world.change_to(&changed);
     let (rounds, verdict) = run(&mut world, max_rounds, never_ready).map_err(failed)?;

@@ -2,13 +2,16 @@
 //! the rounds that changed pods, what a round's pod actions were, the verdict, and the words of
 //! the blockers the kinds have in common (a hook not released, a pod not ready).
 
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::report::{Round, Verdict};
 use crate::workload::lifecycle::{PREPARING_DELETE, PREPARING_UPDATE};
 use crate::workload::simulation::{self, Simulated, SimulationError};
-use crate::workload::{Action, Purpose, pod};
+use crate::workload::{Action, Plan as WorkloadPlan, Purpose, pod};
 
 /// What one round's actions did to pods.
 pub fn round_of(actions: &[Action], number: usize) -> Round {
@@ -160,4 +163,100 @@ pub fn mark_recreated(rounds: &mut [Round], place: impl Fn(&str) -> &str) {
         round.deleted = gone;
         round.recreated.extend(again);
     }
+}
+
+/// Whether a workload round writes nothing (the world has converged).
+pub fn writes_nothing<St, X>(plan: &WorkloadPlan<St, X>) -> bool {
+    plan.actions.is_empty() && !plan.write_status
+}
+
+/// What the shell writes of a workload round besides its pod actions: the status, and the
+/// history without the revisions the round deletes.
+pub fn keep<St: Clone, X>(
+    plan: &WorkloadPlan<St, X>,
+    status: &mut Option<St>,
+    history: &mut Vec<ControllerRevision>,
+) {
+    if plan.write_status {
+        *status = Some(plan.status.clone());
+    }
+    history.retain(|r| {
+        r.metadata
+            .name
+            .as_ref()
+            .is_none_or(|name| !plan.revisions_to_delete.contains(name))
+    });
+}
+
+/// What the controller reports of a round: its warnings and its error.
+pub fn reported<St, X>(plan: &WorkloadPlan<St, X>) -> Vec<String> {
+    let mut out = warnings(&plan.actions);
+    out.extend(
+        plan.error
+            .iter()
+            .map(|e| format!("the controller reports an error: {e}")),
+    );
+    out
+}
+
+/// Where a world starts: the `given` pods put in its cluster, else (with a current object) the
+/// pods its planner makes, settled and Ready, else none; in words. `progress` counts the pods at
+/// the current revision, of all, and names the revision.
+pub fn start<S: Simulated>(
+    world: &mut S,
+    given: Vec<Pod>,
+    had_current: bool,
+    (kind, object): (&str, &str),
+    max_rounds: usize,
+    progress: impl Fn(&mut S) -> Result<(usize, usize, String), SimulationError>,
+) -> Result<String, String> {
+    let failed = |e: SimulationError| format!("simulating {kind} {object}: {e}");
+    if !given.is_empty() {
+        let count = given.len();
+        let cluster = world.cluster();
+        cluster.pods = given
+            .into_iter()
+            .map(|mut p| {
+                p.metadata.resource_version = Some(cluster.next_version());
+                Arc::new(p)
+            })
+            .collect();
+        let (at, _, revision) = progress(world).map_err(failed)?;
+        return Ok(format!(
+            "{count} pods given, {at} at the current revision {revision}"
+        ));
+    }
+    if !had_current {
+        return Ok(format!(
+            "no current object given: the {kind} starts with no pods"
+        ));
+    }
+    // The current object's pods, made by the same planner and all Ready.
+    if simulation::settle(world, max_rounds)
+        .map_err(failed)?
+        .is_none()
+    {
+        return Err(format!(
+            "the current {kind} {object} does not settle in {max_rounds} rounds"
+        ));
+    }
+    let (at, total, revision) = progress(world).map_err(failed)?;
+    Ok(format!(
+        "no pods given: {total} pods of the current {kind}, {at} Ready at its revision {revision}"
+    ))
+}
+
+/// Whether `pods` are the `wanted` active pods, each `updated` and available.
+pub fn all_updated<'a>(
+    pods: impl Iterator<Item = &'a Arc<Pod>>,
+    wanted: usize,
+    updated: impl Fn(&Pod) -> bool,
+    min_ready_seconds: i32,
+    now: jiff::Timestamp,
+) -> bool {
+    let active: Vec<&Arc<Pod>> = pods.filter(|p| pod::is_active(p.as_ref())).collect();
+    active.len() == wanted
+        && active
+            .iter()
+            .all(|p| updated(p) && pod::is_available(p.as_ref(), min_ready_seconds, now))
 }

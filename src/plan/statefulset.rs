@@ -15,7 +15,7 @@ use super::rounds;
 use crate::api::statefulset::StatefulSet;
 use crate::statefulset::ordinals::{ReplicaRange, ordinal_of};
 use crate::statefulset::{Action, ListedPod, Plan, Snapshot};
-use crate::workload::simulation::{self, Cluster, Simulated, SimulationError};
+use crate::workload::simulation::{Cluster, Simulated, SimulationError};
 use crate::workload::{Workload, pod, readiness, revision};
 
 /// Where the simulated clock starts (seconds since the epoch): any fixed time will do.
@@ -154,28 +154,15 @@ impl Simulated for StatefulSetWorld {
         self.apply_claims(&plan.actions);
         self.cluster.apply_actions(&plan.actions)?;
         self.give_uids();
-        if plan.write_status {
-            self.set.status = Some(plan.status.clone());
-        }
-        self.history.retain(|r| {
-            r.metadata
-                .name
-                .as_ref()
-                .is_none_or(|name| !plan.revisions_to_delete.contains(name))
-        });
+        rounds::keep(plan, &mut self.set.status, &mut self.history);
         if !Self::writes_nothing(plan) {
-            self.warnings = rounds::warnings(&plan.actions);
-            self.warnings.extend(
-                plan.error
-                    .iter()
-                    .map(|e| format!("the controller reports an error: {e}")),
-            );
+            self.warnings = rounds::reported(plan);
         }
         Ok(())
     }
 
     fn writes_nothing(plan: &Plan) -> bool {
-        plan.actions.is_empty() && !plan.write_status
+        rounds::writes_nothing(plan)
     }
 
     fn requeue_after(plan: &Plan) -> Option<std::time::Duration> {
@@ -216,11 +203,13 @@ fn verdict(
     let replicas = usize::try_from(world.set.spec.replicas.unwrap_or(1)).unwrap_or(0);
     let now = world.now();
     let min_ready = world.set.min_ready_seconds();
-    let done = world.active().count() == replicas
-        && world.active().all(|p| {
-            StatefulSet::REVISIONS.pod_at(p.as_ref(), &update)
-                && pod::is_available(p.as_ref(), min_ready, now)
-        });
+    let done = rounds::all_updated(
+        world.cluster.pods.iter(),
+        replicas,
+        |p| StatefulSet::REVISIONS.pod_at(p, &update),
+        min_ready,
+        now,
+    );
     let (at, total) = world.at_revision(&update);
     Ok(rounds::verdict(
         settled,
@@ -356,32 +345,18 @@ pub fn plan(
     }
     let mut world = StatefulSetWorld::new(base, history);
     let start_revision = world.update_revision().map_err(failed)?;
-    let start = if !pods.is_empty() {
-        let count = pods.len();
-        world.cluster.pods = pods
-            .into_iter()
-            .map(|mut p| {
-                p.metadata.resource_version = Some(world.cluster.next_version());
-                Arc::new(p)
-            })
-            .collect();
-        world.give_uids();
-        let (at, _) = world.at_revision(&start_revision);
-        format!("{count} pods given, {at} at the current revision {start_revision}")
-    } else if had_current {
-        // The current object's pods, made by the same planner and all Ready.
-        simulation::settle(&mut world, max_rounds)
-            .map_err(failed)?
-            .ok_or_else(|| {
-                format!("the current StatefulSet {object} does not settle in {max_rounds} rounds")
-            })?;
-        let (at, total) = world.at_revision(&start_revision);
-        format!(
-            "no pods given: {total} pods of the current StatefulSet, {at} Ready at its revision {start_revision}"
-        )
-    } else {
-        "no current object given: the StatefulSet starts with no pods".to_string()
-    };
+    let start = rounds::start(
+        &mut world,
+        pods,
+        had_current,
+        ("StatefulSet", &object),
+        max_rounds,
+        |world| {
+            world.give_uids();
+            let (at, total) = world.at_revision(&start_revision);
+            Ok((at, total, start_revision.clone()))
+        },
+    )?;
     world.warnings.clear();
     world.change_to(&changed);
     let (rounds, verdict) = run(&mut world, max_rounds, never_ready).map_err(failed)?;

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::daemonset::node::{NodeTaint, TaintEffect};
 use crate::defaults::workload::default_daemonset;
+use crate::workload::simulation;
 
 fn daemonset(image: &str, rolling: &Value) -> DaemonSet {
     let mut set: DaemonSet = serde_json::from_value(json!({
@@ -125,7 +126,7 @@ fn a_pod_that_never_comes_up_holds_the_budget() {
     let report = change(
         json!({"maxUnavailable": 1}),
         plain_nodes(3),
-        &[new_pod.clone()],
+        std::slice::from_ref(&new_pod),
     );
     let reasons = reasons(&report);
     assert_eq!(reasons.len(), 1, "{reasons:?}");

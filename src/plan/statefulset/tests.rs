@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::defaults::workload::default_statefulset;
+use crate::workload::simulation;
 
 fn statefulset(replicas: i32, image: &str, policy: &str, rolling: &Value) -> StatefulSet {
     let mut set: StatefulSet = serde_json::from_value(json!({
