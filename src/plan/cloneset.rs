@@ -2,8 +2,6 @@
 //! readiness pass every shell runs after it, round by round, with what the shell does around
 //! them (the update revision made to exist, the status, `podsToDelete` and the history written).
 
-use std::sync::Arc;
-
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;
@@ -71,17 +69,7 @@ impl CloneSetWorld {
 
     /// Active pods, and how many of them are at `revision`.
     pub fn at_revision(&self, revision: &str) -> (usize, usize) {
-        let active: Vec<&Arc<Pod>> = self
-            .cluster
-            .pods
-            .iter()
-            .filter(|p| pod::is_active(p.as_ref()))
-            .collect();
-        let at = active
-            .iter()
-            .filter(|p| CloneSet::REVISIONS.pod_at(p.as_ref(), revision))
-            .count();
-        (at, active.len())
+        rounds::at_revision::<CloneSet>(&self.cluster.pods, revision)
     }
 }
 
@@ -162,26 +150,15 @@ fn verdict(
 ) -> Result<Verdict, SimulationError> {
     let update = world.update_revision()?;
     let replicas = usize::try_from(world.set.spec.replicas.unwrap_or(1)).unwrap_or(0);
-    let now = world.now();
-    let min_ready = world.set.spec.min_ready_seconds.unwrap_or(0);
-    let done = rounds::all_updated(
-        world.cluster.pods.iter(),
+    let blockers = blockers(world, &update, never_ready);
+    Ok(rounds::replicas_verdict(
+        &world.set,
         replicas,
-        |p| CloneSet::REVISIONS.pod_at(p, &update),
-        min_ready,
-        now,
-    );
-    let (at, total) = world.at_revision(&update);
-    Ok(rounds::verdict(
-        settled,
-        max_rounds,
-        done,
-        blockers(world, &update, never_ready),
-        || {
-            format!(
-                "the controller stops with {at} of {total} pods at revision {update} ({replicas} replicas wanted)"
-            )
-        },
+        &world.cluster.pods,
+        &update,
+        world.now(),
+        (settled, max_rounds),
+        blockers,
     ))
 }
 

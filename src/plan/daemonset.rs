@@ -107,11 +107,7 @@ impl DaemonSetWorld {
 
     /// Active pods, and how many of them carry `hash`.
     pub fn at_revision(&self, hash: &str) -> (usize, usize) {
-        let at = self
-            .active()
-            .filter(|p| DaemonSet::REVISIONS.pod_at(p.as_ref(), hash))
-            .count();
-        (at, self.active().count())
+        rounds::at_revision::<DaemonSet>(&self.cluster.pods, hash)
     }
 
     fn remember_nodes(&mut self) {

@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use super::report::{Round, Verdict};
 use crate::workload::lifecycle::{PREPARING_DELETE, PREPARING_UPDATE};
 use crate::workload::simulation::{self, Simulated, SimulationError};
-use crate::workload::{Action, Plan as WorkloadPlan, Purpose, pod};
+use crate::workload::{Action, Plan as WorkloadPlan, Purpose, Workload, pod};
 
 /// What one round's actions did to pods.
 pub fn round_of(actions: &[Action], number: usize) -> Round {
@@ -246,17 +246,37 @@ pub fn start<S: Simulated>(
     ))
 }
 
-/// Whether `pods` are the `wanted` active pods, each `updated` and available.
-pub fn all_updated<'a>(
-    pods: impl Iterator<Item = &'a Arc<Pod>>,
-    wanted: usize,
-    updated: impl Fn(&Pod) -> bool,
-    min_ready_seconds: i32,
+/// Active pods of kind `W`, and how many of them are at `revision`.
+pub fn at_revision<W: Workload>(pods: &[Arc<Pod>], revision: &str) -> (usize, usize) {
+    let active = pods.iter().filter(|p| pod::is_active(p.as_ref()));
+    let at = active
+        .clone()
+        .filter(|p| W::REVISIONS.pod_at(p.as_ref(), revision))
+        .count();
+    (at, active.count())
+}
+
+/// The end of a run of a workload that wants `replicas` pods: complete when it settled with
+/// exactly those, each at `update` and available (`set`'s `minReadySeconds`).
+pub fn replicas_verdict<W: Workload>(
+    set: &W,
+    replicas: usize,
+    pods: &[Arc<Pod>],
+    update: &str,
     now: jiff::Timestamp,
-) -> bool {
-    let active: Vec<&Arc<Pod>> = pods.filter(|p| pod::is_active(p.as_ref())).collect();
-    active.len() == wanted
-        && active
-            .iter()
-            .all(|p| updated(p) && pod::is_available(p.as_ref(), min_ready_seconds, now))
+    (settled, max_rounds): (Option<usize>, usize),
+    blockers: Vec<String>,
+) -> Verdict {
+    let min_ready = set.min_ready_seconds();
+    let active: Vec<&Arc<Pod>> = pods.iter().filter(|p| pod::is_active(p.as_ref())).collect();
+    let done = active.len() == replicas
+        && active.iter().all(|p| {
+            W::REVISIONS.pod_at(p.as_ref(), update) && pod::is_available(p.as_ref(), min_ready, now)
+        });
+    let (at, total) = at_revision::<W>(pods, update);
+    verdict(settled, max_rounds, done, blockers, || {
+        format!(
+            "the controller stops with {at} of {total} pods at revision {update} ({replicas} replicas wanted)"
+        )
+    })
 }

@@ -77,11 +77,7 @@ impl StatefulSetWorld {
 
     /// Active pods, and how many of them are at `revision`.
     pub fn at_revision(&self, revision: &str) -> (usize, usize) {
-        let at = self
-            .active()
-            .filter(|p| StatefulSet::REVISIONS.pod_at(p.as_ref(), revision))
-            .count();
-        (at, self.active().count())
+        rounds::at_revision::<StatefulSet>(&self.cluster.pods, revision)
     }
 
     /// The apiserver's side of the planner's PVC writes (the cluster keeps no PVCs).
@@ -201,26 +197,15 @@ fn verdict(
 ) -> Result<Verdict, SimulationError> {
     let update = world.update_revision()?;
     let replicas = usize::try_from(world.set.spec.replicas.unwrap_or(1)).unwrap_or(0);
-    let now = world.now();
-    let min_ready = world.set.min_ready_seconds();
-    let done = rounds::all_updated(
-        world.cluster.pods.iter(),
+    let blockers = blockers(world, &update, never_ready);
+    Ok(rounds::replicas_verdict(
+        &world.set,
         replicas,
-        |p| StatefulSet::REVISIONS.pod_at(p, &update),
-        min_ready,
-        now,
-    );
-    let (at, total) = world.at_revision(&update);
-    Ok(rounds::verdict(
-        settled,
-        max_rounds,
-        done,
-        blockers(world, &update, never_ready),
-        || {
-            format!(
-                "the controller stops with {at} of {total} pods at revision {update} ({replicas} replicas wanted)"
-            )
-        },
+        &world.cluster.pods,
+        &update,
+        world.now(),
+        (settled, max_rounds),
+        blockers,
     ))
 }
 
