@@ -280,3 +280,12 @@ pub fn replicas_verdict<W: Workload>(
         )
     })
 }
+
+/// `namespace/name` of a namespaced object, as the report names it.
+pub fn object_name(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or("default"),
+        meta.name.as_deref().unwrap_or("")
+    )
+}

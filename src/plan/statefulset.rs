@@ -316,11 +316,7 @@ pub fn plan(
     never_ready: &[String],
     max_rounds: usize,
 ) -> Result<Report, String> {
-    let object = format!(
-        "{}/{}",
-        changed.metadata.namespace.as_deref().unwrap_or("default"),
-        changed.metadata.name.as_deref().unwrap_or("")
-    );
+    let object = rounds::object_name(&changed.metadata);
     let failed = |e: SimulationError| format!("simulating StatefulSet {object}: {e}");
     let had_current = current.is_some();
     let mut base = current.unwrap_or_else(|| changed.clone());

@@ -106,6 +106,26 @@ fn a_pod_that_never_comes_up_holds_the_budget() {
 }
 
 #[test]
+fn ordered_ready_waits_on_the_ordinal_that_never_comes_up() {
+    let changed = statefulset(3, "img:v2", "OrderedReady", &json!({}));
+    let report = plan(
+        changed,
+        None,
+        Vec::new(),
+        Vec::new(),
+        &["web-0".to_string()],
+        100,
+    )
+    .unwrap();
+    assert_eq!(report.rounds.len(), 1, "{report:?}");
+    assert_eq!(report.rounds[0].created, ["web-0"]);
+    assert_eq!(
+        reasons(&report)[1],
+        "podManagementPolicy OrderedReady: the pods after web-0 are not made until it is ready"
+    );
+}
+
+#[test]
 fn reserved_ordinals_are_noted_and_skipped() {
     let mut changed = statefulset(3, "img:v2", "Parallel", &json!({}));
     changed.spec.reserve_ordinals = Some(vec![
