@@ -49,7 +49,7 @@ pub enum Command {
     /// SidecarSet whether it injects and why not, what it adds and from which revision, the
     /// container launch order, and which of the project's webhooks the namespace passes through.
     Explain(ExplainArgs),
-    /// Plan a CloneSet's or SidecarSet's rollout before applying it: the same planners run round
+    /// Plan a workload's or SidecarSet's rollout before applying it: the same planners run round
     /// by round over a simulated cluster; prints which pods each round updates, recreates,
     /// creates or deletes, what blocks, and whether it finishes (exit 0: it completes, 2: it
     /// would not, 1: bad input).
@@ -518,12 +518,13 @@ pub struct ExplainArgs {
 
 #[derive(Args, Debug)]
 pub struct PlanArgs {
-    /// The changed CloneSet or SidecarSet (YAML or JSON), `-` for standard input.
+    /// The changed CloneSet, Advanced StatefulSet, Advanced DaemonSet or SidecarSet (YAML or
+    /// JSON), `-` for standard input.
     pub target: PathBuf,
-    /// The object as it is now; without it a CloneSet starts with no pods.
+    /// The object as it is now; without it a workload starts with no pods.
     #[arg(long)]
     pub current: Option<PathBuf>,
-    /// The object's pods (and a CloneSet's ControllerRevisions): a file or a directory of
+    /// The object's pods (and a workload's ControllerRevisions): a file or a directory of
     /// YAML/JSON files. Without them the current object's pods are made, all Ready at its
     /// revision.
     #[arg(long)]
@@ -532,6 +533,13 @@ pub struct PlanArgs {
     /// its status.matchedPods).
     #[arg(long)]
     pub matched_pods: Option<usize>,
+    /// A DaemonSet: the Nodes its pods may run on, a file or a directory of YAML/JSON files.
+    #[arg(long)]
+    pub nodes: Option<PathBuf>,
+    /// A DaemonSet without --nodes: how many plain Ready, schedulable Nodes there are (named
+    /// node-0, node-1, …; default 3).
+    #[arg(long)]
+    pub node_count: Option<usize>,
     /// A pod the simulated kubelet never makes ready (repeatable): what if it does not come up.
     #[arg(long = "never-ready", value_name = "POD")]
     pub never_ready: Vec<String>,

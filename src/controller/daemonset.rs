@@ -32,12 +32,12 @@ use super::workload::{
 };
 use crate::api::cloneset::Lifecycle;
 use crate::api::daemonset::{DaemonSet, DaemonSetStatus};
-use crate::daemonset::daemon_pod::target_node;
+use crate::daemonset::daemon_pod::{name_creations, target_node};
 use crate::daemonset::events::DaemonSetWording;
 use crate::daemonset::{self as planner, DaemonPod, FailedPodBackoff, NodeSummary, PlanExtra};
 use crate::podmarks::PodView;
 use crate::workload::events::Wording;
-use crate::workload::{Action, ListedPod, PlanError, pod};
+use crate::workload::{ListedPod, PlanError, pod};
 
 pub use super::workload::Context;
 
@@ -265,25 +265,6 @@ fn daemon_pods(pods: &[ListedPod]) -> Vec<DaemonPod> {
             }
         })
         .collect()
-}
-
-/// The characters Kubernetes' `generateName` suffixes are made of.
-const NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-
-/// Gives each pod to create a name as `generateName` would (`<set>-<5 characters>`): the shell's
-/// expectations wait for the created pods by name.
-fn name_creations(actions: &mut [Action], rng: &mut fastrand::Rng) {
-    for action in actions {
-        if let Action::CreatePod { pod, .. } = action
-            && pod.metadata.name.is_none()
-        {
-            let prefix = pod.metadata.generate_name.clone().unwrap_or_default();
-            let suffix: String = (0..5)
-                .map(|_| char::from(NAME_ALPHABET[rng.usize(..NAME_ALPHABET.len())]))
-                .collect();
-            pod.metadata.name = Some(format!("{prefix}{suffix}"));
-        }
-    }
 }
 
 #[cfg(test)]

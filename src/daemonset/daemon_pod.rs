@@ -12,6 +12,7 @@ use super::affinity::NODE_NAME_FIELD;
 use super::tolerations::add_default_tolerations;
 use crate::api::daemonset::{DaemonSet, IN_PLACE_IF_POSSIBLE};
 use crate::api::keys;
+use crate::workload::Action;
 
 /// DaemonSet annotation of the pre-hash era: the template generation, kept on pods as a label.
 pub const TEMPLATE_GENERATION_ANNOTATION: &str = "deprecated.daemonset.template.generation";
@@ -163,6 +164,25 @@ pub fn target_node(pod: &Pod) -> Option<&str> {
     match requirement.values.as_deref() {
         Some([value]) => Some(value),
         _ => None,
+    }
+}
+
+/// The characters Kubernetes' `generateName` suffixes are made of.
+pub const NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+/// Gives each pod to create a name as `generateName` would (`<set>-<5 characters>`): the shell's
+/// expectations wait for the created pods by name, and `plan` reports them by name.
+pub fn name_creations(actions: &mut [Action], rng: &mut fastrand::Rng) {
+    for action in actions {
+        if let Action::CreatePod { pod, .. } = action
+            && pod.metadata.name.is_none()
+        {
+            let prefix = pod.metadata.generate_name.clone().unwrap_or_default();
+            let suffix: String = (0..5)
+                .map(|_| char::from(NAME_ALPHABET[rng.usize(..NAME_ALPHABET.len())]))
+                .collect();
+            pod.metadata.name = Some(format!("{prefix}{suffix}"));
+        }
     }
 }
 

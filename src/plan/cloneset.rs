@@ -2,17 +2,15 @@
 //! readiness pass every shell runs after it, round by round, with what the shell does around
 //! them (the update revision made to exist, the status, `podsToDelete` and the history written).
 
-use std::sync::Arc;
-
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;
 
 use super::report::{Report, Round, Verdict};
+use super::rounds;
 use crate::api::cloneset::CloneSet;
-use crate::cloneset::{Action, ListedPod, Plan, Purpose, Snapshot};
-use crate::workload::lifecycle::{PREPARING_DELETE, PREPARING_UPDATE};
-use crate::workload::simulation::{self, Cluster, Simulated, SimulationError};
+use crate::cloneset::{ListedPod, Plan, Snapshot};
+use crate::workload::simulation::{Cluster, Simulated, SimulationError};
 use crate::workload::{Workload, pod, readiness, revision};
 
 /// Where the simulated clock starts (seconds since the epoch): any fixed time will do.
@@ -66,17 +64,7 @@ impl CloneSetWorld {
 
     /// Active pods, and how many of them are at `revision`.
     pub fn at_revision(&self, revision: &str) -> (usize, usize) {
-        let active: Vec<&Arc<Pod>> = self
-            .cluster
-            .pods
-            .iter()
-            .filter(|p| pod::is_active(p.as_ref()))
-            .collect();
-        let at = active
-            .iter()
-            .filter(|p| CloneSet::REVISIONS.pod_at(p.as_ref(), revision))
-            .count();
-        (at, active.len())
+        rounds::at_revision::<CloneSet>(&self.cluster.pods, revision)
     }
 }
 
@@ -108,23 +96,15 @@ impl Simulated for CloneSetWorld {
 
     fn apply(&mut self, plan: &Plan) -> Result<(), SimulationError> {
         self.cluster.apply_actions(&plan.actions)?;
-        if plan.write_status {
-            self.set.status = Some(plan.status.clone());
-        }
+        rounds::keep(plan, &mut self.set.status, &mut self.history);
         if let Some(kept) = &plan.extra.pods_to_delete {
             self.set.spec.scale_strategy.pods_to_delete = Some(kept.clone());
         }
-        self.history.retain(|r| {
-            r.metadata
-                .name
-                .as_ref()
-                .is_none_or(|name| !plan.revisions_to_delete.contains(name))
-        });
         Ok(())
     }
 
     fn writes_nothing(plan: &Plan) -> bool {
-        plan.actions.is_empty() && !plan.write_status
+        rounds::writes_nothing(plan)
     }
 
     fn requeue_after(plan: &Plan) -> Option<std::time::Duration> {
@@ -138,28 +118,7 @@ impl Simulated for CloneSetWorld {
 
 /// What one CloneSet round did to pods.
 pub fn round_of(plan: &Plan, number: usize) -> Round {
-    let mut round = Round {
-        round: number,
-        ..Round::default()
-    };
-    for action in &plan.actions {
-        match action {
-            Action::CreatePod { pod: p, .. } => round.created.push(pod::name(p.as_ref()).into()),
-            Action::DeletePod { name } => round.deleted.push(name.clone()),
-            Action::WritePod {
-                before, purpose, ..
-            } => match purpose {
-                Purpose::InPlace { .. } => round.updated_in_place.push(pod::name(before).into()),
-                Purpose::Recreate { .. } => round.recreated.push(pod::name(before).into()),
-                Purpose::Refresh | Purpose::Lifecycle | Purpose::ScaleLifecycle => {}
-            },
-            Action::UpdatePod { .. }
-            | Action::CreatePvc { .. }
-            | Action::UpdatePvcOwners { .. }
-            | Action::Event(_) => {}
-        }
-    }
-    round
+    rounds::round_of(&plan.actions, number)
 }
 
 /// Runs `world` (already switched to the changed spec) round by round.
@@ -168,29 +127,12 @@ pub fn run(
     max_rounds: usize,
     never_ready: &[String],
 ) -> Result<(Vec<Round>, Verdict), SimulationError> {
-    world.cluster.stuck = never_ready.to_vec();
-    let mut rounds = Vec::new();
-    let mut settled = None;
-    for number in 1..=max_rounds {
-        let plan = simulation::round(world)?;
-        if CloneSetWorld::writes_nothing(&plan) {
-            match plan.requeue_after {
-                // The controller looks again after the time it asked for.
-                Some(wait) => simulation::wait_for(&mut world.cluster, wait),
-                None => {
-                    settled = Some(number - 1);
-                    break;
-                }
-            }
-            continue;
-        }
-        let mut round = round_of(&plan, number);
+    let (rounds, settled) = rounds::run(world, max_rounds, never_ready, |world, plan, number| {
+        let mut round = round_of(plan, number);
         let update = world.update_revision()?;
         (round.updated, round.total) = world.at_revision(&update);
-        if round.changed_pods() {
-            rounds.push(round);
-        }
-    }
+        Ok(round)
+    })?;
     let verdict = verdict(world, settled, max_rounds, never_ready)?;
     Ok((rounds, verdict))
 }
@@ -203,40 +145,16 @@ fn verdict(
 ) -> Result<Verdict, SimulationError> {
     let update = world.update_revision()?;
     let replicas = usize::try_from(world.set.spec.replicas.unwrap_or(1)).unwrap_or(0);
-    let now = world.now();
-    let min_ready = world.set.spec.min_ready_seconds.unwrap_or(0);
-    let active: Vec<&Arc<Pod>> = world
-        .cluster
-        .pods
-        .iter()
-        .filter(|p| pod::is_active(p.as_ref()))
-        .collect();
-    let done = active.len() == replicas
-        && active.iter().all(|p| {
-            CloneSet::REVISIONS.pod_at(p.as_ref(), &update)
-                && pod::is_available(p.as_ref(), min_ready, now)
-        });
-    let Some(rounds) = settled else {
-        let mut reasons = vec![format!(
-            "not settled after {max_rounds} rounds (--max-rounds): the controller still writes"
-        )];
-        reasons.extend(blockers(world, &update, never_ready));
-        return Ok(Verdict::Blocked {
-            rounds: max_rounds,
-            reasons,
-        });
-    };
-    if done {
-        return Ok(Verdict::Completes { rounds });
-    }
-    let mut reasons = blockers(world, &update, never_ready);
-    if reasons.is_empty() {
-        let (at, total) = world.at_revision(&update);
-        reasons.push(format!(
-            "the controller stops with {at} of {total} pods at revision {update} ({replicas} replicas wanted)"
-        ));
-    }
-    Ok(Verdict::Blocked { rounds, reasons })
+    let blockers = blockers(world, &update, never_ready);
+    Ok(rounds::replicas_verdict(
+        &world.set,
+        replicas,
+        &world.cluster.pods,
+        &update,
+        world.now(),
+        (settled, max_rounds),
+        blockers,
+    ))
 }
 
 /// Why a settled CloneSet is short of its update revision: what its spec holds back and which
@@ -255,10 +173,7 @@ fn blockers(world: &CloneSetWorld, update: &str, never_ready: &[String]) -> Vec<
     if let Some(partition) = &strategy.partition
         && at < total
     {
-        let value = match partition {
-            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(n) => n.to_string(),
-            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(s) => s.clone(),
-        };
+        let value = rounds::int_or_string(partition);
         reasons.push(format!(
             "updateStrategy.partition {value} keeps {} of {total} pods at the current revision",
             total - at
@@ -273,34 +188,17 @@ fn blockers(world: &CloneSetWorld, update: &str, never_ready: &[String]) -> Vec<
         .filter(|p| pod::is_active(p.as_ref()))
     {
         let name = pod::name(p.as_ref());
-        match pod::lifecycle(p.as_ref()) {
-            PREPARING_UPDATE => reasons.push(format!(
-                "pod {name} waits in PreparingUpdate: the lifecycle.inPlaceUpdate hook is not released (its label or finalizer is still set)"
-            )),
-            PREPARING_DELETE => reasons.push(format!(
-                "pod {name} waits in PreparingDelete: the lifecycle.preDelete hook is not released (its label or finalizer is still set)"
-            )),
-            _ => {}
-        }
+        reasons.extend(rounds::hook_wait(p));
         if !pod::is_available(p.as_ref(), min_ready, now) {
-            let why = if never_ready.iter().any(|n| n == name) {
-                " (--never-ready)"
-            } else {
-                ""
-            };
             let budget = strategy
                 .max_unavailable
                 .as_ref()
-                .map_or("default 20%".to_string(), |m| match m {
-                    k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(n) => {
-                        n.to_string()
-                    }
-                    k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(s) => {
-                        s.clone()
-                    }
-                });
-            reasons.push(format!(
-                "pod {name} is not ready{why}: it counts against updateStrategy.maxUnavailable ({budget})"
+                .map_or("default 20%".to_string(), rounds::int_or_string);
+            reasons.push(rounds::not_ready(
+                name,
+                never_ready,
+                "updateStrategy.maxUnavailable",
+                &budget,
             ));
         }
     }
@@ -333,11 +231,7 @@ pub fn plan(
     never_ready: &[String],
     max_rounds: usize,
 ) -> Result<Report, String> {
-    let object = format!(
-        "{}/{}",
-        changed.metadata.namespace.as_deref().unwrap_or("default"),
-        changed.metadata.name.as_deref().unwrap_or("")
-    );
+    let object = rounds::object_name(&changed.metadata);
     let failed = |e: SimulationError| format!("simulating CloneSet {object}: {e}");
     let had_current = current.is_some();
     let mut base = current.unwrap_or_else(|| changed.clone());
@@ -347,31 +241,17 @@ pub fn plan(
     }
     let mut world = CloneSetWorld::new(base, history);
     let start_revision = world.sync_revision().map_err(failed)?;
-    let start = if !pods.is_empty() {
-        let count = pods.len();
-        world.cluster.pods = pods
-            .into_iter()
-            .map(|mut p| {
-                p.metadata.resource_version = Some(world.cluster.next_version());
-                Arc::new(p)
-            })
-            .collect();
-        let (at, _) = world.at_revision(&start_revision);
-        format!("{count} pods given, {at} at the current revision {start_revision}")
-    } else if had_current {
-        // The current object's pods, made by the same planner and all Ready.
-        simulation::settle(&mut world, max_rounds)
-            .map_err(failed)?
-            .ok_or_else(|| {
-                format!("the current CloneSet {object} does not settle in {max_rounds} rounds")
-            })?;
-        let (at, total) = world.at_revision(&start_revision);
-        format!(
-            "no pods given: {total} pods of the current CloneSet, {at} Ready at its revision {start_revision}"
-        )
-    } else {
-        "no current object given: the CloneSet starts with no pods".to_string()
-    };
+    let start = rounds::start(
+        &mut world,
+        pods,
+        had_current,
+        ("CloneSet", &object),
+        max_rounds,
+        |world| {
+            let (at, total) = world.at_revision(&start_revision);
+            Ok((at, total, start_revision.clone()))
+        },
+    )?;
     world.change_to(&changed);
     let (rounds, verdict) = run(&mut world, max_rounds, never_ready).map_err(failed)?;
     Ok(Report {

@@ -7,14 +7,20 @@ use serde_json::Value;
 
 use crate::api::SidecarSet;
 use crate::api::cloneset::CloneSet;
+use crate::api::daemonset::{self, DaemonSet};
+use crate::api::statefulset::StatefulSet;
 use crate::defaults::sidecarset::default_and_hash;
-use crate::defaults::workload::default_cloneset;
+use crate::defaults::workload::{
+    default_cloneset, default_daemonset, default_daemonset_v1alpha1, default_statefulset,
+};
 
 /// An object whose rollout `plan` simulates.
 #[derive(Debug, Clone)]
 pub enum Planned {
     CloneSet(Box<CloneSet>),
     SidecarSet(Box<SidecarSet>),
+    StatefulSet(Box<StatefulSet>),
+    DaemonSet(Box<DaemonSet>),
 }
 
 impl Planned {
@@ -22,6 +28,8 @@ impl Planned {
         match self {
             Planned::CloneSet(_) => "CloneSet",
             Planned::SidecarSet(_) => "SidecarSet",
+            Planned::StatefulSet(_) => "StatefulSet",
+            Planned::DaemonSet(_) => "DaemonSet",
         }
     }
 
@@ -29,12 +37,14 @@ impl Planned {
         let name = match self {
             Planned::CloneSet(set) => set.metadata.name.as_deref(),
             Planned::SidecarSet(set) => set.metadata.name.as_deref(),
+            Planned::StatefulSet(set) => set.metadata.name.as_deref(),
+            Planned::DaemonSet(set) => set.metadata.name.as_deref(),
         };
         name.unwrap_or("")
     }
 }
 
-const EXPECTED: &str = "expected a CloneSet (apps.kruise.io/v1alpha1 or v1beta1) or a SidecarSet (apps.kruise.io/v1beta1 or v1alpha1)";
+const EXPECTED: &str = "expected a CloneSet, an Advanced StatefulSet, an Advanced DaemonSet or a SidecarSet (apps.kruise.io/v1alpha1 or v1beta1)";
 
 /// Every non-empty document of `text`, a `List`'s items each on its own.
 pub fn documents(text: &str, source: &str) -> Result<Vec<Value>, String> {
@@ -102,8 +112,33 @@ pub fn planned(value: Value, source: &str) -> Result<Planned, String> {
             named(&set.metadata, source)?;
             Ok(Planned::SidecarSet(Box::new(set)))
         }
+        ("apps.kruise.io", "StatefulSet") => {
+            let value =
+                crate::convert::convert_owned(value, "apps.kruise.io/v1beta1").map_err(invalid)?;
+            let mut set: StatefulSet = crate::convert::decode(&value).map_err(invalid)?;
+            default_statefulset(&mut set);
+            named(&set.metadata, source)?;
+            Ok(Planned::StatefulSet(Box::new(set)))
+        }
+        ("apps.kruise.io", "DaemonSet") => {
+            let value = if api_version == "apps.kruise.io/v1alpha1" {
+                // The v1alpha1 webhook's own default (a `Surging` update) comes before conversion.
+                let mut alpha: daemonset::v1alpha1::DaemonSet =
+                    crate::convert::decode(&value).map_err(invalid)?;
+                default_daemonset_v1alpha1(&mut alpha);
+                serde_json::to_value(alpha).map_err(|e| format!("{source}: {kind}: {e}"))?
+            } else {
+                value
+            };
+            let value =
+                crate::convert::convert_owned(value, "apps.kruise.io/v1beta1").map_err(invalid)?;
+            let mut set: DaemonSet = crate::convert::decode(&value).map_err(invalid)?;
+            default_daemonset(&mut set);
+            named(&set.metadata, source)?;
+            Ok(Planned::DaemonSet(Box::new(set)))
+        }
         _ => Err(format!(
-            "{source}: apiVersion {api_version:?} kind {kind:?} is not planned: {EXPECTED}"
+            "{source}: apiVersion {api_version:?} kind {kind:?}: {EXPECTED}"
         )),
     }
 }
@@ -138,6 +173,22 @@ pub fn pods_and_revisions(
         }
     }
     Ok((pods, revisions))
+}
+
+/// The Nodes among `documents`; anything else is refused by name.
+pub fn nodes(
+    documents: Vec<Value>,
+    source: &str,
+) -> Result<Vec<k8s_openapi::api::core::v1::Node>, String> {
+    let mut nodes = Vec::new();
+    for (index, document) in documents.into_iter().enumerate() {
+        let at = format!("{source} (object {})", index + 1);
+        match kind_of(&document) {
+            "Node" => nodes.push(decode(document, &at)?),
+            other => return Err(format!("{at}: kind {other:?}: expected Nodes")),
+        }
+    }
+    Ok(nodes)
 }
 
 fn decode<T: serde::de::DeserializeOwned>(value: Value, at: &str) -> Result<T, String> {

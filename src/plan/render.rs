@@ -44,6 +44,7 @@ fn round_text(out: &mut String, round: &Round) {
         ("updated in place", &round.updated_in_place),
         ("recreated", &round.recreated),
         ("created", &round.created),
+        ("surged", &round.surged),
         ("deleted", &round.deleted),
         ("not upgradable in place", &round.not_upgradable),
     ];

@@ -34,6 +34,9 @@ pub struct Round {
     pub recreated: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub created: Vec<String>,
+    /// Created at the new revision beside the old pod it replaces (a DaemonSet's `maxSurge`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub surged: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub deleted: Vec<String>,
     /// Pods that cannot be updated in place and wait for someone to re-create them.
@@ -50,6 +53,7 @@ impl Round {
         !(self.updated_in_place.is_empty()
             && self.recreated.is_empty()
             && self.created.is_empty()
+            && self.surged.is_empty()
             && self.deleted.is_empty()
             && self.not_upgradable.is_empty())
     }

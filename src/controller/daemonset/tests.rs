@@ -16,6 +16,8 @@ use crate::controller::tests::fake_apiserver::{
 };
 use crate::controller::workload::WorkloadError;
 use crate::controller::workload::outcome::IN_FLIGHT_REQUEUE;
+use crate::daemonset::daemon_pod::NAME_ALPHABET;
+use crate::workload::Action;
 use crate::workload::Workload;
 use crate::workload::revision;
 use kube::runtime::controller::Action as Requeue;

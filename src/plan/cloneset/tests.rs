@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::cloneset::numbers::Limits;
 use crate::defaults::workload::default_cloneset;
+use crate::workload::simulation;
 
 fn cloneset(replicas: i32, image: &str, strategy: &Value) -> CloneSet {
     let mut set: CloneSet = serde_json::from_value(json!({
