@@ -5,20 +5,28 @@
 //! end: finished, or blocked and why.
 //!
 //! - [`input`]: the objects read (files, standard input);
+//! - [`cluster`]: the same objects read from a cluster (`--kubeconfig`);
 //! - [`cloneset`], [`sidecarset`]: each kind's world and what blocks it;
 //! - [`report`]: what is reported; [`render`]: its text.
 
 pub mod cloneset;
+pub mod cluster;
 pub mod input;
 pub mod render;
 pub mod report;
 pub mod sidecarset;
 
+use std::collections::BTreeMap;
 use std::path::Path;
+
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::Pod;
 
 use crate::cli::{OutputFormat, PlanArgs, read_input};
 use input::Planned;
 use report::Report;
+
+use crate::k8s::selector::Labels;
 
 /// The printed plan and whether the rollout completes.
 pub struct Outcome {
@@ -43,10 +51,64 @@ pub fn run(args: &PlanArgs) -> Result<Outcome, String> {
     })
 }
 
+/// What a plan starts from, read from files or from a cluster: one path after reading.
+struct Inputs {
+    changed: Planned,
+    current: Option<Planned>,
+    pods: Vec<Pod>,
+    revisions: Vec<ControllerRevision>,
+    /// Namespace labels known beyond each pod's name label (a cluster's).
+    namespaces: BTreeMap<String, Labels>,
+    notes: Vec<String>,
+}
+
 fn report(args: &PlanArgs) -> Result<Report, String> {
     if args.max_rounds == 0 {
         return Err("--max-rounds: must be at least 1".into());
     }
+    let inputs = match &args.kubeconfig {
+        Some(kubeconfig) => from_cluster(args, kubeconfig)?,
+        None => from_files(args)?,
+    };
+    let mut report = match (inputs.changed, inputs.current) {
+        (Planned::CloneSet(changed), current) => {
+            if args.matched_pods.is_some() {
+                return Err("--matched-pods: only for a SidecarSet; a CloneSet's pods come from its replicas".into());
+            }
+            let current = current.and_then(|c| match c {
+                Planned::CloneSet(c) => Some(*c),
+                Planned::SidecarSet(_) => None,
+            });
+            cloneset::plan(
+                *changed,
+                current,
+                inputs.pods,
+                inputs.revisions,
+                &args.never_ready,
+                args.max_rounds,
+            )
+        }
+        (Planned::SidecarSet(changed), current) => {
+            let current = current.and_then(|c| match c {
+                Planned::SidecarSet(c) => Some(*c),
+                Planned::CloneSet(_) => None,
+            });
+            sidecarset::plan(
+                *changed,
+                current,
+                inputs.pods,
+                inputs.namespaces,
+                args.matched_pods,
+                &args.never_ready,
+                args.max_rounds,
+            )
+        }
+    }?;
+    report.notes.splice(0..0, inputs.notes);
+    Ok(report)
+}
+
+fn from_files(args: &PlanArgs) -> Result<Inputs, String> {
     let source = source_name(&args.target);
     let changed = input::object(&read_input(&args.target)?, &source)?;
     let current = match &args.current {
@@ -62,39 +124,60 @@ fn report(args: &PlanArgs) -> Result<Report, String> {
         Some(path) => read_pods(path)?,
         None => (Vec::new(), Vec::new()),
     };
-    match (changed, current) {
-        (Planned::CloneSet(changed), current) => {
-            if args.matched_pods.is_some() {
-                return Err("--matched-pods: only for a SidecarSet; a CloneSet's pods come from its replicas".into());
-            }
-            let current = current.and_then(|c| match c {
-                Planned::CloneSet(c) => Some(*c),
-                Planned::SidecarSet(_) => None,
-            });
-            cloneset::plan(
-                *changed,
-                current,
-                pods,
-                revisions,
-                &args.never_ready,
-                args.max_rounds,
-            )
-        }
-        (Planned::SidecarSet(changed), current) => {
-            let current = current.and_then(|c| match c {
-                Planned::SidecarSet(c) => Some(*c),
-                Planned::CloneSet(_) => None,
-            });
-            sidecarset::plan(
-                *changed,
-                current,
-                pods,
-                args.matched_pods,
-                &args.never_ready,
-                args.max_rounds,
-            )
-        }
-    }
+    Ok(Inputs {
+        changed,
+        current,
+        pods,
+        revisions,
+        namespaces: BTreeMap::new(),
+        notes: Vec::new(),
+    })
+}
+
+/// The changed object from its file (or, when the target is no file, the live object itself),
+/// and the live object, its pods and revisions from the cluster ([`cluster`]).
+fn from_cluster(args: &PlanArgs, kubeconfig: &Path) -> Result<Inputs, String> {
+    let is_file = args.target == Path::new("-") || args.target.exists();
+    let (changed, target) = if is_file {
+        let changed = input::object(&read_input(&args.target)?, &source_name(&args.target))?;
+        let target = cluster::target_of(&changed)?;
+        (Some(changed), target)
+    } else {
+        let text = args.target.to_string_lossy();
+        let target = cluster::parse_target(&text)
+            .map_err(|e| format!("{text}: no such file, nor a target: {e}"))?;
+        (None, target)
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let live = runtime.block_on(async {
+        let client = crate::source::watch::client(Some(kubeconfig)).await?;
+        cluster::read(client, &target).await
+    })?;
+    let shown = target.shown();
+    let current = input::planned(live.object, &format!("{shown} (the cluster's)"))?;
+    let (pods, revisions) =
+        cluster::belonging(&current, live.pods, live.revisions, &live.namespaces)
+            .map_err(|e| format!("{shown}: {e}"))?;
+    let mut notes = vec![format!(
+        "read from the cluster: {shown}, {} pods, {} ControllerRevisions",
+        pods.len(),
+        revisions.len()
+    )];
+    let changed = changed.unwrap_or_else(|| {
+        notes.push("no changed object: the live one, so the rest of a rollout under way".into());
+        current.clone()
+    });
+    Ok(Inputs {
+        changed,
+        current: Some(current),
+        pods,
+        revisions,
+        namespaces: live.namespaces,
+        notes,
+    })
 }
 
 fn source_name(path: &Path) -> String {
@@ -106,15 +189,7 @@ fn source_name(path: &Path) -> String {
 }
 
 /// The pods and revisions of a file, or of every YAML/JSON file of a directory.
-fn read_pods(
-    path: &Path,
-) -> Result<
-    (
-        Vec<k8s_openapi::api::core::v1::Pod>,
-        Vec<k8s_openapi::api::apps::v1::ControllerRevision>,
-    ),
-    String,
-> {
+fn read_pods(path: &Path) -> Result<(Vec<Pod>, Vec<ControllerRevision>), String> {
     let files = if path.is_dir() {
         crate::source::dir::read_directory(path)
             .map_err(|e| format!("--pods {}: {e}", path.display()))?

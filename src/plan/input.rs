@@ -3,6 +3,7 @@
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 
 use crate::api::SidecarSet;
@@ -25,12 +26,15 @@ impl Planned {
         }
     }
 
+    pub fn metadata(&self) -> &ObjectMeta {
+        match self {
+            Planned::CloneSet(set) => &set.metadata,
+            Planned::SidecarSet(set) => &set.metadata,
+        }
+    }
+
     pub fn name(&self) -> &str {
-        let name = match self {
-            Planned::CloneSet(set) => set.metadata.name.as_deref(),
-            Planned::SidecarSet(set) => set.metadata.name.as_deref(),
-        };
-        name.unwrap_or("")
+        self.metadata().name.as_deref().unwrap_or("")
     }
 }
 
@@ -108,10 +112,7 @@ pub fn planned(value: Value, source: &str) -> Result<Planned, String> {
     }
 }
 
-fn named(
-    metadata: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-    source: &str,
-) -> Result<(), String> {
+fn named(metadata: &ObjectMeta, source: &str) -> Result<(), String> {
     match metadata.name.as_deref() {
         Some(name) if !name.is_empty() => Ok(()),
         _ => Err(format!("{source}: metadata.name: Required value")),
