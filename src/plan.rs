@@ -110,14 +110,17 @@ fn report(args: &PlanArgs) -> Result<Report, String> {
 
 fn from_files(args: &PlanArgs) -> Result<Inputs, String> {
     let source = source_name(&args.target);
-    let changed = input::object(&read_input(&args.target)?, &source)?;
+    let changed = input::object(&read_input(&args.target)?, &source)?.admitted();
     let current = match &args.current {
-        Some(path) => Some(input::object_named(
-            &read_input(path)?,
-            &format!("--current {}", source_name(path)),
-            changed.kind(),
-            changed.name(),
-        )?),
+        Some(path) => Some(
+            input::object_named(
+                &read_input(path)?,
+                &format!("--current {}", source_name(path)),
+                changed.kind(),
+                changed.name(),
+            )?
+            .admitted(),
+        ),
         None => None,
     };
     let (pods, revisions) = match &args.pods {
@@ -157,7 +160,7 @@ fn from_cluster(args: &PlanArgs, kubeconfig: &Path) -> Result<Inputs, String> {
         cluster::read(client, &target).await
     })?;
     let shown = target.shown();
-    let current = input::planned(live.object, &format!("{shown} (the cluster's)"))?;
+    let current = input::stored(live.object, &format!("{shown} (the cluster's)"))?;
     let (pods, revisions) =
         cluster::belonging(&current, live.pods, live.revisions, &live.namespaces)
             .map_err(|e| format!("{shown}: {e}"))?;
@@ -166,10 +169,23 @@ fn from_cluster(args: &PlanArgs, kubeconfig: &Path) -> Result<Inputs, String> {
         pods.len(),
         revisions.len()
     )];
-    let changed = changed.unwrap_or_else(|| {
-        notes.push("no changed object: the live one, so the rest of a rollout under way".into());
-        current.clone()
-    });
+    // The changed object is admitted as the cluster admitted the live one: with the webhooks'
+    // defaults where the live one has them, as written where the cluster stores it undefaulted.
+    let cluster_defaults = current.clone().admitted() == current;
+    let changed = match changed {
+        Some(changed) if cluster_defaults => changed.admitted(),
+        Some(changed) => {
+            notes.push(format!(
+                "the cluster stores {shown} without the defaults the webhooks give: the changed object is taken as written, as it would be stored"
+            ));
+            changed
+        }
+        None => {
+            notes
+                .push("no changed object: the live one, so the rest of a rollout under way".into());
+            current.clone()
+        }
+    };
     Ok(Inputs {
         changed,
         current: Some(current),
