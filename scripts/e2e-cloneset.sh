@@ -20,8 +20,10 @@
 #   w1         the v1.1 release-note CloneSet (spec W1) with both images changed: in place (same
 #              uid) in two batches, the sidecar (launch priority 10) first; updatedReadyReplicas 1;
 #   partition  5 pods, partition 2, maxUnavailable 1, image change: three pods in place one at a
-#              time, gate False stored before each image patch; then partition 0 and the controller
-#              killed (SIGKILL) mid-update: a new one takes the Lease and finishes, no pod recreated;
+#              time, gate False stored before each image patch, as `plan --kubeconfig` said before
+#              the change (its rounds, its pods in its order, blocked by the partition); then
+#              partition 0 and the controller killed (SIGKILL) mid-update: a new one takes the
+#              Lease and finishes, no pod recreated;
 #   recreate   ReCreate with maxSurge 1, maxUnavailable 0: never fewer than 3 ready pods nor more
 #              than 4; then scaleStrategy.podsToDelete replaces the one pod it names.
 #   pvc        volumeClaimTemplates: one PVC per pod named <template>-<cloneset>-<id>, owned by the
@@ -257,10 +259,12 @@ part_uids=$(uids part)
 old_revision=$(cloneset part | jq -r .status.currentRevision)
 watch_start part
 # `plan --kubeconfig` before the change (the operator's kubeconfig): the live CloneSet, its pods
-# and revisions read from the apiserver, then compared below with what the controller does.
+# and revisions read from the apiserver, then compared below with what the controller does (the
+# text kept as plan-part.log with the logs).
 plan_exit=0
-part example.com/part:v2 2 | sed "s/{name: part}/{name: part, namespace: $NS}/" \
-  | "$BIN" plan - --kubeconfig "$KUBECONFIG" -o json > "$tmp/part.plan" 2>&1 || plan_exit=$?
+part example.com/part:v2 2 | sed "s/{name: part}/{name: part, namespace: $NS}/" > "$tmp/part-v2.yaml"
+"$BIN" plan "$tmp/part-v2.yaml" --kubeconfig "$KUBECONFIG" > "$tmp/plan-part.log" 2>&1 || true
+"$BIN" plan "$tmp/part-v2.yaml" --kubeconfig "$KUBECONFIG" -o json > "$tmp/part.plan" 2>&1 || plan_exit=$?
 part example.com/part:v2 2 | kubectl apply -n "$NS" -f - >/dev/null
 partitioned() {
   [ "$(cloneset part | jq -c '.status | [.replicas, .readyReplicas, .updatedReplicas, .updatedReadyReplicas, .expectedUpdatedReplicas]')" = '[5,5,3,3,3]' ]
