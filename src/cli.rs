@@ -569,6 +569,30 @@ pub struct TargetKind {
     pub namespaced: bool,
 }
 
+impl TargetKind {
+    /// The object of this kind in `namespace` (empty: cluster-scoped) named `name`.
+    pub fn target(&self, namespace: &str, name: &str) -> Target {
+        Target {
+            group: self.group,
+            version: self.version,
+            kind: self.kind,
+            plural: self.plural,
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        }
+    }
+}
+
+/// A CloneSet, as `explain` and `plan` name it.
+pub const CLONESET_TARGET: TargetKind = TargetKind {
+    names: &["cloneset", "clonesets", "clone"],
+    group: crate::api::keys::GROUP,
+    version: "v1alpha1",
+    kind: "CloneSet",
+    plural: "clonesets",
+    namespaced: true,
+};
+
 /// The object a target names: its kind's API resource, namespace and name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -638,14 +662,7 @@ pub fn parse_target(target: &str, kinds: &[TargetKind]) -> Result<Target, String
             "target {target:?}: the namespace and the name must not be empty"
         ));
     }
-    Ok(Target {
-        group: kind.group,
-        version: kind.version,
-        kind: kind.kind,
-        plural: kind.plural,
-        namespace: namespace.to_string(),
-        name: name.to_string(),
-    })
+    Ok(kind.target(namespace, name))
 }
 
 /// The text of an input named on the command line: a file, or `-` for standard input.

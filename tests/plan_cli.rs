@@ -206,7 +206,11 @@ fn plan_names_bad_input() {
             "reading kubeconfig /nonexistent/kubeconfig",
         ),
         (
-            &["sidecarset/proxy", "--kubeconfig", "/nonexistent/kubeconfig"],
+            &[
+                "sidecarset/proxy",
+                "--kubeconfig",
+                "/nonexistent/kubeconfig",
+            ],
             "",
             "reading kubeconfig /nonexistent/kubeconfig",
         ),

@@ -15,7 +15,7 @@ use kube::{Client, ResourceExt};
 use super::input::{self, Subject};
 use super::webhooks::{Hook, hooks};
 use crate::api::{SidecarSet, keys};
-use crate::cli::{Target, TargetKind};
+use crate::cli::{CLONESET_TARGET, Target, TargetKind};
 use crate::k8s::lenient::Lenient;
 use crate::k8s::selector::Labels;
 use crate::source::Catalogue;
@@ -85,14 +85,7 @@ const KINDS: &[TargetKind] = &[
         plural: "jobs",
         namespaced: true,
     },
-    TargetKind {
-        names: &["cloneset", "clonesets", "clone"],
-        group: keys::GROUP,
-        version: "v1alpha1",
-        kind: "CloneSet",
-        plural: "clonesets",
-        namespaced: true,
-    },
+    CLONESET_TARGET,
     TargetKind {
         names: &["advancedstatefulset", "asts"],
         group: keys::GROUP,

@@ -19,21 +19,14 @@ use serde_json::Value;
 
 use super::input::Planned;
 use crate::api::keys;
-use crate::cli::{Target, TargetKind};
+use crate::cli::{CLONESET_TARGET, Target, TargetKind};
 use crate::k8s::owner::controller_of;
 use crate::k8s::selector::Labels;
 
 /// The kinds `plan --kubeconfig` reads, by the names a target may use. A kind planned here also
 /// gets an arm in [`belonging`].
 const KINDS: &[TargetKind] = &[
-    TargetKind {
-        names: &["cloneset", "clonesets", "clone"],
-        group: keys::GROUP,
-        version: "v1alpha1",
-        kind: "CloneSet",
-        plural: "clonesets",
-        namespaced: true,
-    },
+    CLONESET_TARGET,
     TargetKind {
         names: &["sidecarset", "sidecarsets"],
         group: keys::GROUP,
@@ -61,14 +54,7 @@ pub fn target_of(changed: &Planned) -> Result<Target, String> {
         (true, Some(namespace)) if !namespace.is_empty() => namespace,
         (true, _) => "default",
     };
-    Ok(Target {
-        group: kind.group,
-        version: kind.version,
-        kind: kind.kind,
-        plural: kind.plural,
-        namespace: namespace.to_string(),
-        name: changed.name().to_string(),
-    })
+    Ok(kind.target(namespace, changed.name()))
 }
 
 /// What the cluster holds for a target, before [`belonging`] picks the object's own.
