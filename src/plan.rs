@@ -151,14 +151,8 @@ fn from_cluster(args: &PlanArgs, kubeconfig: &Path) -> Result<Inputs, String> {
             .map_err(|e| format!("{text}: no such file, nor a target: {e}"))?;
         (None, target)
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    let live = runtime.block_on(async {
-        let client = crate::source::watch::client(Some(kubeconfig)).await?;
-        cluster::read(client, &target).await
-    })?;
+    let live =
+        crate::source::watch::read_once(kubeconfig, |client| cluster::read(client, &target))?;
     let shown = target.shown();
     let current = input::stored(live.object, &format!("{shown} (the cluster's)"))?;
     let (pods, revisions) =

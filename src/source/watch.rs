@@ -33,6 +33,22 @@ pub async fn client(kubeconfig: Option<&std::path::Path>) -> Result<Client, Stri
     Client::try_from(config).map_err(|e| format!("building the Kubernetes client: {e}"))
 }
 
+/// Runs `read` with a client for `kubeconfig`, to its end, on a runtime of its own: for a
+/// command that reads the cluster once (`explain`, `plan`).
+pub fn read_once<T, F>(
+    kubeconfig: &std::path::Path,
+    read: impl FnOnce(Client) -> F,
+) -> Result<T, String>
+where
+    F: std::future::Future<Output = Result<T, String>>,
+{
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    runtime.block_on(async { read(client(Some(kubeconfig)).await?).await })
+}
+
 /// The object `target` names, read from the cluster as JSON with its `apiVersion` and `kind` (a
 /// GET through a dynamic client may leave them out). An error names the object.
 pub async fn get_target(
