@@ -20,8 +20,10 @@
 #   w1         the v1.1 release-note CloneSet (spec W1) with both images changed: in place (same
 #              uid) in two batches, the sidecar (launch priority 10) first; updatedReadyReplicas 1;
 #   partition  5 pods, partition 2, maxUnavailable 1, image change: three pods in place one at a
-#              time, gate False stored before each image patch; then partition 0 and the controller
-#              killed (SIGKILL) mid-update: a new one takes the Lease and finishes, no pod recreated;
+#              time, gate False stored before each image patch, as `plan --kubeconfig` said before
+#              the change (its rounds, its pods in its order, blocked by the partition); then
+#              partition 0 and the controller killed (SIGKILL) mid-update: a new one takes the
+#              Lease and finishes, no pod recreated;
 #   recreate   ReCreate with maxSurge 1, maxUnavailable 0: never fewer than 3 ready pods nor more
 #              than 4; then scaleStrategy.podsToDelete replaces the one pod it names.
 #   pvc        volumeClaimTemplates: one PVC per pod named <template>-<cloneset>-<id>, owned by the
@@ -256,11 +258,37 @@ until_kubelet 60 "partition: 5 pods, status [5,5,5,5]" \
 part_uids=$(uids part)
 old_revision=$(cloneset part | jq -r .status.currentRevision)
 watch_start part
+# `plan --kubeconfig` before the change (the operator's kubeconfig): the live CloneSet, its pods
+# and revisions read from the apiserver, then compared below with what the controller does (the
+# text kept as plan-part.log with the logs).
+plan_exit=0
+part example.com/part:v2 2 | sed "s/{name: part}/{name: part, namespace: $NS}/" > "$tmp/part-v2.yaml"
+"$BIN" plan "$tmp/part-v2.yaml" --kubeconfig "$KUBECONFIG" > "$tmp/plan-part.log" 2>&1 || true
+"$BIN" plan "$tmp/part-v2.yaml" --kubeconfig "$KUBECONFIG" -o json > "$tmp/part.plan" 2>&1 || plan_exit=$?
 part example.com/part:v2 2 | kubectl apply -n "$NS" -f - >/dev/null
 partitioned() {
   [ "$(cloneset part | jq -c '.status | [.replicas, .readyReplicas, .updatedReplicas, .updatedReadyReplicas, .expectedUpdatedReplicas]')" = '[5,5,3,3,3]' ]
 }
 until_kubelet 60 "partition 2 of 5: status [5,5,3,3], expectedUpdatedReplicas 3" partitioned
+# The plan against what happened, round by round. The controller picks the next pod by the update
+# order (updatesort::order: readiness, ready time, restarts, age, then name), over the same pods the
+# plan read, so the order itself is compared, not only the set. A pod "got v2" at the first stored
+# version with the new image; that the controller had one pod unavailable at a time is the
+# maxUnavailable check below.
+plan_start=$(jq -r '.start' "$tmp/part.plan" 2>/dev/null || true)
+check "partition: plan --kubeconfig read the 5 live pods ('$plan_start')" \
+  test "$plan_start" = "5 pods given, 5 at the current revision $old_revision"
+plan_end=$(jq -c '[.verdict.result, (.verdict.reasons[]? | select(startswith("updateStrategy.partition")))]' "$tmp/part.plan" 2>/dev/null || true)
+check "partition: plan says blocked by the partition, exit 2 (exit $plan_exit, $plan_end)" \
+  test "$plan_exit $plan_end" = '2 ["blocked","updateStrategy.partition 2 keeps 2 of 5 pods at the current revision"]'
+plan_rounds=$(jq -c '[.rounds[] | [(.updatedInPlace | length), (.recreated | length), .updated]]' "$tmp/part.plan" 2>/dev/null || true)
+check "partition: plan updates one pod in place a round, none recreated ($plan_rounds)" \
+  test "$plan_rounds" = '[[1,0,1],[1,0,2],[1,0,3]]'
+plan_order=$(jq -c '[.rounds[].updatedInPlace[]]' "$tmp/part.plan" 2>/dev/null || true)
+real_order=$(watched part | jq -c '[.[] | select(.spec.containers[0].image | endswith(":v2")) | .metadata.name]
+  | reduce .[] as $n ([]; if any(.[]; . == $n) then . else . + [$n] end)')
+check "partition: the controller updated the plan's pods in the plan's order (plan $plan_order, real $real_order)" \
+  test "$plan_order" = "$real_order"
 images=$(live_pods part | jq -c '[.[].spec.containers[0].image | split(":")[1]] | sort')
 check "partition: images $images" test "$images" = '["v1","v1","v2","v2","v2"]'
 current=$(cloneset part | jq -r .status.currentRevision)

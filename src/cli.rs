@@ -519,27 +519,33 @@ pub struct ExplainArgs {
 #[derive(Args, Debug)]
 pub struct PlanArgs {
     /// The changed CloneSet, Advanced StatefulSet, Advanced DaemonSet or SidecarSet (YAML or
-    /// JSON), `-` for standard input.
+    /// JSON), `-` for standard input. With --kubeconfig, also `<kind>/<namespace>/<name>`
+    /// (`sidecarset/<name>`): the live object itself, the rest of a rollout under way.
     pub target: PathBuf,
     /// The object as it is now; without it a workload starts with no pods.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "kubeconfig")]
     pub current: Option<PathBuf>,
     /// The object's pods (and a workload's ControllerRevisions): a file or a directory of
     /// YAML/JSON files. Without them the current object's pods are made, all Ready at its
     /// revision.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "kubeconfig")]
     pub pods: Option<PathBuf>,
     /// A SidecarSet without --pods: how many pods the current SidecarSet has injected (default:
     /// its status.matchedPods).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "kubeconfig")]
     pub matched_pods: Option<usize>,
-    /// A DaemonSet: the Nodes its pods may run on, a file or a directory of YAML/JSON files.
-    #[arg(long)]
+    /// A DaemonSet: the Nodes its pods may run on, a file or a directory of YAML/JSON files
+    /// (with --kubeconfig, the cluster's Nodes).
+    #[arg(long, conflicts_with = "kubeconfig")]
     pub nodes: Option<PathBuf>,
     /// A DaemonSet without --nodes: how many plain Ready, schedulable Nodes there are (named
     /// node-0, node-1, …; default 3).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "kubeconfig")]
     pub node_count: Option<usize>,
+    /// Read the object as it is now, its pods and its ControllerRevisions from this cluster
+    /// (the object the changed one names: its kind, namespace and name).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
     /// A pod the simulated kubelet never makes ready (repeatable): what if it does not come up.
     #[arg(long = "never-ready", value_name = "POD")]
     pub never_ready: Vec<String>,
@@ -556,6 +562,135 @@ pub enum OutputFormat {
     #[value(alias = "text")]
     Human,
     Json,
+}
+
+/// A kind a command-line target may name (`explain`, `plan` with --kubeconfig).
+#[derive(Debug, PartialEq, Eq)]
+pub struct TargetKind {
+    /// The names a target may use, the first one shown in messages.
+    pub names: &'static [&'static str],
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    pub plural: &'static str,
+    /// Namespaced: `<kind>/<namespace>/<name>`; cluster-scoped: `<kind>/<name>`.
+    pub namespaced: bool,
+}
+
+impl TargetKind {
+    /// The object of this kind in `namespace` (empty: cluster-scoped) named `name`.
+    pub fn target(&self, namespace: &str, name: &str) -> Target {
+        Target {
+            group: self.group,
+            version: self.version,
+            kind: self.kind,
+            plural: self.plural,
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        }
+    }
+}
+
+/// A CloneSet, as `explain` and `plan` name it.
+pub const CLONESET_TARGET: TargetKind = TargetKind {
+    names: &["cloneset", "clonesets", "clone"],
+    group: crate::api::keys::GROUP,
+    version: "v1alpha1",
+    kind: "CloneSet",
+    plural: "clonesets",
+    namespaced: true,
+};
+
+/// An Advanced StatefulSet, as `explain` and `plan` name it.
+pub const ADVANCED_STATEFULSET_TARGET: TargetKind = TargetKind {
+    names: &["advancedstatefulset", "asts"],
+    group: crate::api::keys::GROUP,
+    version: "v1beta1",
+    kind: "StatefulSet",
+    plural: "statefulsets",
+    namespaced: true,
+};
+
+/// An Advanced DaemonSet, as `explain` and `plan` name it.
+pub const ADVANCED_DAEMONSET_TARGET: TargetKind = TargetKind {
+    names: &["advanceddaemonset", "ads"],
+    group: crate::api::keys::GROUP,
+    version: "v1beta1",
+    kind: "DaemonSet",
+    plural: "daemonsets",
+    namespaced: true,
+};
+
+/// The object a target names: its kind's API resource, namespace and name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    pub plural: &'static str,
+    /// Empty for a cluster-scoped kind.
+    pub namespace: String,
+    pub name: String,
+}
+
+impl Target {
+    /// `CloneSet default/cart`, `SidecarSet proxy`: the object as messages name it.
+    pub fn shown(&self) -> String {
+        if self.namespace.is_empty() {
+            format!("{} {}", self.kind, self.name)
+        } else {
+            format!("{} {}/{}", self.kind, self.namespace, self.name)
+        }
+    }
+}
+
+/// Parses `<kind>/<namespace>/<name>` (`<kind>/<name>` for a cluster-scoped kind) against `kinds`.
+pub fn parse_target(target: &str, kinds: &[TargetKind]) -> Result<Target, String> {
+    let expected = || {
+        let shown = |namespaced: bool| {
+            kinds
+                .iter()
+                .filter(|k| k.namespaced == namespaced)
+                .map(|k| k.names[0])
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let (namespaced, cluster) = (shown(true), shown(false));
+        let mut text = format!(
+            "target {target:?}: expected <kind>/<namespace>/<name> with --kubeconfig (kinds: {namespaced})"
+        );
+        if !cluster.is_empty() {
+            text.push_str(&format!(", or <kind>/<name> (kinds: {cluster})"));
+        }
+        text
+    };
+    let parts: Vec<&str> = target.split('/').collect();
+    if !(2..=3).contains(&parts.len()) {
+        return Err(expected());
+    }
+    let lower = parts[0].to_ascii_lowercase();
+    let Some(kind) = kinds.iter().find(|k| k.names.contains(&lower.as_str())) else {
+        return Err(format!(
+            "target {target:?}: unknown kind {:?} (kinds: {})",
+            parts[0],
+            kinds
+                .iter()
+                .map(|k| k.names[0])
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    };
+    let (namespace, name) = match (kind.namespaced, &parts[1..]) {
+        (true, [namespace, name]) => (*namespace, *name),
+        (false, [name]) => ("", *name),
+        _ => return Err(expected()),
+    };
+    if name.is_empty() || (kind.namespaced && namespace.is_empty()) {
+        return Err(format!(
+            "target {target:?}: the namespace and the name must not be empty"
+        ));
+    }
+    Ok(kind.target(namespace, name))
 }
 
 /// The text of an input named on the command line: a file, or `-` for standard input.

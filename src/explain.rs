@@ -80,12 +80,7 @@ fn offline(args: &ExplainArgs) -> Result<Report, String> {
 /// From a cluster: everything read there ([`cluster::read`]).
 fn from_cluster(args: &ExplainArgs, kubeconfig: &Path) -> Result<Report, String> {
     let target = cluster::parse_target(&args.target)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    let view = runtime.block_on(async {
-        let client = crate::source::watch::client(Some(kubeconfig)).await?;
+    let view = crate::source::watch::read_once(kubeconfig, |client| {
         cluster::read(
             client,
             &target,
@@ -93,7 +88,6 @@ fn from_cluster(args: &ExplainArgs, kubeconfig: &Path) -> Result<Report, String>
             &args.configurations.mutating,
             &args.configurations.validating,
         )
-        .await
     })?;
     let (now, suffix) = (now(), random_name_suffix());
     let sources = Sources {

@@ -6,11 +6,13 @@
 //! end: finished, or blocked and why.
 //!
 //! - [`input`]: the objects read (files, standard input);
+//! - [`cluster`]: the same objects read from a cluster (`--kubeconfig`);
 //! - [`cloneset`], [`statefulset`], [`daemonset`], [`sidecarset`]: each kind's world and what
 //!   blocks it; [`rounds`]: the round loop and the words they share;
 //! - [`report`]: what is reported; [`render`]: its text.
 
 pub mod cloneset;
+pub mod cluster;
 pub mod daemonset;
 pub mod input;
 pub mod render;
@@ -19,11 +21,17 @@ pub mod rounds;
 pub mod sidecarset;
 pub mod statefulset;
 
+use std::collections::BTreeMap;
 use std::path::Path;
+
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::Pod;
 
 use crate::cli::{OutputFormat, PlanArgs, read_input};
 use input::Planned;
 use report::Report;
+
+use crate::k8s::selector::Labels;
 
 /// The printed plan and whether the rollout completes.
 pub struct Outcome {
@@ -48,26 +56,28 @@ pub fn run(args: &PlanArgs) -> Result<Outcome, String> {
     })
 }
 
+/// What a plan starts from, read from files or from a cluster: one path after reading.
+struct Inputs {
+    changed: Planned,
+    current: Option<Planned>,
+    pods: Vec<Pod>,
+    revisions: Vec<ControllerRevision>,
+    /// Namespace labels known beyond each pod's name label (a cluster's).
+    namespaces: BTreeMap<String, Labels>,
+    /// A DaemonSet's Nodes as a cluster holds them (from files: `--nodes` / `--node-count`).
+    nodes: Option<Vec<k8s_openapi::api::core::v1::Node>>,
+    notes: Vec<String>,
+}
+
 fn report(args: &PlanArgs) -> Result<Report, String> {
     if args.max_rounds == 0 {
         return Err("--max-rounds: must be at least 1".into());
     }
-    let source = source_name(&args.target);
-    let changed = input::object(&read_input(&args.target)?, &source)?;
-    let current = match &args.current {
-        Some(path) => Some(input::object_named(
-            &read_input(path)?,
-            &format!("--current {}", source_name(path)),
-            changed.kind(),
-            changed.name(),
-        )?),
-        None => None,
+    let inputs = match &args.kubeconfig {
+        Some(kubeconfig) => from_cluster(args, kubeconfig)?,
+        None => from_files(args)?,
     };
-    let (pods, revisions) = match &args.pods {
-        Some(path) => read_pods(path)?,
-        None => (Vec::new(), Vec::new()),
-    };
-    match (changed, current) {
+    let mut report = match (inputs.changed, inputs.current) {
         (Planned::CloneSet(changed), current) => {
             only_for_sidecarset(args, "a CloneSet's pods come from its replicas")?;
             only_for_daemonset(args, "CloneSet")?;
@@ -78,8 +88,8 @@ fn report(args: &PlanArgs) -> Result<Report, String> {
             cloneset::plan(
                 *changed,
                 current,
-                pods,
-                revisions,
+                inputs.pods,
+                inputs.revisions,
                 &args.never_ready,
                 args.max_rounds,
             )
@@ -93,7 +103,8 @@ fn report(args: &PlanArgs) -> Result<Report, String> {
             sidecarset::plan(
                 *changed,
                 current,
-                pods,
+                inputs.pods,
+                inputs.namespaces,
                 args.matched_pods,
                 &args.never_ready,
                 args.max_rounds,
@@ -109,8 +120,8 @@ fn report(args: &PlanArgs) -> Result<Report, String> {
             statefulset::plan(
                 *changed,
                 current,
-                pods,
-                revisions,
+                inputs.pods,
+                inputs.revisions,
                 &args.never_ready,
                 args.max_rounds,
             )
@@ -121,19 +132,111 @@ fn report(args: &PlanArgs) -> Result<Report, String> {
                 Planned::DaemonSet(c) => Some(*c),
                 _ => None,
             });
-            let (nodes, given) = daemonset_nodes(args)?;
+            let (nodes, given) = match inputs.nodes {
+                Some(nodes) => {
+                    let given = format!("the cluster's {} Nodes", nodes.len());
+                    (daemonset::summaries(&nodes), given)
+                }
+                None => daemonset_nodes(args)?,
+            };
             daemonset::plan(
                 *changed,
                 current,
-                pods,
-                revisions,
+                inputs.pods,
+                inputs.revisions,
                 nodes,
                 given,
                 &args.never_ready,
                 args.max_rounds,
             )
         }
-    }
+    }?;
+    report.notes.splice(0..0, inputs.notes);
+    Ok(report)
+}
+
+fn from_files(args: &PlanArgs) -> Result<Inputs, String> {
+    let source = source_name(&args.target);
+    let changed = input::object(&read_input(&args.target)?, &source)?.admitted();
+    let current = match &args.current {
+        Some(path) => Some(
+            input::object_named(
+                &read_input(path)?,
+                &format!("--current {}", source_name(path)),
+                changed.kind(),
+                changed.name(),
+            )?
+            .admitted(),
+        ),
+        None => None,
+    };
+    let (pods, revisions) = match &args.pods {
+        Some(path) => read_pods(path)?,
+        None => (Vec::new(), Vec::new()),
+    };
+    Ok(Inputs {
+        changed,
+        current,
+        pods,
+        revisions,
+        namespaces: BTreeMap::new(),
+        nodes: None,
+        notes: Vec::new(),
+    })
+}
+
+/// The changed object from its file (or, when the target is no file, the live object itself),
+/// and the live object, its pods and revisions from the cluster ([`cluster`]).
+fn from_cluster(args: &PlanArgs, kubeconfig: &Path) -> Result<Inputs, String> {
+    let is_file = args.target == Path::new("-") || args.target.exists();
+    let (changed, target) = if is_file {
+        let changed = input::object(&read_input(&args.target)?, &source_name(&args.target))?;
+        let target = cluster::target_of(&changed)?;
+        (Some(changed), target)
+    } else {
+        let text = args.target.to_string_lossy();
+        let target = cluster::parse_target(&text)
+            .map_err(|e| format!("{text}: no such file, nor a target: {e}"))?;
+        (None, target)
+    };
+    let live =
+        crate::source::watch::read_once(kubeconfig, |client| cluster::read(client, &target))?;
+    let shown = target.shown();
+    let current = input::stored(live.object, &format!("{shown} (the cluster's)"))?;
+    let (pods, revisions) =
+        cluster::belonging(&current, live.pods, live.revisions, &live.namespaces)
+            .map_err(|e| format!("{shown}: {e}"))?;
+    let mut notes = vec![format!(
+        "read from the cluster: {shown}, {} pods, {} ControllerRevisions",
+        pods.len(),
+        revisions.len()
+    )];
+    // The changed object is admitted as the cluster admitted the live one: with the webhooks'
+    // defaults where the live one has them, as written where the cluster stores it undefaulted.
+    let cluster_defaults = current.clone().admitted() == current;
+    let changed = match changed {
+        Some(changed) if cluster_defaults => changed.admitted(),
+        Some(changed) => {
+            notes.push(format!(
+                "the cluster stores {shown} without the defaults the webhooks give: the changed object is taken as written, as it would be stored"
+            ));
+            changed
+        }
+        None => {
+            notes
+                .push("no changed object: the live one, so the rest of a rollout under way".into());
+            current.clone()
+        }
+    };
+    Ok(Inputs {
+        changed,
+        current: Some(current),
+        pods,
+        revisions,
+        namespaces: live.namespaces,
+        nodes: live.nodes,
+        notes,
+    })
 }
 
 /// `--nodes` and `--node-count` belong to a DaemonSet: any other kind refuses them by name.

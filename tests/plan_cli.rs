@@ -239,6 +239,30 @@ fn plan_names_bad_input() {
             "",
             "holds no StatefulSet named \"db\"",
         ),
+        (
+            &["cloneset/shop", "--kubeconfig", "/dev/null"],
+            "",
+            "no such file, nor a target: target \"cloneset/shop\": expected <kind>/<namespace>/<name>",
+        ),
+        (
+            &["no-such-file.yaml", "--kubeconfig", "/dev/null"],
+            "",
+            "no-such-file.yaml: no such file, nor a target",
+        ),
+        (
+            &[CART_NEW, "--kubeconfig", "/nonexistent/kubeconfig"],
+            "",
+            "reading kubeconfig /nonexistent/kubeconfig",
+        ),
+        (
+            &[
+                "sidecarset/proxy",
+                "--kubeconfig",
+                "/nonexistent/kubeconfig",
+            ],
+            "",
+            "reading kubeconfig /nonexistent/kubeconfig",
+        ),
     ];
     for (args, stdin, wanted) in cases {
         let (status, out, err) = plan(args, stdin);

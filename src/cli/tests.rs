@@ -249,3 +249,24 @@ fn clap_definition_is_consistent() {
     use clap::CommandFactory;
     Cli::command().debug_assert();
 }
+
+#[test]
+fn plan_reads_the_cluster_or_files_not_both() {
+    let plan = |args: &[&str]| {
+        Cli::try_parse_from(
+            ["kruise-webhook", "plan", "changed.yaml"]
+                .iter()
+                .chain(args),
+        )
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+    };
+    assert_eq!(plan(&["--kubeconfig", "k"]), Ok(()));
+    for flag in ["--current", "--pods", "--matched-pods"] {
+        let error = plan(&["--kubeconfig", "k", flag, "1"]).unwrap_err();
+        assert!(
+            error.contains(flag) && error.contains("'--kubeconfig <KUBECONFIG>' cannot be used"),
+            "{flag}: {error}"
+        );
+    }
+}

@@ -8,13 +8,16 @@ use k8s_openapi::api::admissionregistration::v1::{
 };
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use kube::api::{Api, ListParams};
 use kube::runtime::watcher::Event;
 use kube::{Client, ResourceExt};
 
 use super::input::{self, Subject};
 use super::webhooks::{Hook, hooks};
 use crate::api::{SidecarSet, keys};
+use crate::cli::{
+    ADVANCED_DAEMONSET_TARGET, ADVANCED_STATEFULSET_TARGET, CLONESET_TARGET, Target, TargetKind,
+};
 use crate::k8s::lenient::Lenient;
 use crate::k8s::selector::Labels;
 use crate::source::Catalogue;
@@ -34,112 +37,64 @@ pub struct ClusterView {
     pub notes: Vec<String>,
 }
 
-/// The kinds `explain --kubeconfig` reads, by the names a target may use: `(names, group,
-/// version, kind, plural)`.
-const KINDS: &[(&[&str], &str, &str, &str, &str)] = &[
-    (&["pod", "pods", "po"], "", "v1", "Pod", "pods"),
-    (
-        &["deployment", "deployments", "deploy"],
-        "apps",
-        "v1",
-        "Deployment",
-        "deployments",
-    ),
-    (
-        &["replicaset", "replicasets", "rs"],
-        "apps",
-        "v1",
-        "ReplicaSet",
-        "replicasets",
-    ),
-    (
-        &["statefulset", "statefulsets", "sts"],
-        "apps",
-        "v1",
-        "StatefulSet",
-        "statefulsets",
-    ),
-    (
-        &["daemonset", "daemonsets", "ds"],
-        "apps",
-        "v1",
-        "DaemonSet",
-        "daemonsets",
-    ),
-    (&["job", "jobs"], "batch", "v1", "Job", "jobs"),
-    (
-        &["cloneset", "clonesets", "clone"],
-        keys::GROUP,
-        "v1alpha1",
-        "CloneSet",
-        "clonesets",
-    ),
-    (
-        &["advancedstatefulset", "asts"],
-        keys::GROUP,
-        "v1beta1",
-        "StatefulSet",
-        "statefulsets",
-    ),
-    (
-        &["advanceddaemonset", "ads"],
-        keys::GROUP,
-        "v1alpha1",
-        "DaemonSet",
-        "daemonsets",
-    ),
+/// The kinds `explain --kubeconfig` reads, by the names a target may use.
+const KINDS: &[TargetKind] = &[
+    TargetKind {
+        names: &["pod", "pods", "po"],
+        group: "",
+        version: "v1",
+        kind: "Pod",
+        plural: "pods",
+        namespaced: true,
+    },
+    TargetKind {
+        names: &["deployment", "deployments", "deploy"],
+        group: "apps",
+        version: "v1",
+        kind: "Deployment",
+        plural: "deployments",
+        namespaced: true,
+    },
+    TargetKind {
+        names: &["replicaset", "replicasets", "rs"],
+        group: "apps",
+        version: "v1",
+        kind: "ReplicaSet",
+        plural: "replicasets",
+        namespaced: true,
+    },
+    TargetKind {
+        names: &["statefulset", "statefulsets", "sts"],
+        group: "apps",
+        version: "v1",
+        kind: "StatefulSet",
+        plural: "statefulsets",
+        namespaced: true,
+    },
+    TargetKind {
+        names: &["daemonset", "daemonsets", "ds"],
+        group: "apps",
+        version: "v1",
+        kind: "DaemonSet",
+        plural: "daemonsets",
+        namespaced: true,
+    },
+    TargetKind {
+        names: &["job", "jobs"],
+        group: "batch",
+        version: "v1",
+        kind: "Job",
+        plural: "jobs",
+        namespaced: true,
+    },
+    CLONESET_TARGET,
+    ADVANCED_STATEFULSET_TARGET,
+    ADVANCED_DAEMONSET_TARGET,
 ];
-
-/// What a target names: its kind's API resource, namespace and name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
-    pub group: &'static str,
-    pub version: &'static str,
-    pub kind: &'static str,
-    pub plural: &'static str,
-    pub namespace: String,
-    pub name: String,
-}
 
 /// Parses `<kind>/<namespace>/<name>`.
 pub fn parse_target(target: &str) -> Result<Target, String> {
-    let kinds = || {
-        KINDS
-            .iter()
-            .map(|(names, ..)| names[0])
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let parts: Vec<&str> = target.split('/').collect();
-    let [kind, namespace, name] = parts[..] else {
-        return Err(format!(
-            "target {target:?}: expected <kind>/<namespace>/<name> with --kubeconfig (kinds: {})",
-            kinds()
-        ));
-    };
-    if namespace.is_empty() || name.is_empty() {
-        return Err(format!(
-            "target {target:?}: the namespace and the name must not be empty"
-        ));
-    }
-    let lower = kind.to_ascii_lowercase();
-    let Some((_, group, version, kind, plural)) = KINDS
-        .iter()
-        .find(|(names, ..)| names.contains(&lower.as_str()))
-    else {
-        return Err(format!(
-            "target {target:?}: unknown kind {kind:?} (kinds: {})",
-            kinds()
-        ));
-    };
-    Ok(Target {
-        group,
-        version,
-        kind,
-        plural,
-        namespace: namespace.to_string(),
-        name: name.to_string(),
-    })
+    crate::cli::parse_target(target, KINDS)
 }
 
 /// Reads `target` and everything its explanation needs from the cluster.
@@ -150,20 +105,8 @@ pub async fn read(
     mutating: &[String],
     validating: &[String],
 ) -> Result<ClusterView, String> {
-    let gvk = GroupVersionKind::gvk(target.group, target.version, target.kind);
-    let resource = ApiResource::from_gvk_with_plural(&gvk, target.plural);
-    let api: Api<DynamicObject> =
-        Api::namespaced_with(client.clone(), &target.namespace, &resource);
-    let shown = format!("{} {}/{}", target.kind, target.namespace, target.name);
-    let object = api
-        .get_opt(&target.name)
-        .await
-        .map_err(|e| format!("reading {shown}: {e}"))?
-        .ok_or_else(|| format!("{shown} not found"))?;
-    let mut value = serde_json::to_value(&object).map_err(|e| format!("{shown}: {e}"))?;
-    // The apiserver's answer names its kind; a GET through a client that drops it does not.
-    value["apiVersion"] = serde_json::json!(resource.api_version);
-    value["kind"] = serde_json::json!(target.kind);
+    let shown = target.shown();
+    let value = crate::source::watch::get_target(client.clone(), target).await?;
     let subject = input::from_value(value).map_err(|e| format!("{shown}: {e}"))?;
 
     let mut notes = vec![format!(

@@ -3,6 +3,7 @@
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 
 use crate::api::SidecarSet;
@@ -15,7 +16,7 @@ use crate::defaults::workload::{
 };
 
 /// An object whose rollout `plan` simulates.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Planned {
     CloneSet(Box<CloneSet>),
     SidecarSet(Box<SidecarSet>),
@@ -33,14 +34,28 @@ impl Planned {
         }
     }
 
+    pub fn metadata(&self) -> &ObjectMeta {
+        match self {
+            Planned::CloneSet(set) => &set.metadata,
+            Planned::SidecarSet(set) => &set.metadata,
+            Planned::StatefulSet(set) => &set.metadata,
+            Planned::DaemonSet(set) => &set.metadata,
+        }
+    }
+
     pub fn name(&self) -> &str {
-        let name = match self {
-            Planned::CloneSet(set) => set.metadata.name.as_deref(),
-            Planned::SidecarSet(set) => set.metadata.name.as_deref(),
-            Planned::StatefulSet(set) => set.metadata.name.as_deref(),
-            Planned::DaemonSet(set) => set.metadata.name.as_deref(),
-        };
-        name.unwrap_or("")
+        self.metadata().name.as_deref().unwrap_or("")
+    }
+
+    /// The object with the defaults the project's webhooks give it when it is written.
+    pub fn admitted(mut self) -> Planned {
+        match &mut self {
+            Planned::CloneSet(set) => default_cloneset(set),
+            Planned::SidecarSet(set) => default_and_hash(set),
+            Planned::StatefulSet(set) => default_statefulset(set),
+            Planned::DaemonSet(set) => default_daemonset(set),
+        }
+        self
     }
 }
 
@@ -64,7 +79,7 @@ fn kind_of(object: &Value) -> &str {
     object.get("kind").and_then(Value::as_str).unwrap_or("")
 }
 
-/// The one object of `text`.
+/// The one object of `text`, as written ([`Planned::admitted`] gives it the webhooks' defaults).
 pub fn object(text: &str, source: &str) -> Result<Planned, String> {
     let mut documents = documents(text, source)?;
     if documents.len() != 1 {
@@ -73,24 +88,31 @@ pub fn object(text: &str, source: &str) -> Result<Planned, String> {
             documents.len()
         ));
     }
-    planned(documents.remove(0), source)
+    stored(documents.remove(0), source)
 }
 
-/// The object of `text` of `kind` named `name`: `text` may hold others too (a file of several
-/// workloads).
+/// The object of `text` of `kind` named `name`, as written: `text` may hold others too (a file of
+/// several workloads).
 pub fn object_named(text: &str, source: &str, kind: &str, name: &str) -> Result<Planned, String> {
     let same = |d: &Value| {
         kind_of(d) == kind && d.pointer("/metadata/name").and_then(Value::as_str) == Some(name)
     };
     let mut documents = documents(text, source)?;
     match documents.iter().position(same) {
-        Some(index) => planned(documents.swap_remove(index), source),
+        Some(index) => stored(documents.swap_remove(index), source),
         None => Err(format!("{source}: holds no {kind} named {name:?}")),
     }
 }
 
 /// The object `value` holds, with the defaults the apiserver's webhooks give it.
 pub fn planned(value: Value, source: &str) -> Result<Planned, String> {
+    Ok(stored(value, source)?.admitted())
+}
+
+/// The object `value` holds, as written or as the apiserver stored it (admitted already: taken as
+/// the controller reads it, since a default filled in here and not in the cluster would change a
+/// CloneSet's revision hash).
+pub fn stored(value: Value, source: &str) -> Result<Planned, String> {
     let text = |key: &str| value.get(key).and_then(Value::as_str).unwrap_or("");
     let (api_version, kind) = (text("apiVersion").to_string(), text("kind").to_string());
     let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
@@ -99,24 +121,21 @@ pub fn planned(value: Value, source: &str) -> Result<Planned, String> {
         ("apps.kruise.io", "CloneSet") => {
             let value =
                 crate::convert::convert_owned(value, "apps.kruise.io/v1alpha1").map_err(invalid)?;
-            let mut set: CloneSet = crate::convert::decode(&value).map_err(invalid)?;
-            default_cloneset(&mut set);
+            let set: CloneSet = crate::convert::decode(&value).map_err(invalid)?;
             named(&set.metadata, source)?;
             Ok(Planned::CloneSet(Box::new(set)))
         }
         ("apps.kruise.io", "SidecarSet") => {
             let value =
                 crate::convert::convert_owned(value, "apps.kruise.io/v1beta1").map_err(invalid)?;
-            let mut set: SidecarSet = crate::convert::decode(&value).map_err(invalid)?;
-            default_and_hash(&mut set);
+            let set: SidecarSet = crate::convert::decode(&value).map_err(invalid)?;
             named(&set.metadata, source)?;
             Ok(Planned::SidecarSet(Box::new(set)))
         }
         ("apps.kruise.io", "StatefulSet") => {
             let value =
                 crate::convert::convert_owned(value, "apps.kruise.io/v1beta1").map_err(invalid)?;
-            let mut set: StatefulSet = crate::convert::decode(&value).map_err(invalid)?;
-            default_statefulset(&mut set);
+            let set: StatefulSet = crate::convert::decode(&value).map_err(invalid)?;
             named(&set.metadata, source)?;
             Ok(Planned::StatefulSet(Box::new(set)))
         }
@@ -132,8 +151,7 @@ pub fn planned(value: Value, source: &str) -> Result<Planned, String> {
             };
             let value =
                 crate::convert::convert_owned(value, "apps.kruise.io/v1beta1").map_err(invalid)?;
-            let mut set: DaemonSet = crate::convert::decode(&value).map_err(invalid)?;
-            default_daemonset(&mut set);
+            let set: DaemonSet = crate::convert::decode(&value).map_err(invalid)?;
             named(&set.metadata, source)?;
             Ok(Planned::DaemonSet(Box::new(set)))
         }
@@ -143,10 +161,7 @@ pub fn planned(value: Value, source: &str) -> Result<Planned, String> {
     }
 }
 
-fn named(
-    metadata: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-    source: &str,
-) -> Result<(), String> {
+fn named(metadata: &ObjectMeta, source: &str) -> Result<(), String> {
     match metadata.name.as_deref() {
         Some(name) if !name.is_empty() => Ok(()),
         _ => Err(format!("{source}: metadata.name: Required value")),

@@ -367,12 +367,14 @@ pub fn pods_injected_by(
     Ok(())
 }
 
-/// The plan of the change from `current` to `changed` over `pods`, or over `matched_pods` pods
-/// injected by `current` when none are given.
+/// The plan of the change from `current` to `changed` over `pods` (in `namespaces`, labelled;
+/// a namespace not there carries its name label only), or over `matched_pods` pods injected by
+/// `current` when none are given.
 pub fn plan(
     changed: SidecarSet,
     current: Option<SidecarSet>,
     pods: Vec<Pod>,
+    mut namespaces: BTreeMap<String, Labels>,
     matched_pods: Option<usize>,
     never_ready: &[String],
     max_rounds: usize,
@@ -380,7 +382,6 @@ pub fn plan(
     let object = changed.name().to_string();
     let failed = |e: SimulationError| format!("simulating SidecarSet {object}: {e}");
     let mut cluster = Cluster::new(T0);
-    let mut namespaces = BTreeMap::new();
     let start = if !pods.is_empty() {
         let count = pods.len();
         for p in &pods {

@@ -33,6 +33,48 @@ pub async fn client(kubeconfig: Option<&std::path::Path>) -> Result<Client, Stri
     Client::try_from(config).map_err(|e| format!("building the Kubernetes client: {e}"))
 }
 
+/// Runs `read` with a client for `kubeconfig`, to its end, on a runtime of its own: for a
+/// command that reads the cluster once (`explain`, `plan`).
+pub fn read_once<T, F>(
+    kubeconfig: &std::path::Path,
+    read: impl FnOnce(Client) -> F,
+) -> Result<T, String>
+where
+    F: std::future::Future<Output = Result<T, String>>,
+{
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    runtime.block_on(async { read(client(Some(kubeconfig)).await?).await })
+}
+
+/// The object `target` names, read from the cluster as JSON with its `apiVersion` and `kind` (a
+/// GET through a dynamic client may leave them out). An error names the object.
+pub async fn get_target(
+    client: Client,
+    target: &crate::cli::Target,
+) -> Result<serde_json::Value, String> {
+    use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+    let gvk = GroupVersionKind::gvk(target.group, target.version, target.kind);
+    let resource = ApiResource::from_gvk_with_plural(&gvk, target.plural);
+    let api: Api<DynamicObject> = if target.namespace.is_empty() {
+        Api::all_with(client, &resource)
+    } else {
+        Api::namespaced_with(client, &target.namespace, &resource)
+    };
+    let shown = target.shown();
+    let object = api
+        .get_opt(&target.name)
+        .await
+        .map_err(|e| format!("reading {shown}: {e}"))?
+        .ok_or_else(|| format!("{shown} not found"))?;
+    let mut value = serde_json::to_value(&object).map_err(|e| format!("{shown}: {e}"))?;
+    value["apiVersion"] = serde_json::json!(resource.api_version);
+    value["kind"] = serde_json::json!(target.kind);
+    Ok(value)
+}
+
 /// The cluster configuration of `kubeconfig`, or the standard inference (see [`client`]), for a
 /// caller that builds clients of its own from it.
 pub async fn config(kubeconfig: Option<&std::path::Path>) -> Result<Config, String> {
