@@ -165,3 +165,58 @@ fn the_changed_object_names_its_live_one() {
     // As `kubectl apply` without `-n`.
     assert_eq!(target_of(&unnamespaced).unwrap().namespace, "default");
 }
+
+/// The Advanced StatefulSet and DaemonSet are read as the CloneSet is: by their own target names,
+/// their pods those they control and select, their revisions those they control.
+#[test]
+fn the_advanced_workloads_are_targets_and_own_what_they_control() {
+    let statefulset = parse_target("asts/shop/db").unwrap();
+    assert_eq!(
+        (statefulset.shown(), statefulset.plural),
+        ("StatefulSet shop/db".to_string(), "statefulsets")
+    );
+    let daemonset = parse_target("advanceddaemonset/shop/agent").unwrap();
+    assert_eq!(
+        (daemonset.shown(), daemonset.plural),
+        ("DaemonSet shop/agent".to_string(), "daemonsets")
+    );
+    let workload = |kind: &str| {
+        super::super::input::planned(
+            json!({
+                "apiVersion": "apps.kruise.io/v1beta1",
+                "kind": kind,
+                "metadata": {"name": "cart", "namespace": "shop", "uid": "u1"},
+                "spec": {
+                    "selector": {"matchLabels": {"app": "cart"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "cart"}},
+                        "spec": {"containers": [{"name": "main", "image": "nginx"}]}
+                    }
+                }
+            }),
+            "test",
+        )
+        .unwrap()
+    };
+    for kind in ["StatefulSet", "DaemonSet"] {
+        let object = workload(kind);
+        assert_eq!(
+            target_of(&object).unwrap().shown(),
+            format!("{kind} shop/cart")
+        );
+        let app = json!({"app": "cart"});
+        let pods = vec![
+            pod("cart-0", app.clone(), Some("u1"), None),
+            pod("cart-orphan", app.clone(), None, None),
+            pod("cart-other", app, Some("u0"), None),
+            pod("cart-relabelled", json!({"app": "x"}), Some("u1"), None),
+        ];
+        let revisions = vec![
+            revision("cart-1", Some("u1")),
+            revision("cart-0", Some("u0")),
+        ];
+        let (pods, revisions) = belonging(&object, pods, revisions, &BTreeMap::new()).unwrap();
+        assert_eq!(names(&pods), ["cart-0"], "{kind}");
+        assert_eq!(names(&revisions), ["cart-1"], "{kind}");
+    }
+}
