@@ -25,7 +25,8 @@
 #   update     an image change with maxUnavailable 1: the first old pod waits in PreparingDelete
 #              (the other one untouched) until its label is removed, then both are replaced;
 #   surge      3 nodes, maxSurge 1, maxUnavailable 0: never fewer than 3 ready pods nor more than 4;
-#   partition  3 nodes, partition 1: the two highest names updated, n1 kept; then partition 0;
+#   partition  3 nodes, partition 1: the two highest names updated, n1 kept (as `plan --kubeconfig`
+#              said before the change); then partition 0;
 #   adopt      bare pods its selector selects (one on n1, two on n4) before an OnDelete DaemonSet
 #              exists: it adopts them (controller reference), creates no pod beside them, and
 #              n4 keeps the older of its two.
@@ -193,11 +194,25 @@ three part v1 '{type: RollingUpdate, rollingUpdate: {rollingUpdateType: Standard
   | kubectl apply -n "$NS" -f - >/dev/null
 until_kubelet 60 "partition: 3 pods" settled part "n1 n2 n4" '[3,3,3,3,3,0]'
 old=$(hash_of part)
+# `plan --kubeconfig` before the change (the live set, its pods, revisions and the cluster's Nodes),
+# compared below with what the controller does.
+plan_exit=0
+three part v2 '{type: RollingUpdate, rollingUpdate: {rollingUpdateType: Standard, maxUnavailable: 3, partition: 1}}' \
+  | sed "s/{name: part}/{name: part, namespace: $NS}/" > "$tmp/part-v2.yaml"
+"$BIN" plan "$tmp/part-v2.yaml" --kubeconfig "$KUBECONFIG" -o json > "$tmp/part.plan" 2>&1 || plan_exit=$?
+[ -z "${E2E_DAEMONSET_LOGS:-}" ] || cp "$tmp/part.plan" "$E2E_DAEMONSET_LOGS/"
 three part v2 '{type: RollingUpdate, rollingUpdate: {rollingUpdateType: Standard, maxUnavailable: 3, partition: 1}}' \
   | kubectl apply -n "$NS" -f - >/dev/null
 until_kubelet 60 "partition 1: n2 and n4 updated, n1 kept, status [3,3,3,2,3,0]" settled part "n1 n2 n4" '[3,3,3,2,3,0]'
 kept=$(live part | jq -r --arg n "$RUN-n1" '.[] | select(.spec.nodeName == $n) | .metadata.labels["controller-revision-hash"]')
 check "partition: n1 still at the old revision" test "$kept" = "$old"
+# The plan's pods are "<pod> on <node>": the nodes it replaces, and the one the partition keeps.
+plan_seen=$(jq -c '[(.start | contains("3 pods given")), .verdict.result,
+  ([.rounds[].recreated[]? | split(" on ")[1] | sub("^.*-"; "")] | sort | join(",")),
+  ([.verdict.reasons[]? | select(startswith("updateStrategy.rollingUpdate.partition 1 keeps the pods of node") and endswith("-n1 at the current revision"))] | length)]' \
+  "$tmp/part.plan" 2>/dev/null || true)
+check "partition: plan --kubeconfig read the 3 live pods, replaced n2 and n4 and was blocked by the partition keeping n1, as the controller (exit $plan_exit, $plan_seen)" \
+  test "$plan_exit $plan_seen" = '2 [true,"blocked","n2,n4",1]'
 three part v2 '{type: RollingUpdate, rollingUpdate: {rollingUpdateType: Standard, maxUnavailable: 3, partition: 0}}' \
   | kubectl apply -n "$NS" -f - >/dev/null
 until_kubelet 60 "partition 0: all updated" settled part "n1 n2 n4" '[3,3,3,3,3,0]'

@@ -17,7 +17,8 @@
 #   ordered    the release note's set (OrderedReady, 3 replicas, a `data` claim template,
 #              whenScaled Delete / whenDeleted Retain, InPlaceIfPossible): pods and claims made in
 #              ordinal order, each pod only after the one below it is ready; identity, volumes,
-#              status; an image change in place (same uids, highest ordinal first); `kubectl scale`
+#              status; an image change in place (same uids, highest ordinal first, as `plan --kubeconfig`
+#              said before it); `kubectl scale`
 #              to 1 (claims handed to their pods before the pods go, web-2 then web-1); the claims
 #              of the gone pods block their re-creation until removed; `kubectl scale` back to 3.
 #   retention  the four whenScaled / whenDeleted combinations (Parallel, 2 replicas): the claims'
@@ -131,12 +132,20 @@ check "ordered: kubectl get columns '$columns'" test "$columns" = "web 3 3 3 3"
 
 # An image change, in place, highest ordinal first.
 uids=$(live_pods web | jq -c 'map(.metadata.uid) | sort')
+# `plan --kubeconfig` before the change: the live set, its pods and revisions read from the
+# apiserver; compared below with what the controller does.
+plan_exit=0
+web example.com/nginx:v2 3 | sed "s/{name: web}/{name: web, namespace: $NS}/" > "$tmp/web-v2.yaml"
+"$BIN" plan "$tmp/web-v2.yaml" --kubeconfig "$KUBECONFIG" -o json > "$tmp/web.plan" 2>&1 || plan_exit=$?
 web example.com/nginx:v2 3 | kubectl apply -n "$NS" -f - >/dev/null
 until_kubelet 90 "in place: status [3,3,3,3] at the new revision" bash -c "$helpers; settled web 3 && [ \"\$(sts web | jq -r .status.currentRevision)\" != $revision ]"
 check "in place: same pods (uids)" test "$(live_pods web | jq -c 'map(.metadata.uid) | sort')" = "$uids"
 order=$(watched web | jq -r '[.[] | select(.spec.containers[0].image == "example.com/nginx:v2") | .metadata.name]
   | reduce .[] as $n ([]; if index($n) then . else . + [$n] end) | join(" ")')
 check "in place: images changed web-2, web-1, web-0 ($order)" test "$order" = "web-2 web-1 web-0"
+plan_seen=$(jq -c '[(.start | startswith("3 pods given")), .verdict.result, ([.rounds[].updatedInPlace[]?] | join(" "))]' "$tmp/web.plan" 2>/dev/null || true)
+check "in place: plan --kubeconfig read the 3 live pods, completes (exit $plan_exit), in place in the controller's order ($plan_seen)" \
+  test "$plan_exit $plan_seen" = "0 [true,\"completes\",\"$order\"]"
 inplace=$(kubectl get events -n "$NS" -o json | jq '[.items[] | select(.involvedObject.name == "web" and .reason == "SuccessfulUpdatePodInPlace")] | length')
 check "in place: SuccessfulUpdatePodInPlace events ($inplace)" test "$inplace" = 3
 check "in place: lifecycle Normal, gate True on every pod" test "$(live_pods web | jq '[.[] |
