@@ -13,8 +13,8 @@
 # is stopped (SIGTERM: it releases the Lease) and the second carries on; later the second is
 # killed (SIGKILL: the Lease stays with the dead process) while a pod is mid-upgrade, and a new
 # controller process takes the Lease once it expires and finishes the rollout from the pods'
-# annotations, still within the budget. A further change with partition (pods - 2) moves exactly
-# two pods.
+# annotations, still within the budget. A further change with partition (pods - 2) and
+# maxUnavailable 5% moves exactly two pods, one at a time, as `plan --kubeconfig` said before it.
 # Before all that, a SidecarSet the controller's types refuse (revisionHistoryLimit 99999999999,
 # stored under the CRD of before int32 bounds) must not stall the others: `serve --kubeconfig`, with
 # no webhook registered, gives a valid SidecarSet its status within seconds, and the bad one is
@@ -86,7 +86,7 @@ wait_for() {
 now_ms() { local t=${EPOCHREALTIME/[.,]/}; echo $((t / 1000)); }
 
 # --- SidecarSet files: what the SidecarSet mutating webhook would store, hashes included -------
-write_sidecarset() { # VERSION [PARTITION]
+write_sidecarset() { # VERSION [PARTITION [MAX_UNAVAILABLE]]
   mkdir -p "$tmp/$1"
   cat > "$tmp/$1/sidecarset.yaml" <<EOF
 apiVersion: apps.kruise.io/v1alpha1
@@ -98,7 +98,7 @@ spec:
     matchLabels: {app: e2e-ctl}
   updateStrategy:
     type: RollingUpdate
-    maxUnavailable: 1
+    maxUnavailable: ${3:-1}
     partition: ${2:-0}
   containers:
     - name: proxy
@@ -125,8 +125,8 @@ spec:
 EOF
 }
 # The hashes the webhook stores on the SidecarSet are the ones injection records on a pod.
-apply_sidecarset() { # VERSION [PARTITION]
-  write_sidecarset "$1" "${2:-0}"
+apply_sidecarset() { # VERSION [PARTITION [MAX_UNAVAILABLE]]
+  write_sidecarset "$1" "${2:-0}" "${3:-1}"
   pod_yaml probe > "$tmp/probe.yaml"
   "$BIN" inject --sidecarsets "$tmp/$1" "$tmp/probe.yaml" > "$tmp/probe.json"
   local hash without
@@ -249,7 +249,7 @@ track() { # UNAVAILABLE UPDATED IN_FLIGHT UPDATED_PODS
 }
 # The one-at-a-time checks of one rollout ($1: its name).
 check_one_at_a_time() {
-  [ "$max_unavailable" -le 1 ] && pass "$1: at most $max_unavailable pod unavailable at a time (maxUnavailable 1)" \
+  [ "$max_unavailable" -le 1 ] && pass "$1: at most $max_unavailable pod unavailable at a time (maxUnavailable 1, or 5% of 5 pods rounded up)" \
     || fail "$1: $max_unavailable pods unavailable at once"
   [ "$max_in_flight" -le 1 ] && pass "$1: never two pods mid-upgrade at once" \
     || fail "$1: $max_in_flight pods mid-upgrade at once"
@@ -573,8 +573,23 @@ status_all && pass "status matched/updated/ready/updatedReady = $N on v2" || fai
 for pod in "${PODS[@]}"; do pod_upgraded_to "$pod" v2; done
 
 # --- partition: pods - 2 kept -> exactly two pods move to v3 ----------------------------------
+# maxUnavailable 5% of the pods: rounded up to one pod, as OpenKruise v1.9.0 does (kruise#1812).
 partition=$((N - 2))
-hash_v3=$(apply_sidecarset v3 "$partition")
+# `plan --kubeconfig` before the change: the changed set as the cluster will hold it (its
+# namespaceSelector, the hashes the webhook stores), the live set, its pods and the Namespaces read
+# from the apiserver; compared below with what the controller does.
+write_sidecarset v3 "$partition" 5%
+pod_yaml probe > "$tmp/probe.yaml"
+"$BIN" inject --sidecarsets "$tmp/v3" "$tmp/probe.yaml" \
+  | jq --arg s "$SET" '.metadata.annotations | [(.["kruise.io/sidecarset-hash"] | fromjson | .[$s].hash),
+      (.["kruise.io/sidecarset-hash-without-image"] | fromjson | .[$s].hash)] | @tsv' -r > "$tmp/v3.hashes"
+read -r plan_hash plan_without < "$tmp/v3.hashes"
+sed -e "s|^spec:|spec:\n  namespaceSelector:\n    matchLabels: {e2e.kruise.io/run: $NS}|" \
+  -e "s|^  name: $SET\$|  name: $SET\n  annotations: {kruise.io/sidecarset-hash: \"$plan_hash\", kruise.io/sidecarset-hash-without-image: \"$plan_without\"}|" \
+  "$tmp/v3/sidecarset.yaml" > "$tmp/v3-changed.yaml"
+plan_exit=0
+"$BIN" plan "$tmp/v3-changed.yaml" --kubeconfig "$KUBECONFIG" -o json > "$tmp/v3.plan" 2>"$tmp/v3.plan.err" || plan_exit=$?
+hash_v3=$(apply_sidecarset v3 "$partition" 5%)
 track_reset
 stable=0; deadline=$((SECONDS + 90))
 while [ $SECONDS -lt $deadline ] && [ $stable -lt 10 ]; do
@@ -591,6 +606,16 @@ moved=$updated_pods
 wait_for 20 "status updatedPods = 2 of matchedPods = $N under partition $partition" \
   sh -c "[ \"\$(kubectl get sidecarset $SET -o jsonpath='{.status.updatedPods}/{.status.matchedPods}')\" = 2/$N ]"
 check_one_at_a_time "v3 rollout"
+# The plan against what happened: the same two pods (the order within the controller's rounds
+# also follows kubelet timing, so the set is compared), one a round, blocked by the partition.
+plan_seen=$(jq -c '[(.start | contains("'"$N"' pods given")), .verdict.result,
+  ([.rounds[].updatedInPlace[]?] | sort | join(",")), ([.rounds[] | .updatedInPlace | length] | max),
+  ([.verdict.reasons[]? | select(startswith("updateStrategy.partition '"$partition"' keeps '"$partition"' of '"$N"' pods"))] | length)]' \
+  "$tmp/v3.plan" 2>/dev/null || true)
+real_moved=$(tr ',' '\n' <<<"$moved" | sort | paste -sd, -)
+[ "$plan_exit $plan_seen" = "2 [true,\"blocked\",\"$real_moved\",1,1]" ] \
+  && pass "plan --kubeconfig said before the change what the controller did: pods $real_moved one a round, then the partition (exit $plan_exit)" \
+  || fail "plan --kubeconfig: exit $plan_exit $plan_seen, the controller moved $real_moved ($(head -c 300 "$tmp/v3.plan.err"))"
 for pod in "${PODS[@]}"; do
   if [[ ",$moved," == *",$pod,"* ]]; then
     pod_upgraded_to "$pod" v3
