@@ -798,8 +798,9 @@ check "certificate lifecycle (scripts/e2e-certs.sh): rotation job, caBundle, CA 
 # controller_script NAME: scripts/NAME.sh against this apiserver (its own namespace); its summary
 # line, or the tail of its output when it fails.
 controller_script() {
+  # On failure: the failed checks themselves (the tail alone may be replica logs), then the tail.
   BIN="$binary" "$here/scripts/$1.sh" > "$work/$1.log" 2>&1 \
-    || { tail -30 "$work/$1.log"; return 1; }
+    || { grep '^FAIL ' "$work/$1.log" | head -20; tail -30 "$work/$1.log"; return 1; }
   tail -1 "$work/$1.log"
 }
 check "controllers (scripts/e2e-controller.sh): barriers, one-at-a-time rollout over 5 pods in batches, partition, Lease hand-over and leader crash" controller_script e2e-controller
